@@ -1,0 +1,16 @@
+"""Source benchmark loaders."""
+
+from repro.data.answers import last_boxed_answer, parse_gsm8k_answer
+from repro.data.errors import DataError
+from repro.data.loaders import LoadReport, apply_filters, load_problems, load_source, seeded_order
+
+__all__ = [
+    "DataError",
+    "LoadReport",
+    "apply_filters",
+    "last_boxed_answer",
+    "load_problems",
+    "load_source",
+    "parse_gsm8k_answer",
+    "seeded_order",
+]

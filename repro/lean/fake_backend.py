@@ -1,0 +1,61 @@
+"""Run the pool against the fake REPL through the real LeanInteract client.
+
+LeanInteract starts ``<lake> env <repl_dir>/.lake/build/bin/repl``; here ``lake`` is a two-line shim
+that runs its arguments, and ``repl`` starts :mod:`repro.lean.fake_repl`. Everything the fake says
+is marked ``real_lean=False`` and can never be released as verified.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from repro.lean.repl_pool import ReplPoolVerifier
+
+FAKE_TOOLCHAIN = "leanprover/lean4:v4.15.0"
+
+
+def make_fake_repl_home(rules: list[dict[str, Any]] | str | None = None, directory: str | Path | None = None) -> Path:
+    home = Path(directory or tempfile.mkdtemp(prefix="repro-fake-repl-"))
+    binary_dir = home / ".lake" / "build" / "bin"
+    binary_dir.mkdir(parents=True, exist_ok=True)
+    (home / "lean-toolchain").write_text(FAKE_TOOLCHAIN + "\n", encoding="utf-8")
+    rules_arg = ""
+    if isinstance(rules, list):
+        rules_path = home / "rules.json"
+        rules_path.write_text(json.dumps(rules), encoding="utf-8")
+        rules_arg = f" --rules {shlex.quote(str(rules_path))}"
+    elif isinstance(rules, str):
+        rules_arg = f" --rules {shlex.quote(rules)}"
+    repl = binary_dir / "repl"
+    repl.write_text(
+        f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m repro.lean.fake_repl{rules_arg}\n", encoding="utf-8"
+    )
+    repl.chmod(0o755)
+    lake = home / "lake"
+    lake.write_text('#!/bin/sh\n# lake shim for the fake REPL: `lake env CMD` runs CMD\nshift\nexec "$@"\n',
+                    encoding="utf-8")
+    lake.chmod(0o755)
+    return home
+
+
+def fake_repl_verifier(
+    rules: list[dict[str, Any]] | str | None = None, *, workers: int = 2, timeout_s: float = 10.0,
+    recycle_after: int = 200, memory_limit_mb: int | None = None,
+) -> ReplPoolVerifier:
+    from lean_interact import LeanREPLConfig
+
+    home = make_fake_repl_home(rules)
+    config = LeanREPLConfig(
+        local_repl_path=home, build_repl=False, lake_path=home / "lake", memory_hard_limit_mb=memory_limit_mb,
+        enable_incremental_optimization=False, enable_parallel_elaboration=False,
+    )
+    return ReplPoolVerifier(
+        workers=workers, timeout_s=timeout_s, recycle_after=recycle_after, repl_config=config,
+        toolchain=FAKE_TOOLCHAIN, mathlib_revision="fake", real_lean=False, backend_id="fake-repl",
+        start_timeout_s=30.0,
+    )

@@ -1,0 +1,110 @@
+"""What a Lean backend returns, and the protocol every backend speaks."""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+
+class InfraStatus(StrEnum):
+    """Whether the *infrastructure* answered; a proof's own failure is in the messages, not here."""
+
+    ok = "ok"
+    lean_error = "lean_error"  # the REPL itself refused the command (e.g. "Unknown environment.")
+    timeout = "timeout"
+    crash = "crash"
+    out_of_memory = "out_of_memory"
+    unavailable = "unavailable"
+
+
+class LeanMessage(BaseModel):
+    severity: str
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+    end_column: int | None = None
+    text: str
+
+
+class LeanResult(BaseModel):
+    infra_status: InfraStatus
+    messages: list[LeanMessage] = Field(default_factory=list)
+    sorries: list[str] = Field(default_factory=list)
+    elapsed_s: float = 0.0
+    backend_id: str
+    real_lean: bool
+    toolchain: str | None = None
+    mathlib_revision: str | None = None
+    detail: str | None = None
+    cached: bool = False
+
+    @property
+    def has_error(self) -> bool:
+        return any(message.severity == "error" for message in self.messages)
+
+    @property
+    def ok(self) -> bool:
+        """Lean answered, reported no error and no sorry. Not by itself a verdict: see the gate."""
+        return self.infra_status == InfraStatus.ok and not self.has_error and not self.sorries
+
+
+_AXIOMS_LIST = re.compile(r"'([^']+)' depends on axioms: \[([^\]]*)\]", re.DOTALL)
+_NO_AXIOMS = re.compile(r"'([^']+)' does not depend on any axioms")
+
+
+def axioms_reported(result: LeanResult, theorem_name: str) -> list[str] | None:
+    """Axioms ``#print axioms`` listed for the theorem; None when Lean printed nothing about it."""
+    for message in result.messages:
+        if message.severity != "info":
+            continue
+        match = _AXIOMS_LIST.search(message.text)
+        if match and match.group(1).split(".")[-1] == theorem_name.split(".")[-1]:
+            return [axiom.strip() for axiom in match.group(2).replace("\n", " ").split(",") if axiom.strip()]
+        match_none = _NO_AXIOMS.search(message.text)
+        if match_none and match_none.group(1).split(".")[-1] == theorem_name.split(".")[-1]:
+            return []
+    return None
+
+
+def result_from_repl_json(
+    reply: dict[str, Any], *, backend_id: str, real_lean: bool, elapsed_s: float,
+    toolchain: str | None, mathlib_revision: str | None, line_offset: int = 0,
+) -> LeanResult:
+    """Turn a REPL reply (``messages``/``sorries``/``env``, or ``{"message": ...}``) into a result."""
+    common: dict[str, Any] = {
+        "backend_id": backend_id, "real_lean": real_lean, "elapsed_s": elapsed_s,
+        "toolchain": toolchain, "mathlib_revision": mathlib_revision,
+    }
+    if set(reply) == {"message"}:
+        return LeanResult(infra_status=InfraStatus.lean_error, detail=str(reply["message"]), **common)
+    messages = []
+    for raw in reply.get("messages") or []:
+        position = raw.get("pos") or {}
+        end = raw.get("endPos") or {}
+        messages.append(LeanMessage(
+            severity=str(raw.get("severity", "error")),
+            line=position.get("line") - line_offset if isinstance(position.get("line"), int) else None,
+            column=position.get("column"),
+            end_line=end.get("line") - line_offset if isinstance(end.get("line"), int) else None,
+            end_column=end.get("column"),
+            text=str(raw.get("data", "")),
+        ))
+    sorries = [str(s.get("goal", "")) for s in reply.get("sorries") or []]
+    return LeanResult(infra_status=InfraStatus.ok, messages=messages, sorries=sorries, **common)
+
+
+@runtime_checkable
+class Verifier(Protocol):
+    """Runs Lean on ``header`` + ``code``. Never raises for Lean's or the infrastructure's failures."""
+
+    backend_id: str
+    real_lean: bool
+    toolchain: str | None
+    mathlib_revision: str | None
+
+    async def check(self, code: str, header: str) -> LeanResult: ...
+
+    async def close(self) -> None: ...

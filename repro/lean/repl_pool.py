@@ -1,0 +1,232 @@
+"""A pool of warm Lean REPL workers driven through LeanInteract.
+
+Each worker is one REPL process (its own process group) that elaborated the header once; every check
+is a ``Command`` on that header environment with a hard timeout. A worker that times out, crashes,
+prints garbage or runs out of memory is killed with its whole process group and replaced in the
+background, and the check is retried once on a fresh worker; workers are also recycled after a
+configured number of checks. Results do not depend on which worker ran them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from repro.lean.protocol import InfraStatus, LeanResult, result_from_repl_json
+
+
+class LeanUnavailable(RuntimeError):
+    pass
+
+
+@dataclass
+class _Worker:
+    server: Any
+    header_env: int | None
+    header: str
+    checks: int = 0
+    serial: int = 0
+    pids: list[int] = field(default_factory=list)
+
+
+def _kill_process_group(server: Any) -> None:
+    process = getattr(server, "_proc", None)
+    if process is not None:
+        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+    with contextlib.suppress(Exception):
+        server.kill()
+
+
+def _classify_exception(error: BaseException) -> InfraStatus:
+    text = str(error).lower()
+    if isinstance(error, TimeoutError):
+        return InfraStatus.timeout
+    if "out of memory" in text or "std::bad_alloc" in text:
+        return InfraStatus.out_of_memory
+    return InfraStatus.crash
+
+
+class ReplPoolVerifier:
+    """``repl`` backend. ``repl_config`` is a ``lean_interact.LeanREPLConfig`` (built lazily if None)."""
+
+    def __init__(
+        self,
+        *,
+        workers: int = 2,
+        timeout_s: float = 120.0,
+        recycle_after: int = 200,
+        repl_config: Any = None,
+        project_path: str | None = None,
+        memory_limit_mb: int | None = None,
+        toolchain: str | None = None,
+        mathlib_revision: str | None = None,
+        real_lean: bool = True,
+        backend_id: str = "lean-interact-repl",
+        infra_retries: int = 1,
+        start_timeout_s: float = 600.0,
+    ) -> None:
+        self.worker_count = workers
+        self.timeout_s = timeout_s
+        self.recycle_after = recycle_after
+        self._repl_config = repl_config
+        self.project_path = project_path
+        self.memory_limit_mb = memory_limit_mb
+        self.toolchain = toolchain
+        self.mathlib_revision = mathlib_revision
+        self.real_lean = real_lean
+        self.backend_id = backend_id
+        self.infra_retries = infra_retries
+        self.start_timeout_s = start_timeout_s
+        self._idle: dict[str, asyncio.Queue[_Worker]] = {}
+        self._live: dict[str, int] = {}
+        self._serial = 0
+        self._background: set[asyncio.Task[None]] = set()
+        self.replaced = 0
+        self.started = 0
+        self._start_error: str | None = None
+
+    # -- workers ---------------------------------------------------------------------------------
+    def _config(self) -> Any:
+        if self._repl_config is None:
+            try:
+                from lean_interact import LeanREPLConfig, LocalProject
+            except ImportError as error:  # pragma: no cover - core dependency
+                raise LeanUnavailable(f"lean-interact is not installed: {error}") from error
+            if not self.project_path:
+                raise LeanUnavailable("lean.project_path is not set")
+            try:
+                self._repl_config = LeanREPLConfig(
+                    project=LocalProject(directory=self.project_path, auto_build=False),
+                    memory_hard_limit_mb=self.memory_limit_mb,
+                )
+            except Exception as error:
+                raise LeanUnavailable(
+                    f"could not set up the Lean REPL for {self.project_path}: {type(error).__name__}: {error}. "
+                    "Run `repro lean setup` (needs network once) and `repro doctor`."
+                ) from error
+            self.toolchain = self.toolchain or getattr(self._repl_config, "lean_version", None)
+        return self._repl_config
+
+    def _start_worker_sync(self, header: str) -> _Worker:
+        from lean_interact import Command, LeanServer
+
+        config = self._config()
+        server = LeanServer(config)
+        self._serial += 1
+        worker = _Worker(server=server, header_env=None, header=header, serial=self._serial)
+        if header.strip():
+            try:
+                reply = server.run(Command(cmd=header), timeout=self.start_timeout_s)
+            except Exception:
+                _kill_process_group(server)
+                raise
+            env = getattr(reply, "env", None)
+            errors = [m for m in getattr(reply, "messages", []) or [] if m.severity == "error"]
+            if env is None or errors:
+                _kill_process_group(server)
+                detail = getattr(reply, "message", None) or "; ".join(m.data for m in errors)
+                raise LeanUnavailable(f"the header did not elaborate: {detail}")
+            worker.header_env = env
+        self.started += 1
+        return worker
+
+    async def _add_worker(self, header: str) -> None:
+        try:
+            worker = await asyncio.to_thread(self._start_worker_sync, header)
+        except Exception as error:
+            self._live[header] -= 1
+            self._start_error = f"{type(error).__name__}: {error}"
+            return
+        await self._idle[header].put(worker)
+
+    def _spawn_replacement(self, header: str) -> None:
+        task = asyncio.create_task(self._add_worker(header))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _ensure_pool(self, header: str) -> None:
+        if header in self._idle:
+            return
+        self._idle[header] = asyncio.Queue()
+        self._live[header] = self.worker_count
+        await asyncio.gather(*(self._add_worker(header) for _ in range(self.worker_count)))
+
+    async def _take_worker(self, header: str) -> _Worker | None:
+        await self._ensure_pool(header)
+        queue = self._idle[header]
+        while True:
+            if self._live[header] <= 0 and queue.empty():
+                return None
+            try:
+                return await asyncio.wait_for(queue.get(), timeout=1.0)
+            except TimeoutError:
+                continue
+
+    def _retire(self, worker: _Worker, header: str) -> None:
+        _kill_process_group(worker.server)
+        self.replaced += 1
+        self._spawn_replacement(header)
+
+    # -- checks --------------------------------------------------------------------------------
+    def _run_sync(self, worker: _Worker, code: str) -> dict[str, Any]:
+        request: dict[str, Any] = {"cmd": code}
+        if worker.header_env is not None:
+            request["env"] = worker.header_env
+        reply: dict[str, Any] = worker.server.run_dict(request, timeout=self.timeout_s)
+        return reply
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        attempts = 0
+        last: LeanResult | None = None
+        while attempts <= self.infra_retries:
+            attempts += 1
+            worker = await self._take_worker(header)
+            if worker is None:
+                return LeanResult(
+                    infra_status=InfraStatus.unavailable, backend_id=self.backend_id, real_lean=self.real_lean,
+                    toolchain=self.toolchain, mathlib_revision=self.mathlib_revision,
+                    detail=self._start_error or "no Lean worker could be started",
+                )
+            started = time.perf_counter()
+            try:
+                reply = await asyncio.to_thread(self._run_sync, worker, code)
+            except (TimeoutError, ConnectionAbortedError, ChildProcessError, BrokenPipeError,
+                    json.JSONDecodeError, OSError, AssertionError) as error:
+                status = _classify_exception(error)
+                self._retire(worker, header)
+                last = LeanResult(
+                    infra_status=status, elapsed_s=time.perf_counter() - started, backend_id=self.backend_id,
+                    real_lean=self.real_lean, toolchain=self.toolchain, mathlib_revision=self.mathlib_revision,
+                    detail=f"{type(error).__name__}: {str(error)[:500]}",
+                )
+                if status == InfraStatus.timeout:
+                    return last  # a proof that hangs hangs again; do not pay the timeout twice
+                continue
+            result = result_from_repl_json(
+                reply, backend_id=self.backend_id, real_lean=self.real_lean,
+                elapsed_s=time.perf_counter() - started, toolchain=self.toolchain,
+                mathlib_revision=self.mathlib_revision,
+            )
+            worker.checks += 1
+            if worker.checks >= self.recycle_after or result.infra_status == InfraStatus.lean_error:
+                self._retire(worker, header)
+            else:
+                await self._idle[header].put(worker)
+            return result
+        assert last is not None
+        return last
+
+    async def close(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        for queue in self._idle.values():
+            while not queue.empty():
+                _kill_process_group(queue.get_nowait().server)
+        self._idle.clear()

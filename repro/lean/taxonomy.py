@@ -1,0 +1,95 @@
+"""Failure taxonomy: facts about a rejected proof, several of which can hold at once."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from enum import StrEnum
+
+from repro.lean.protocol import InfraStatus, LeanResult
+from repro.lean.source import strip_comments
+from repro.llm.hygiene import find_special_tokens
+from repro.records import ReasonCode
+
+
+class TaxonomyFact(StrEnum):
+    boundary_corruption = "boundary_corruption"
+    natural_language_intrusion = "natural_language_intrusion"
+    repetitive_tactics = "repetitive_tactics"
+    target_corruption = "target_corruption"
+    truncation = "truncation"
+    compile_error = "compile_error"
+    timeout = "timeout"
+    sorry = "sorry"
+    axiom_violation = "axiom_violation"
+    forbidden_construct = "forbidden_construct"
+
+
+_PAIRS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
+_PROSE_LINE = re.compile(r"^\s*(?:[A-Z][a-z]+\s+){3,}[a-z ,']+[.:]?\s*$")
+
+
+def _unbalanced(code: str) -> bool:
+    stack: list[str] = []
+    for char in code:
+        if char in _PAIRS:
+            stack.append(_PAIRS[char])
+        elif char in _PAIRS.values():
+            if not stack or stack.pop() != char:
+                return True
+    return bool(stack)
+
+
+def is_truncated(code: str, finish_reason: str = "stop") -> bool:
+    clean = strip_comments(code).rstrip()
+    if finish_reason == "length":
+        return True
+    return clean.endswith(("<;", "<;>", "·", "by", ":=", ",", "<|")) or _unbalanced(clean)
+
+
+def repeated_tactic(code: str, threshold: int) -> str | None:
+    lines = [line.strip() for line in strip_comments(code).splitlines() if line.strip()]
+    if not lines:
+        return None
+    line, count = Counter(lines).most_common(1)[0]
+    return line if count >= threshold else None
+
+
+def natural_language_intrusion(code: str) -> bool:
+    """Comment-heavy or prose-bearing output whose tactic part is thin."""
+    stripped = strip_comments(code, keep_layout=False)
+    total = len(code.strip()) or 1
+    comment_share = 1 - len(stripped.strip()) / total
+    tactic_lines = [line for line in stripped.splitlines() if line.strip()]
+    prose = any(_PROSE_LINE.match(line) for line in tactic_lines)
+    return prose or (comment_share > 0.6 and len(tactic_lines) <= 3)
+
+
+def taxonomy_facts(
+    *, code: str, raw_output: str, verdict_reasons: list[ReasonCode], lean: LeanResult | None,
+    finish_reason: str, repeat_threshold: int, statement_matches: bool | None,
+) -> list[TaxonomyFact]:
+    facts: list[TaxonomyFact] = []
+    if find_special_tokens(raw_output):
+        facts.append(TaxonomyFact.boundary_corruption)
+    if code and natural_language_intrusion(code):
+        facts.append(TaxonomyFact.natural_language_intrusion)
+    if code and repeated_tactic(code, repeat_threshold):
+        facts.append(TaxonomyFact.repetitive_tactics)
+    if statement_matches is False or (ReasonCode.statement_mismatch in verdict_reasons and statement_matches is None):
+        facts.append(TaxonomyFact.target_corruption)
+    if not code or is_truncated(code, finish_reason):
+        facts.append(TaxonomyFact.truncation)
+    mapping = {
+        ReasonCode.lean_error: TaxonomyFact.compile_error,
+        ReasonCode.lean_timeout: TaxonomyFact.timeout,
+        ReasonCode.sorry: TaxonomyFact.sorry,
+        ReasonCode.axiom_violation: TaxonomyFact.axiom_violation,
+        ReasonCode.forbidden_construct: TaxonomyFact.forbidden_construct,
+    }
+    for reason, fact in mapping.items():
+        if reason in verdict_reasons and fact not in facts:
+            facts.append(fact)
+    if lean is not None and lean.infra_status == InfraStatus.timeout and TaxonomyFact.timeout not in facts:
+        facts.append(TaxonomyFact.timeout)
+    return facts

@@ -1,0 +1,17 @@
+"""Canonical cache keys for model responses: one key per (model, input, sampling params, sample)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from repro.llm.protocol import ModelRequest
+
+
+def cache_key(model_id: str, request: ModelRequest, sample_index: int) -> str:
+    """Backend-independent: the same model id and request hit the same entry from vLLM or an API."""
+    payload = request.model_dump(mode="json", exclude={"n", "sample_offset"})
+    canonical = json.dumps(
+        {"model": model_id, "request": payload, "sample": sample_index}, sort_keys=True, ensure_ascii=False
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

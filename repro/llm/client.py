@@ -1,0 +1,106 @@
+"""What stages call: a backend behind the response cache, with per-call accounting in the run store.
+
+A request for n samples is answered sample by sample from the cache; only the missing samples go to
+the backend, so a resumed or repeated run never pays twice for an answer that was stored.
+"""
+
+from __future__ import annotations
+
+from repro.config import CacheMode
+from repro.llm.cache import cache_key
+from repro.llm.protocol import ModelBackend, ModelCallError, ModelRequest, ModelResponse
+from repro.records import ModelCallRecord
+from repro.store import RunStore
+
+
+class ReplayBackend:
+    """Answers only from the cache; any miss fails loudly (reproducing an analysis must not call out)."""
+
+    scripted = False
+
+    def __init__(self, model_id: str) -> None:
+        self.model_id = model_id
+        self.backend_id = "replay"
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        raise ModelCallError(
+            f"replay of {self.model_id}",
+            "response not in the cache (replay mode never calls a model); run with the original backend",
+        )
+
+
+class ModelClient:
+    def __init__(
+        self, backend: ModelBackend, *, store: RunStore | None, stage: str, cache_mode: CacheMode = CacheMode.read_write
+    ) -> None:
+        self.backend = backend
+        self.store = store
+        self.stage = stage
+        self.cache_mode = CacheMode.read_only if isinstance(backend, ReplayBackend) else cache_mode
+        if isinstance(backend, ReplayBackend) and store is None:
+            raise ValueError("the replay backend needs a run store to read from")
+
+    @property
+    def model_id(self) -> str:
+        return self.backend.model_id
+
+    @property
+    def backend_id(self) -> str:
+        return self.backend.backend_id
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        indices = [request.sample_offset + i for i in range(request.n)]
+        keys = [cache_key(self.backend.model_id, request, index) for index in indices]
+        found: dict[int, dict[str, object]] = {}
+        if self.store is not None and self.cache_mode != CacheMode.off:
+            for position, key in enumerate(keys):
+                hit = self.store.cached_response(key)
+                if hit is not None:
+                    found[position] = hit
+        missing = [position for position in range(request.n) if position not in found]
+        fresh: ModelResponse | None = None
+        if missing:
+            # Ask for the missing samples only, numbered from the first missing index.
+            partial = request.model_copy(update={"n": len(missing), "sample_offset": indices[missing[0]]})
+            try:
+                fresh = await self.backend.generate(partial)
+            except ModelCallError as error:
+                self._account(keys[missing[0]], cache_hit=False, samples=len(missing), error=str(error),
+                              retries=max(error.attempts - 1, 0))
+                raise
+            for slot, position in enumerate(missing):
+                entry = {"text": fresh.texts[slot], "finish_reason": fresh.finish_reasons[slot],
+                         "backend_id": fresh.backend_id, "scripted": fresh.scripted}
+                found[position] = entry
+                if self.store is not None and self.cache_mode == CacheMode.read_write:
+                    self.store.cache_response(keys[position], entry)
+            self._account(keys[missing[0]], cache_hit=False, samples=len(missing), response=fresh)
+        if len(missing) < request.n:
+            self._account(keys[0], cache_hit=True, samples=request.n - len(missing))
+        ordered = [found[position] for position in range(request.n)]
+        return ModelResponse(
+            texts=[str(entry["text"]) for entry in ordered],
+            finish_reasons=[entry["finish_reason"] for entry in ordered],  # type: ignore[misc]
+            tokens_in=fresh.tokens_in if fresh else 0,
+            tokens_out=fresh.tokens_out if fresh else 0,
+            latency_s=fresh.latency_s if fresh else 0.0,
+            backend_id=fresh.backend_id if fresh else str(ordered[0].get("backend_id", self.backend_id)),
+            model_id=self.backend.model_id,
+            scripted=any(bool(entry.get("scripted")) for entry in ordered),
+            cache_hits=request.n - len(missing),
+            retries=fresh.retries if fresh else 0,
+        )
+
+    def _account(
+        self, key: str, *, cache_hit: bool, samples: int, response: ModelResponse | None = None,
+        error: str | None = None, retries: int = 0,
+    ) -> None:
+        if self.store is None:
+            return
+        self.store.record_model_call(ModelCallRecord(
+            stage=self.stage, model_id=self.backend.model_id, backend_id=self.backend.backend_id,
+            cache_key=key, cache_hit=cache_hit, samples=samples,
+            tokens_in=response.tokens_in if response else 0, tokens_out=response.tokens_out if response else 0,
+            latency_s=response.latency_s if response else 0.0,
+            retries=response.retries if response else retries, error=error,
+        ))

@@ -1,0 +1,85 @@
+"""The one protocol every model backend speaks, so a stage never knows which backend serves it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+class ModelRequest(BaseModel):
+    """A request for ``n`` samples. All sampling parameters are explicit and sent on the wire.
+
+    ``sample_offset`` numbers the samples (``offset .. offset+n-1``) for the response cache, so that
+    three separate asks at temperature 0 are three distinct cached calls.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+    messages: list[ChatMessage] | None = None
+    prompt: str | None = None
+    n: int = Field(1, ge=1)
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int | None = None
+    max_tokens: int = 2048
+    stop: list[str] | None = None
+    seed: int | None = None
+    json_schema: dict[str, Any] | None = None
+    json_mode: bool = False
+    sample_offset: int = 0
+
+    @model_validator(mode="after")
+    def _one_input(self) -> ModelRequest:
+        if (self.messages is None) == (self.prompt is None):
+            raise ValueError("a request carries either chat messages or a raw prompt, not both or neither")
+        return self
+
+    def prompt_text(self) -> str:
+        """The text a scripted backend or a log shows: the prompt, or the chat rendered plainly."""
+        if self.prompt is not None:
+            return self.prompt
+        return "\n\n".join(f"[{m.role}]\n{m.content}" for m in self.messages or [])
+
+
+FinishReason = Literal["stop", "length", "error"]
+
+
+class ModelResponse(BaseModel):
+    texts: list[str]
+    finish_reasons: list[FinishReason]
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    backend_id: str
+    model_id: str
+    scripted: bool = False
+    cache_hits: int = 0
+    retries: int = 0
+
+
+class ModelCallError(RuntimeError):
+    """A request that failed for good (not retryable, or retries exhausted)."""
+
+    def __init__(self, endpoint: str, cause: str, *, retryable: bool = False, attempts: int = 1) -> None:
+        super().__init__(f"{endpoint}: {cause}")
+        self.endpoint = endpoint
+        self.cause = cause
+        self.retryable = retryable
+        self.attempts = attempts
+
+
+@runtime_checkable
+class ModelBackend(Protocol):
+    """``generate`` returns exactly ``request.n`` texts, or raises :class:`ModelCallError`."""
+
+    backend_id: str
+    model_id: str
+    scripted: bool
+
+    async def generate(self, request: ModelRequest) -> ModelResponse: ...

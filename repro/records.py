@@ -1,0 +1,223 @@
+"""Typed records that flow between stages and into the run store.
+
+Every record carries ``schema_version`` so a store written by an older repro can be read and migrated
+instead of silently misread. Reason codes live here, in one place, with the sentence that explains
+each of them to someone auditing a run.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RECORD_SCHEMA_VERSION = 1
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class Stage(StrEnum):
+    rewrite = "rewrite"
+    screen = "screen"
+    formalize = "formalize"
+    align = "align"
+    prove = "prove"
+    verify = "verify"
+    answer = "answer"
+
+
+STAGE_ORDER: tuple[Stage, ...] = tuple(Stage)
+
+
+class AttemptStatus(StrEnum):
+    passed = "passed"
+    rejected = "rejected"
+    # The infrastructure (model endpoint, Lean worker) failed; nothing was learned about the candidate.
+    error = "error"
+
+
+class CandidateStatus(StrEnum):
+    in_progress = "in_progress"
+    retained = "retained"
+    rejected = "rejected"
+
+
+class ReasonCode(StrEnum):
+    """Why an attempt was rejected. ``REASON_DESCRIPTIONS`` documents each one."""
+
+    rewrite_invalid_json = "rewrite_invalid_json"
+    rewrite_empty = "rewrite_empty"
+    infeasible = "infeasible"
+    screen_unparseable = "screen_unparseable"
+    no_lean_block = "no_lean_block"
+    generation_truncated = "generation_truncated"
+    formalization_not_sorry = "formalization_not_sorry"
+    formalization_compile_error = "formalization_compile_error"
+    semantic_mismatch = "semantic_mismatch"
+    proof_not_found = "proof_not_found"
+    boundary_corruption = "boundary_corruption"
+    statement_mismatch = "statement_mismatch"
+    forbidden_construct = "forbidden_construct"
+    lean_error = "lean_error"
+    sorry = "sorry"
+    axiom_violation = "axiom_violation"
+    lean_timeout = "lean_timeout"
+    lean_unavailable = "lean_unavailable"
+    answer_not_grounded = "answer_not_grounded"
+    answer_not_final = "answer_not_final"
+    model_call_failed = "model_call_failed"
+
+
+REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
+    ReasonCode.rewrite_invalid_json: "The rewriter's reply held no valid JSON object, even after one format retry.",
+    ReasonCode.rewrite_empty: "The rewriter returned an empty or unchanged question.",
+    ReasonCode.infeasible: "The feasibility screen judged the rewritten problem ambiguous, ill-posed or unrealistic.",
+    ReasonCode.screen_unparseable: "The screen's reply could not be parsed into a verdict, even after a format retry.",
+    ReasonCode.no_lean_block: "The model's reply contained no fenced Lean block after its reasoning section.",
+    ReasonCode.generation_truncated: "The model hit its token limit before closing the Lean block.",
+    ReasonCode.formalization_not_sorry: "The formal statement does not end in `:= by sorry`.",
+    ReasonCode.formalization_compile_error: "The formal statement did not compile with only the sorry warning.",
+    ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in all three asks.",
+    ReasonCode.proof_not_found: "None of the k proof attempts passed the soundness gate.",
+    ReasonCode.boundary_corruption: "The prover output contains special-token strings.",
+    ReasonCode.statement_mismatch: "The prover's theorem is not our statement (renamed, or changed target).",
+    ReasonCode.forbidden_construct: "The proof uses a construct the soundness gate forbids (sorry, axiom, #exit, ...).",
+    ReasonCode.lean_error: "Lean reported an error for the grafted proof.",
+    ReasonCode.sorry: "Lean reported a sorry in the grafted proof.",
+    ReasonCode.axiom_violation: "`#print axioms` lists an axiom beyond propext, Classical.choice, Quot.sound.",
+    ReasonCode.lean_timeout: "The Lean check exceeded its hard timeout.",
+    ReasonCode.lean_unavailable: "No Lean backend could check the code (crash, out of memory, unavailable).",
+    ReasonCode.answer_not_grounded: "The extracted answer does not appear verbatim in the verified Lean text.",
+    ReasonCode.answer_not_final: "The recovered answer is intermediate, of the wrong target, or unknown.",
+    ReasonCode.model_call_failed: "A model request failed after its retries (the message names endpoint and cause).",
+}
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = RECORD_SCHEMA_VERSION
+
+
+class SourceProblem(Record):
+    """One problem of a source benchmark, normalized across loaders."""
+
+    problem_id: str
+    source: str
+    source_id: str
+    question: str
+    answer: str
+    solution: str = ""
+    level: str | None = None
+    type: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class LeanMessageRecord(Record):
+    severity: str
+    line: int | None = None
+    column: int | None = None
+    text: str
+
+
+class StageAttempt(Record):
+    """One try of one stage for one candidate: the unit of work that is written transactionally."""
+
+    candidate_id: str
+    problem_id: str
+    stage: Stage
+    attempt_number: int
+    input_hash: str
+    status: AttemptStatus
+    reason: ReasonCode | None = None
+    output: dict[str, Any] = Field(default_factory=dict)
+    lean_messages: list[LeanMessageRecord] = Field(default_factory=list)
+    taxonomy: list[str] = Field(default_factory=list)
+    started_at: str = Field(default_factory=utc_now)
+    elapsed_s: float = 0.0
+    lean_seconds: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    model_calls: int = 0
+    model_id: str | None = None
+    backend_id: str | None = None
+
+
+class Candidate(Record):
+    """A rewrite of a source problem and everything derived from it on its way to release."""
+
+    candidate_id: str
+    problem_id: str
+    rewrite_index: int
+    status: CandidateStatus = CandidateStatus.in_progress
+    reject_stage: Stage | None = None
+    reject_reason: ReasonCode | None = None
+    rewritten_question: str | None = None
+    screener_answer: str | None = None
+    lean_statement: str | None = None
+    theorem_name: str | None = None
+    lean_proof: str | None = None
+    verified_code: str | None = None
+    new_answer: str | None = None
+    answer_class: str | None = None
+    answer_disagrees_with_screener: bool | None = None
+    proof_attempt_number: int | None = None
+    verifier_backend: str | None = None
+    verifier_is_real_lean: bool = False
+    lean_toolchain: str | None = None
+    mathlib_revision: str | None = None
+    models: dict[str, str] = Field(default_factory=dict)
+    backends: dict[str, str] = Field(default_factory=dict)
+
+
+class ModelCallRecord(Record):
+    """Accounting for one request to a model (or one cache hit that replaced it)."""
+
+    stage: str
+    model_id: str
+    backend_id: str
+    cache_key: str
+    cache_hit: bool
+    samples: int
+    tokens_in: int = 0
+    tokens_out: int = 0
+    latency_s: float = 0.0
+    retries: int = 0
+    error: str | None = None
+    created_at: str = Field(default_factory=utc_now)
+
+
+class Provenance(Record):
+    models: dict[str, str]
+    backends: dict[str, str]
+    lean_toolchain: str | None
+    mathlib_revision: str | None
+    verifier_backend: str | None
+    verified_by_real_lean: bool
+    proof_hash: str
+    repro_version: str
+    released_at: str
+
+
+class ReleasedInstance(Record):
+    """One row of a released dataset; every field is flat enough for Parquet and `datasets`."""
+
+    instance_id: str
+    source_dataset: str
+    source_id: str
+    level: str | None = None
+    type: str | None = None
+    original_question: str
+    original_answer: str
+    rewritten_question: str
+    new_answer: str
+    lean_statement: str
+    lean_proof: str
+    verified_code: str
+    screener_answer: str | None = None
+    answer_disagrees_with_screener: bool = False
+    unverified: bool = False
+    provenance: Provenance
