@@ -190,9 +190,14 @@ class ModelCallRecord(Record):
     created_at: str = Field(default_factory=utc_now)
 
 
+class StageModel(Record):
+    stage: str
+    model: str
+    backend: str
+
+
 class Provenance(Record):
-    models: dict[str, str]
-    backends: dict[str, str]
+    models: list[StageModel]
     lean_toolchain: str | None
     mathlib_revision: str | None
     verifier_backend: str | None
@@ -217,6 +222,8 @@ class ReleasedInstance(Record):
     lean_statement: str
     lean_proof: str
     verified_code: str
+    lean_header: str
+    theorem_name: str
     screener_answer: str | None = None
     answer_disagrees_with_screener: bool = False
     unverified: bool = False

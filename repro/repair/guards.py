@@ -1,0 +1,157 @@
+"""Guards on a repair candidate, and the acceptance policy that compares it with the original.
+
+The default is always to keep the original. A candidate replaces it only when it is clean,
+re-diagnoses clean, passes the semantic-graph guard, has equation support for its answer, and the
+change follows one of the explicit acceptance paths.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+from repro.repair.answers import answers_equivalent, extract_answer, to_number
+from repro.repair.arithmetic import check_arithmetic
+from repro.repair.diagnosis import Diagnosis, diagnose
+from repro.repair.meta import MetaError
+from repro.repair.quantities import problem_quantities
+
+
+class PolicyMode(StrEnum):
+    strict = "strict"
+    relaxed = "relaxed"
+
+
+class GuardSettings(BaseModel):
+    graph_guard: bool = True
+    equation_support: bool = True
+    relaxed_missing_constraint: bool = False
+    graph_min_score: float = 0.60
+    very_low_confidence: float = 0.40
+    clean_improvement_margin: float = 0.25
+    max_candidate_chars: int = 1500
+    max_steps: int = 6
+
+
+class AcceptancePath(StrEnum):
+    high_risk_semantic_repair = "high_risk_semantic_repair"
+    empty_generation_rescue = "empty_generation_rescue"
+    very_low_confidence_rescue = "very_low_confidence_rescue"
+    restricted_clean_semantic_improvement = "restricted_clean_semantic_improvement"
+    relaxed_support = "relaxed_support"
+
+
+class CandidateVerdict(BaseModel):
+    answer: str | None
+    failures: list[str] = Field(default_factory=list)
+    path: AcceptancePath | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return not self.failures and self.path is not None
+
+
+_META_TALK = re.compile(
+    r"\b(previous|prior|original|earlier|above)\s+(reasoning|answer|solution|attempt|trace|response)\b|"
+    r"\b(the|this|your)\s+(hint|prompt|instructions?|diagnostic)\b|\bas instructed\b|\bI was (told|asked)\b",
+    re.IGNORECASE,
+)
+_FINAL_LINE = re.compile(r"^\s*final\s+answer\s*:", re.IGNORECASE | re.MULTILINE)
+_LCM_GCD = re.compile(r"\b(lcm|gcd|LCM|GCD|gcf|GCF)\s*\(?\s*([\d,\s]+?)\s*\)?\s*(?:is|=)\s*(\d+)")
+
+
+def cleanliness_failures(text: str, settings: GuardSettings) -> list[str]:
+    failures = []
+    if not text.strip():
+        return ["clean:empty"]
+    if len(_FINAL_LINE.findall(text)) != 1:
+        failures.append("clean:final_answer_lines")
+    if extract_answer(text) is None:
+        failures.append("clean:unparseable")
+    steps = [line for line in text.splitlines() if line.strip() and not _FINAL_LINE.match(line)]
+    if len(text) > settings.max_candidate_chars or len(steps) > settings.max_steps:
+        failures.append("clean:too_long")
+    if _META_TALK.search(text):
+        failures.append("clean:meta_talk")
+    return failures
+
+
+def equation_supported(problem: str, text: str, answer: str | None) -> bool:
+    """The answer is the result of an explicit, correct computation in the candidate."""
+    if answer is None:
+        return False
+    for statement in check_arithmetic(text):
+        if statement.correct and answers_equivalent(statement.stated.replace("$", "").replace(",", ""), answer):
+            return True
+    for match in _LCM_GCD.finditer(text):
+        numbers = [int(n) for n in re.findall(r"\d+", match.group(2))]
+        if len(numbers) >= 2:
+            function = math.lcm if match.group(1).lower() == "lcm" else math.gcd
+            if function(*numbers) == int(match.group(3)) and answers_equivalent(match.group(3), answer):
+                return True
+    return False
+
+
+def copies_a_quantity(problem: str, answer: str | None) -> bool:
+    value = to_number(answer)
+    return value is not None and any(to_number(q.value) == value for q in problem_quantities(problem)
+                                     if not q.from_word)
+
+
+def judge_candidate(
+    problem: str, original: Diagnosis, original_answer: str | None, text: str, *, mode: PolicyMode,
+    settings: GuardSettings,
+) -> CandidateVerdict:
+    answer = extract_answer(text) if text else None
+    verdict = CandidateVerdict(answer=answer)
+    verdict.failures += cleanliness_failures(text, settings)
+    if verdict.failures:
+        return verdict
+    rediagnosis = diagnose(problem, text)
+    if rediagnosis.meta.error_type in (MetaError.generation_failure, MetaError.arithmetic_error,
+                                       MetaError.logical_contradiction):
+        verdict.failures.append(f"rediagnosis:{rediagnosis.meta.error_type.value}")
+    if settings.graph_guard:
+        semantics = rediagnosis.semantics
+        if semantics.high_risk or "generation_failure" in semantics.risks:
+            verdict.failures.append("graph:high_risk")
+        elif semantics.score < settings.graph_min_score:
+            verdict.failures.append("graph:low_score")
+    supported = equation_supported(problem, text, answer)
+    if settings.equation_support and not supported:
+        verdict.failures.append("support:no_equation")
+    if original_answer is not None and answers_equivalent(answer, original_answer):
+        verdict.failures.append("policy:no_op")
+    if verdict.failures:
+        return verdict
+    verdict.path = _acceptance_path(original, rediagnosis, mode=mode, settings=settings, supported=supported,
+                                    copied=copies_a_quantity(problem, answer))
+    if verdict.path is None:
+        verdict.failures.append("policy:no_path")
+    return verdict
+
+
+def _acceptance_path(
+    original: Diagnosis, candidate: Diagnosis, *, mode: PolicyMode, settings: GuardSettings, supported: bool,
+    copied: bool,
+) -> AcceptancePath | None:
+    if original.meta.error_type == MetaError.generation_failure:
+        return AcceptancePath.empty_generation_rescue
+    if original.semantics.high_risk and not candidate.semantics.high_risk and supported:
+        return AcceptancePath.high_risk_semantic_repair
+    if original.meta.score < settings.very_low_confidence and supported and not copied:
+        return AcceptancePath.very_low_confidence_rescue
+    if mode == PolicyMode.strict:
+        return None
+    clean = candidate.meta.error_type == MetaError.none and supported
+    flawed = original.meta.error_type in (MetaError.arithmetic_error, MetaError.logical_contradiction)
+    improved = candidate.semantics.score >= original.semantics.score + settings.clean_improvement_margin
+    if clean and (improved or (flawed and candidate.semantics.score >= original.semantics.score)):
+        return AcceptancePath.restricted_clean_semantic_improvement
+    if (settings.relaxed_missing_constraint and original.meta.error_type == MetaError.missing_constraint
+            and candidate.meta.coverage.ratio > original.meta.coverage.ratio and not copied):
+        return AcceptancePath.relaxed_support
+    return None

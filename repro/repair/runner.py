@@ -1,0 +1,198 @@
+"""``repro repair``: diagnose every cached trace, repair only risky ones, keep the original by default."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from repro.llm.client import ModelClient
+from repro.repair.answers import answers_equivalent, extract_answer
+from repro.repair.candidates import STYLE_ORDER, AttemptStyle, GeneratedCandidate, generate_candidate
+from repro.repair.diagnosis import Diagnosis, TriggerSettings, diagnose
+from repro.repair.guards import GuardSettings, PolicyMode, judge_candidate
+from repro.repair.report import CandidateOutcome, ExampleResult, build_report
+
+
+class Baseline(StrEnum):
+    guarded = "guarded"
+    resolve_all = "resolve_all"
+    resolve_triggered = "resolve_triggered"
+    best_of_n = "best_of_n"
+
+
+class RepairSettings(BaseModel):
+    candidates: int = Field(3, ge=1)
+    mode: str = "auto"  # auto | strict | relaxed
+    strong_reasoner_untriggered_share: float = 0.85
+    baseline: Baseline = Baseline.guarded
+    trigger: TriggerSettings = Field(default_factory=TriggerSettings)
+    guards: GuardSettings = Field(default_factory=GuardSettings)
+    concurrency: int = Field(8, ge=1)
+    max_tokens: int = 512
+
+
+class TraceRecord(BaseModel):
+    id: str
+    problem: str
+    gold_answer: str
+    initial_reasoning: str = ""
+    generation_failed: bool = False
+
+
+class RepairInputError(ValueError):
+    pass
+
+
+def read_traces(path: Path) -> list[TraceRecord]:
+    records = []
+    for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise RepairInputError(f"{path}:{line_number}: not valid JSON ({error.msg})") from None
+        if not isinstance(row, dict):
+            raise RepairInputError(f"{path}:{line_number}: expected a JSON object")
+        row = {**row, "id": str(row.get("id", line_number - 1))}
+        if "question" in row and "problem" not in row:
+            row["problem"] = row.pop("question")
+        if "gold_answer" not in row and "answer" in row:
+            row["gold_answer"] = str(row.pop("answer"))
+        try:
+            records.append(TraceRecord.model_validate({k: v for k, v in row.items() if k in TraceRecord.model_fields}))
+        except ValidationError as error:
+            first = error.errors()[0]
+            raise RepairInputError(
+                f"{path}:{line_number}: field {'.'.join(map(str, first['loc']))!r}: {first['msg']}"
+            ) from None
+    return records
+
+
+def read_candidates_file(path: Path) -> dict[str, list[str]]:
+    mapping: dict[str, list[str]] = {}
+    for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            key = str(row["id"])
+            candidates = row["candidates"]
+            if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
+                raise TypeError
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise RepairInputError(
+                f"{path}:{line_number}: expected {{\"id\": ..., \"candidates\": [\"...\", ...]}}"
+            ) from None
+        mapping[key] = candidates
+    return mapping
+
+
+def choose_mode(settings: RepairSettings, diagnoses: list[Diagnosis]) -> PolicyMode:
+    if settings.mode in (PolicyMode.strict, PolicyMode.relaxed):
+        return PolicyMode(settings.mode)
+    untriggered = sum(not d.triggered for d in diagnoses) / max(len(diagnoses), 1)
+    return PolicyMode.strict if untriggered >= settings.strong_reasoner_untriggered_share else PolicyMode.relaxed
+
+
+
+
+async def _repair_one(
+    trace: TraceRecord, diagnosis: Diagnosis, *, settings: RepairSettings, mode: PolicyMode,
+    client: ModelClient | None, offline: dict[str, list[str]] | None,
+) -> ExampleResult:
+    original_answer = diagnosis.meta.answer
+    initial_correct = answers_equivalent(original_answer, trace.gold_answer)
+    result = ExampleResult(
+        id=trace.id, problem=trace.problem, gold_answer=trace.gold_answer, original_answer=original_answer,
+        initial_correct=initial_correct, triggered=diagnosis.triggered, trigger_reasons=diagnosis.trigger_reasons,
+        meta_error=diagnosis.meta.error_type.value, meta_score=diagnosis.meta.score,
+        semantic_score=diagnosis.semantics.score, semantic_risks=[r.value for r in diagnosis.semantics.risks],
+        final_answer=original_answer, final_correct=initial_correct,
+    )
+    baseline = settings.baseline
+    if baseline != Baseline.resolve_all and not diagnosis.triggered:
+        return result
+    count = 1 if baseline in (Baseline.resolve_all, Baseline.resolve_triggered) else settings.candidates
+    without_original = baseline != Baseline.guarded
+    for index in range(count):
+        style = AttemptStyle.fresh if without_original else STYLE_ORDER[index % len(STYLE_ORDER)]
+        if offline is not None:
+            texts = offline.get(trace.id, [])
+            if index >= len(texts):
+                break
+            generated = GeneratedCandidate(style=style, text=texts[index], calls=0)
+        elif client is not None:
+            generated = await generate_candidate(
+                client, style, trace.problem, None if without_original else original_answer, diagnosis.hint(),
+                max_tokens=settings.max_tokens, sample_offset=index, with_original=not without_original,
+            )
+        else:
+            break
+        result.model_calls += generated.calls
+        if baseline in (Baseline.resolve_all, Baseline.resolve_triggered):
+            answer = extract_answer(generated.text) if generated.text else None
+            outcome = CandidateOutcome(style=style.value, text=generated.text, answer=answer,
+                                       correct=answers_equivalent(answer, trace.gold_answer), error=generated.error)
+            result.candidates.append(outcome)
+            if answer is not None and not answers_equivalent(answer, original_answer):
+                result.decision, result.final_answer, result.final_correct = "replaced", answer, outcome.correct
+                result.acceptance_path = "unconditional"
+            break
+        verdict = judge_candidate(
+            trace.problem, diagnosis, original_answer,
+            generated.text, mode=mode if baseline == Baseline.guarded else PolicyMode.relaxed,
+            settings=settings.guards,
+        )
+        if baseline == Baseline.best_of_n and verdict.failures == ["policy:no_path"]:
+            verdict.failures, verdict.path = [], None
+        outcome = CandidateOutcome(
+            style=style.value, text=generated.text, answer=verdict.answer,
+            correct=answers_equivalent(verdict.answer, trace.gold_answer), failures=verdict.failures,
+            path=verdict.path.value if verdict.path else None, error=generated.error,
+        )
+        result.candidates.append(outcome)
+        if not verdict.failures:
+            result.decision = "replaced"
+            result.acceptance_path = verdict.path.value if verdict.path else "gated_best_of_n"
+            result.final_answer = verdict.answer
+            result.final_correct = outcome.correct
+            break
+    return result
+
+
+async def run_repair(
+    traces: list[TraceRecord], settings: RepairSettings, *, client: ModelClient | None = None,
+    offline_candidates: dict[str, list[str]] | None = None, progress: Callable[[int], None] | None = None,
+) -> tuple[list[ExampleResult], dict[str, Any]]:
+    diagnoses = [diagnose(t.problem, t.initial_reasoning, generation_failed=t.generation_failed,
+                          settings=settings.trigger) for t in traces]
+    mode = choose_mode(settings, diagnoses)
+    semaphore = asyncio.Semaphore(settings.concurrency)
+
+    async def one(trace: TraceRecord, diagnosis: Diagnosis) -> ExampleResult:
+        async with semaphore:
+            result = await _repair_one(trace, diagnosis, settings=settings, mode=mode, client=client,
+                                       offline=offline_candidates)
+        if progress:
+            progress(1)
+        return result
+
+    results = list(await asyncio.gather(*(one(t, d) for t, d in zip(traces, diagnoses, strict=True))))
+    report = build_report(results, settings={**settings.model_dump(mode="json"), "resolved_mode": mode.value,
+                                              "offline_candidates": offline_candidates is not None})
+    return results, report
+
+
+def write_outputs(out_dir: Path, results: list[ExampleResult], report: dict[str, Any]) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    with (out_dir / "examples.jsonl").open("w", encoding="utf-8") as handle:
+        for result in results:
+            handle.write(result.model_dump_json() + "\n")
