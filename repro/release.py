@@ -118,6 +118,7 @@ def write_release(
 ) -> ReleaseSummary:
     import datasets
 
+    datasets.disable_progress_bars()
     store = RunStore(run_dir, create=False)
     try:
         config_path = Path(run_dir) / "config.yaml"

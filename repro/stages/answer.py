@@ -1,0 +1,141 @@
+"""Stage 7: recover the answer from the verified Lean text, without computing anything.
+
+A literal on the right of the conclusion's ``=`` (or a set literal) is read deterministically.
+Otherwise the extraction model proposes a span, which must appear verbatim in the verified code,
+part by part, and not only inside ``#eval``/``#reduce``/``#check``/``#print`` lines. The candidate
+is then classified; only ``final`` is retained.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, field_validator, model_validator
+
+from repro.config import ModelSettings
+from repro.lean.source import statement_parts, strip_comments
+from repro.llm.client import ModelClient
+from repro.llm.json_answers import ask_json
+from repro.llm.protocol import ModelCallError
+from repro.prompts import render_prompt
+from repro.records import AttemptStatus, ReasonCode
+from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
+
+_NUMERIC_LITERAL = re.compile(
+    r"^\(?\s*-?\s*\d+(?:\.\d+)?\s*(?::\s*[ℕℤℚℝ]\w*)?\s*\)?(?:\s*/\s*\(?\s*\d+(?:\.\d+)?\s*(?::\s*[ℕℤℚℝ]\w*)?\s*\)?)?$"
+)
+_SET_LITERAL = re.compile(r"^\{\s*[^{}|]*\}$")
+_UNEVALUATED = re.compile(r"\d\s*[+*^]\s*\d|\d\s*-\s*\d|\d\s*/\s*\d|√|Real\.sqrt|\bsqrt\b|π|Real\.pi|\.log|\bexp\b")
+_META_COMMANDS = re.compile(r"^\s*#(eval|reduce|check|print)\b.*$", re.MULTILINE)
+
+
+class ExtractAnswer(BaseModel):
+    answer: str
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _text(cls, value: object) -> str:
+        return str(value).strip()
+
+
+class ClassifyAnswer(BaseModel):
+    answer_class: Literal["final", "intermediate", "wrong_target", "unknown"]
+    reason: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _class_key(cls, data: object) -> object:
+        if isinstance(data, dict) and "class" in data and "answer_class" not in data:
+            data = {k: v for k, v in data.items() if k != "class"} | {
+                "answer_class": str(data["class"]).strip().lower()}
+        return data
+
+
+def conclusion(statement: str) -> str:
+    """The type after the last top-level colon of the signature."""
+    _, signature = statement_parts(statement)
+    depth, cut = 0, -1
+    for index, char in enumerate(signature):
+        if char in "([{⟨":
+            depth += 1
+        elif char in ")]}⟩":
+            depth -= 1
+        elif char == ":" and depth == 0 and signature[index : index + 2] != ":=":
+            cut = index
+    return signature[cut + 1 :].strip() if cut >= 0 else signature
+
+
+def deterministic_answer(statement: str) -> str | None:
+    """The literal span of ``expr = literal`` (or a set literal) in the conclusion, if there is one."""
+    target = strip_comments(conclusion(statement), keep_layout=False).strip()
+    if "=" not in target or re.search(r"[≠∨∧→↔∀∃¬]|\bfun\b|\biff\b", target):
+        return None
+    depth, split_at = 0, -1
+    for index, char in enumerate(target):
+        if char in "([{⟨":
+            depth += 1
+        elif char in ")]}⟩":
+            depth -= 1
+        elif char == "=" and depth == 0 and target[index - 1 : index] not in (":", "<", ">", "!", "=") \
+                and target[index + 1 : index + 2] != "=":
+            split_at = index
+    if split_at < 0:
+        return None
+    right = target[split_at + 1 :].strip()
+    if _NUMERIC_LITERAL.match(right) or _SET_LITERAL.match(right):
+        return right
+    return None
+
+
+def grounded(candidate: str, verified_code: str) -> bool:
+    """Every comma-separated part appears verbatim outside the meta commands."""
+    outside_meta = _META_COMMANDS.sub("", verified_code)
+    parts = [candidate] if candidate.startswith("{") else [p.strip() for p in candidate.split(",")]
+    return all(part and part in outside_meta for part in parts)
+
+
+async def recover_answer(
+    question: str, statement: str, verified_code: str, extract_client: ModelClient, extract_settings: ModelSettings,
+    classify_client: ModelClient, classify_settings: ModelSettings, *, attempt: int,
+) -> StageResult:
+    clock = Stopwatch()
+    result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified_code))
+    candidate = deterministic_answer(statement)
+    method = "deterministic"
+    try:
+        if candidate is None:
+            method = "model"
+            prompt = render_prompt("answer_extract", question=question, verified_code=verified_code)
+            extraction = await ask_json(extract_client, chat_request(
+                extract_settings, prompt, sample_offset=attempt, json_answer=True), ExtractAnswer)
+            account(result, extract_client, extraction.responses)
+            candidate = extraction.value.answer if extraction.value else None
+        result.output = {"candidate": candidate, "method": method}
+        if not candidate or not grounded(candidate, verified_code):
+            result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
+            result.elapsed_s = clock.elapsed()
+            return result
+        if _UNEVALUATED.search(candidate):
+            answer_class, why = "intermediate", "the candidate contains an unevaluated operation"
+        else:
+            prompt = render_prompt("answer_classify", question=question, statement=statement, candidate=candidate)
+            classification = await ask_json(classify_client, chat_request(
+                classify_settings, prompt, sample_offset=attempt, json_answer=True), ClassifyAnswer)
+            account(result, classify_client, classification.responses)
+            answer_class = classification.value.answer_class if classification.value else "unknown"
+            why = classification.value.reason if classification.value else "unparseable classification"
+    except ModelCallError as error:
+        result.status, result.reason = AttemptStatus.error, ReasonCode.model_call_failed
+        result.output["error"] = str(error)
+        return result
+    result.output.update({"answer_class": answer_class, "class_reason": why})
+    if answer_class != "final":
+        result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_final
+    result.elapsed_s = clock.elapsed()
+    return result
+
+
+def literal_text(candidate: str) -> str:
+    """A released answer without Lean type ascriptions: ``(3 : ℚ) / 4`` becomes ``3 / 4``."""
+    return re.sub(r"\(\s*(-?\s*\d+(?:\.\d+)?)\s*:\s*[ℕℤℚℝ]\w*\s*\)", r"\1", candidate).strip()

@@ -1,0 +1,68 @@
+"""What every stage returns, and small helpers shared by the stage modules."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from repro.config import ModelSettings
+from repro.llm.client import ModelClient
+from repro.llm.factory import request_from_settings
+from repro.llm.protocol import ChatMessage, ModelRequest, ModelResponse
+from repro.records import AttemptStatus, LeanMessageRecord, ReasonCode
+
+
+class StageResult(BaseModel):
+    """The outcome of one stage attempt, before it is tied to a candidate and stored."""
+
+    status: AttemptStatus
+    reason: ReasonCode | None = None
+    output: dict[str, Any] = Field(default_factory=dict)
+    lean_messages: list[LeanMessageRecord] = Field(default_factory=list)
+    taxonomy: list[str] = Field(default_factory=list)
+    elapsed_s: float = 0.0
+    lean_seconds: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    model_calls: int = 0
+    model_id: str | None = None
+    backend_id: str | None = None
+    input_hash: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.status == AttemptStatus.passed
+
+
+def input_hash(*parts: object) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def chat_request(settings: ModelSettings, prompt: str, *, sample_offset: int = 0, n: int = 1,
+                 json_answer: bool = False) -> ModelRequest:
+    seed = None if settings.seed is None else settings.seed + sample_offset
+    return request_from_settings(
+        settings, messages=[ChatMessage(role="user", content=prompt)], n=n, sample_offset=sample_offset, seed=seed,
+        json_mode=settings.json_mode and json_answer,
+    )
+
+
+def account(result: StageResult, client: ModelClient, responses: list[ModelResponse]) -> StageResult:
+    result.model_id = client.model_id
+    result.backend_id = responses[-1].backend_id if responses else client.backend_id
+    result.tokens_in += sum(r.tokens_in for r in responses)
+    result.tokens_out += sum(r.tokens_out for r in responses)
+    result.model_calls += sum(1 for r in responses if r.cache_hits < len(r.texts))
+    return result
+
+
+class Stopwatch:
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+
+    def elapsed(self) -> float:
+        return round(time.perf_counter() - self.started, 4)

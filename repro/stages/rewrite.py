@@ -1,0 +1,52 @@
+"""Stage 1: rewrite a source problem into a new one (the rewriter must not solve it)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from repro.config import ModelSettings
+from repro.llm.client import ModelClient
+from repro.llm.json_answers import ask_json
+from repro.llm.protocol import ModelCallError
+from repro.prompts import render_prompt
+from repro.records import AttemptStatus, ReasonCode, SourceProblem
+from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
+
+
+class RewriteAnswer(BaseModel):
+    rewritten_question: str
+
+
+def _previous_block(previous: str | None) -> str:
+    if not previous:
+        return ""
+    return ("\nA previous rewrite of this problem exists. Your new problem must differ from it substantially"
+            f" (different story, numbers and wording):\n\"\"\"\n{previous}\n\"\"\"\n")
+
+
+async def rewrite_problem(
+    problem: SourceProblem, previous: str | None, client: ModelClient, settings: ModelSettings, *, attempt: int
+) -> StageResult:
+    clock = Stopwatch()
+    prompt = render_prompt("rewrite", question=problem.question, previous_block=_previous_block(previous))
+    result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("rewrite", prompt, attempt))
+    try:
+        answer = await ask_json(client, chat_request(settings, prompt, sample_offset=attempt, json_answer=True),
+                                RewriteAnswer)
+    except ModelCallError as error:
+        result.status, result.reason, result.output = AttemptStatus.error, ReasonCode.model_call_failed, {
+            "error": str(error)}
+        result.elapsed_s = clock.elapsed()
+        return result
+    account(result, client, answer.responses)
+    result.output = {"replies": answer.texts, "problems": answer.problems}
+    if answer.value is None:
+        result.status, result.reason = AttemptStatus.rejected, ReasonCode.rewrite_invalid_json
+    else:
+        text = answer.value.rewritten_question.strip()
+        result.output["rewritten_question"] = text
+        if not text or " ".join(text.split()) == " ".join(problem.question.split()) or (
+                previous and " ".join(text.split()) == " ".join(previous.split())):
+            result.status, result.reason = AttemptStatus.rejected, ReasonCode.rewrite_empty
+    result.elapsed_s = clock.elapsed()
+    return result
