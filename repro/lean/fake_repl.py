@@ -85,6 +85,7 @@ def serve(rules: list[dict[str, Any]], stdin: Any = sys.stdin, stdout: Any = sys
             continue
         code = str(command.get("cmd", ""))
         env_id = command.get("env")
+        started = time.time()
         reply: dict[str, Any] | None = None
         for rule in rules:
             if not re.search(rule.get("match", ""), code, re.DOTALL):
@@ -110,7 +111,8 @@ def serve(rules: list[dict[str, Any]], stdin: Any = sys.stdin, stdout: Any = sys
                 time.sleep(float(rule.get("delay_s", 0.5)))
                 continue
             else:
-                reply = {k: rule[k] for k in ("messages", "sorries") if k in rule}
+                reply = json.loads(json.dumps({k: rule[k] for k in ("messages", "sorries") if k in rule})
+                                   .replace("{pid}", str(os.getpid())))
             break
         if reply == {} and rules and any(r.get("action") == "garbage" and re.search(r.get("match", ""), code)
                                           for r in rules):
@@ -124,8 +126,19 @@ def serve(rules: list[dict[str, Any]], stdin: Any = sys.stdin, stdout: Any = sys
             environments[next_env] = (environments.get(env_id, "") if env_id is not None else "") + "\n" + code
             reply["env"] = next_env
             next_env += 1
+        _log(code, started)
         stdout.write(json.dumps(reply, ensure_ascii=False) + "\n\n")
         stdout.flush()
+
+
+def _log(code: str, started: float) -> None:
+    """With REPRO_FAKE_REPL_LOG set, append which process served which command, and when."""
+    path = os.environ.get("REPRO_FAKE_REPL_LOG")
+    if not path:
+        return
+    entry = {"pid": os.getpid(), "start": started, "end": time.time(), "cmd": code[:200]}
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps(entry) + "\n")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -141,9 +141,15 @@ async def verify_proof(
     forbidden = forbidden_constructs(code, allow_native_decide=allow_native_decide, header=header)
     if span is not None:
         statement_names = identifiers(our_signature) - {name}
-        for match in _REDEFINITION.finditer(strip_comments(code[: span.start])):
-            if match.group(1) in statement_names or match.group(1).split(".")[-1] in statement_names:
-                forbidden.append(f"redefinition of {match.group(1)!r}, which the statement uses")
+        before = strip_comments(code[: span.start])
+        for match in _REDEFINITION.finditer(before):
+            name_defined = match.group(1)
+            if name_defined in statement_names or name_defined.split(".")[-1] in statement_names:
+                forbidden.append(f"redefinition of {name_defined!r}, which the statement uses")
+            elif "." in name_defined.strip("."):
+                forbidden.append(f"definition {name_defined!r} inside an existing namespace")
+        if re.search(r"^\s*namespace\b", before, re.MULTILINE):
+            forbidden.append("namespace block before the statement")
     for label in forbidden:
         verdict.add(ReasonCode.forbidden_construct, f"forbidden construct: {label}")
 

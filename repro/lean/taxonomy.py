@@ -26,7 +26,7 @@ class TaxonomyFact(StrEnum):
 
 
 _PAIRS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
-_PROSE_LINE = re.compile(r"^\s*(?:[A-Z][a-z]+\s+){3,}[a-z ,']+[.:]?\s*$")
+_PROSE_LINE = re.compile(r"^\s*[A-Z][a-z]+(?:\s+[a-z][a-z',]*){3,}[^:=\[\]()←→⊢_<>]*[.:!?]?\s*$")
 
 
 def _unbalanced(code: str) -> bool:

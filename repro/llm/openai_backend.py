@@ -7,6 +7,7 @@ honour ``Retry-After``, and 400/401/403/404 fail at once with the endpoint and t
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from typing import Any
@@ -134,6 +135,12 @@ class OpenAIBackend:
         return parameters
 
     async def _call_once(self, request: ModelRequest) -> tuple[list[str], list[FinishReason], int, int]:
+        try:
+            return await self._call_once_unchecked(request)
+        except (json.JSONDecodeError, openai.APIResponseValidationError, AttributeError, TypeError) as error:
+            raise _Malformed(f"{type(error).__name__}: {str(error)[:120]}") from error
+
+    async def _call_once_unchecked(self, request: ModelRequest) -> tuple[list[str], list[FinishReason], int, int]:
         parameters = self._wire_parameters(request)
         if request.messages is not None and self.prompt_format == "chat":
             completion = await self._client.chat.completions.create(

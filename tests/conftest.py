@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from repro.testing import OpenAITestServer
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def shared_file(relative: str) -> Path:
+    """A file of ../shared/data, or skip (with the reason printed) where it is absent."""
+    path = SHARED_DATA / relative
+    if not path.is_file():
+        pytest.skip(f"{path} is absent: the shared benchmark data lives beside the clone on CI and dev machines")
+    return path
+
+
+@pytest.fixture
+def openai_server() -> Iterator[OpenAITestServer]:
+    with OpenAITestServer() as server:
+        yield server
+
+
+@pytest.fixture
+def sample_gsm8k() -> Path:
+    return REPO / "data" / "gsm8k_sample.jsonl"
+
+
+def lean_available() -> bool:
+    return shutil.which("lake") is not None and (REPO / "lean_project" / ".lake" / "packages" / "mathlib").is_dir()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if lean_available():
+        return
+    skip = pytest.mark.skip(reason="needs a real Lean toolchain: `lake` on PATH and lean_project/ built "
+                                   "(`repro lean setup`, or docker/Dockerfile)")
+    for item in items:
+        if "lean" in item.keywords:
+            item.add_marker(skip)

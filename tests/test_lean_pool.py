@@ -1,0 +1,210 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro.lean import CachedVerifier, InfraStatus, KiminaVerifier, fake_repl_verifier, verify_proof
+from repro.records import ReasonCode
+
+HEADER = "import Mathlib"
+
+
+def log_entries(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def repl_log(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    path = tmp_path / "repl.log"
+    monkeypatch.setenv("REPRO_FAKE_REPL_LOG", str(path))
+    return path
+
+
+async def test_a_hanging_check_is_killed_at_its_timeout_and_the_pool_keeps_serving() -> None:
+    pool = fake_repl_verifier([{"match": "HANG", "action": "hang"}], workers=1, timeout_s=1.0)
+    try:
+        hung = await pool.check("theorem t : True := by HANG", HEADER)
+        assert hung.infra_status == InfraStatus.timeout and not hung.ok
+        after = await pool.check("theorem t : True := trivial", HEADER)
+        assert after.infra_status == InfraStatus.ok and after.ok
+        assert pool.replaced == 1
+    finally:
+        await pool.close()
+
+
+async def test_a_crashed_worker_is_replaced_and_the_check_retried_once() -> None:
+    pool = fake_repl_verifier([{"match": "CRASH", "action": "crash"}], workers=2, timeout_s=5.0)
+    try:
+        crashed = await pool.check("theorem t : True := by CRASH", HEADER)
+        assert crashed.infra_status == InfraStatus.crash and "fake crash" in (crashed.detail or "")
+        assert pool.replaced == 2, "the first crash is retried on a fresh worker, which crashes too"
+        fine = await asyncio.gather(*(pool.check(f"theorem t{i} : True := trivial", HEADER) for i in range(4)))
+        assert all(result.ok for result in fine)
+    finally:
+        await pool.close()
+
+
+async def test_garbage_output_and_out_of_memory_are_infrastructure_failures() -> None:
+    pool = fake_repl_verifier([{"match": "GARBAGE", "action": "garbage"}, {"match": "OOM", "action": "oom"}],
+                              workers=1, timeout_s=5.0)
+    try:
+        garbage = await pool.check("GARBAGE", HEADER)
+        assert garbage.infra_status == InfraStatus.crash
+        oom = await pool.check("OOM", HEADER)
+        assert oom.infra_status == InfraStatus.out_of_memory
+        assert (await pool.check("theorem ok : True := trivial", HEADER)).ok
+    finally:
+        await pool.close()
+
+
+async def test_an_infrastructure_failure_is_never_a_valid_proof() -> None:
+    statement = "theorem t : True := by sorry"
+    pool = fake_repl_verifier([{"match": "trivial", "action": "crash"}], workers=1, timeout_s=5.0)
+    try:
+        verdict = await verify_proof(statement, "theorem t : True := by\n  trivial", pool, header=HEADER)
+    finally:
+        await pool.close()
+    assert not verdict.verified and ReasonCode.lean_unavailable in verdict.reasons
+
+
+async def test_repl_level_errors_are_reported_not_hidden() -> None:
+    pool = fake_repl_verifier([{"match": "BADENV", "action": "repl_error", "message": "Unknown environment."}],
+                              workers=1)
+    try:
+        result = await pool.check("BADENV", HEADER)
+        assert result.infra_status == InfraStatus.lean_error and result.detail == "Unknown environment."
+    finally:
+        await pool.close()
+
+
+async def test_n_workers_run_checks_in_parallel(repl_log: Path) -> None:
+    pool = fake_repl_verifier([{"match": "SLOW", "action": "slow", "delay_s": 0.5}], workers=3, timeout_s=10.0)
+    try:
+        results = await asyncio.gather(*(pool.check(f"-- SLOW {i}", HEADER) for i in range(6)))
+    finally:
+        await pool.close()
+    assert all(result.ok for result in results)
+    checks = [entry for entry in log_entries(repl_log) if "SLOW" in entry["cmd"]]
+    assert len({entry["pid"] for entry in checks}) == 3
+    overlapping = sum(1 for a in checks for b in checks if a is not b and a["start"] < b["end"] and b["start"] < a["end"])
+    assert overlapping > 0, "some checks ran at the same time on different workers"
+
+
+async def test_the_header_is_elaborated_once_per_worker(repl_log: Path) -> None:
+    pool = fake_repl_verifier(workers=2)
+    try:
+        for index in range(6):
+            await pool.check(f"theorem t{index} : True := trivial", HEADER)
+    finally:
+        await pool.close()
+    headers = [entry for entry in log_entries(repl_log) if entry["cmd"] == HEADER]
+    assert len(headers) == 2
+
+
+async def test_identical_code_is_checked_once(repl_log: Path) -> None:
+    verifier = CachedVerifier(fake_repl_verifier(workers=2))
+    try:
+        code = "theorem same : True := trivial"
+        results = await asyncio.gather(*(verifier.check(code, HEADER) for _ in range(5)))
+        again = await verifier.check(code, HEADER)
+    finally:
+        await verifier.close()
+    assert sum(1 for entry in log_entries(repl_log) if entry["cmd"] == code) == 1
+    assert again.cached and sum(r.cached for r in results) == 4
+    assert {r.model_dump_json(exclude={"cached", "elapsed_s"}) for r in [*results, again]} == {
+        results[0].model_dump_json(exclude={"cached", "elapsed_s"})}
+
+
+async def test_workers_are_recycled_after_the_configured_number_of_checks(repl_log: Path) -> None:
+    pool = fake_repl_verifier(workers=1, recycle_after=2)
+    try:
+        for index in range(5):
+            assert (await pool.check(f"theorem r{index} : True := trivial", HEADER)).ok
+    finally:
+        await pool.close()
+    pids = [entry["pid"] for entry in log_entries(repl_log) if entry["cmd"].startswith("theorem r")]
+    assert len(set(pids)) == 3 and pids[0] == pids[1] != pids[2]
+
+
+class KiminaStub:
+    """A Kimina-like HTTP server: POST /api/check answers each snippet with a scripted result."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+        self.bodies: list[dict[str, Any]] = []
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                stub.bodies.append(body)
+                snippet = body["snippets"][0]
+                payload = json.dumps({"results": [{"id": snippet["id"], "time": 0.2, **stub.answer(snippet)}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload.encode())))
+                self.end_headers()
+                self.wfile.write(payload.encode())
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+
+@pytest.fixture
+def kimina() -> Iterator[KiminaStub]:
+    def answer(snippet: dict[str, Any]) -> dict[str, Any]:
+        code = snippet["code"]
+        if "TIMEOUT" in code:
+            return {"error": "Lean REPL command timed out", "response": None}
+        if "bad" in code:
+            return {"error": None, "response": {"messages": [{"severity": "error", "pos": {"line": 5, "column": 2},
+                                                              "endPos": None, "data": "unsolved goals"}], "env": 0}}
+        name = code.split("#print axioms ")[-1].strip() if "#print axioms" in code else "x"
+        return {"error": None, "response": {"messages": [{"severity": "info", "pos": {"line": 6, "column": 0},
+                                                          "endPos": None,
+                                                          "data": f"'{name}' depends on axioms: [propext]"}], "env": 0}}
+
+    stub = KiminaStub(answer)
+    yield stub
+    stub.server.shutdown()
+
+
+async def test_kimina_backend_uses_the_same_verdict_rules(kimina: KiminaStub) -> None:
+    verifier = KiminaVerifier(url=kimina.url, timeout_s=5)
+    statement = "theorem k : 1 + 1 = 2 := by sorry"
+    try:
+        good = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  norm_num", verifier, header=HEADER)
+        bad = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  bad", verifier, header=HEADER)
+        slow = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  TIMEOUT", verifier, header=HEADER)
+    finally:
+        await verifier.close()
+    assert good.verified and good.lean is not None and good.lean.real_lean
+    assert ReasonCode.lean_error in bad.reasons and bad.messages[0].line == 3, "lines are relative to our code"
+    assert ReasonCode.lean_timeout in slow.reasons and not slow.verified
+    sent = kimina.bodies[0]
+    assert sent["timeout"] == 5 and sent["snippets"][0]["code"].startswith(HEADER)
+
+
+async def test_kimina_unreachable_is_unavailable_not_a_crash() -> None:
+    verifier = KiminaVerifier(url="http://127.0.0.1:9", timeout_s=2)
+    try:
+        result = await verifier.check("theorem x : True := trivial", HEADER)
+    finally:
+        await verifier.close()
+    assert result.infra_status == InfraStatus.unavailable

@@ -1,0 +1,155 @@
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from repro.config import CacheMode
+from repro.llm import (
+    ChatMessage,
+    ModelCallError,
+    ModelClient,
+    ModelRequest,
+    OpenAIBackend,
+    ReplayBackend,
+    ask_json,
+)
+from repro.store import RunStore
+from repro.testing import Fault, OpenAITestServer
+
+
+def backend(server: OpenAITestServer, **kwargs: object) -> OpenAIBackend:
+    options: dict[str, object] = {"retry_base_s": 0.01, "retry_max_wait_s": 2.0, "max_retries": 4}
+    options.update(kwargs)
+    return OpenAIBackend(model_id="test-model", base_url=server.base_url, **options)  # type: ignore[arg-type]
+
+
+def chat(text: str = "hello", **kwargs: object) -> ModelRequest:
+    return ModelRequest(messages=[ChatMessage(role="user", content=text)], **kwargs)  # type: ignore[arg-type]
+
+
+async def test_n_samples_and_every_sampling_parameter_on_the_wire(openai_server: OpenAITestServer) -> None:
+    response = await backend(openai_server).generate(chat(n=3, temperature=0.7, top_p=0.9, top_k=20, max_tokens=64,
+                                                          seed=5, stop=["###"]))
+    assert len(response.texts) == 3 and response.texts[2].startswith("echo 2")
+    assert response.finish_reasons == ["stop"] * 3 and response.tokens_in == 10
+    body = openai_server.requests[-1]
+    assert (body["n"], body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (3, 0.7, 0.9, 64, 5)
+    assert body["top_k"] == 20 and body["stop"] == ["###"]
+
+
+async def test_completions_api_for_raw_prompts(openai_server: OpenAITestServer) -> None:
+    response = await backend(openai_server).generate(ModelRequest(prompt="Complete: 1 + 1 =", n=2))
+    assert response.texts == ["echo 0: Complete: 1 + 1 =", "echo 1: Complete: 1 + 1 ="]
+    assert "prompt" in openai_server.requests[-1]
+
+
+async def test_429_with_retry_after_is_waited_out_then_succeeds(openai_server: OpenAITestServer) -> None:
+    openai_server.faults = [Fault(status=429, headers={"Retry-After": "1"})]
+    started = time.monotonic()
+    response = await backend(openai_server).generate(chat())
+    assert response.retries == 1 and len(openai_server.requests) == 2
+    assert time.monotonic() - started >= 0.9, "Retry-After: 1 must be honoured, not the 10 ms backoff"
+
+
+async def test_a_run_of_500s_then_success(openai_server: OpenAITestServer) -> None:
+    openai_server.faults = [Fault(status=500), Fault(status=502), Fault(status=503)]
+    response = await backend(openai_server).generate(chat())
+    assert response.retries == 3 and response.texts[0].startswith("echo 0")
+
+
+async def test_500s_past_the_retry_budget_fail_with_endpoint_and_cause(openai_server: OpenAITestServer) -> None:
+    openai_server.faults = [Fault(status=500)] * 3
+    with pytest.raises(ModelCallError) as error:
+        await backend(openai_server, max_retries=2).generate(chat())
+    assert openai_server.base_url in str(error.value) and "HTTP 500" in str(error.value)
+    assert "gave up after 3 attempts" in str(error.value)
+
+
+async def test_timeout_is_retried_then_reported(openai_server: OpenAITestServer) -> None:
+    openai_server.faults = [Fault(delay_s=1.5), Fault(delay_s=1.5)]
+    with pytest.raises(ModelCallError, match="timed out"):
+        await backend(openai_server, timeout_s=0.3, max_retries=1).generate(chat())
+    assert len(openai_server.requests) == 2
+
+
+async def test_400_is_not_retried_and_names_the_cause(openai_server: OpenAITestServer) -> None:
+    message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens"
+    openai_server.faults = [Fault(status=400, body=json.dumps({"error": {"message": message, "code": 400}}))]
+    with pytest.raises(ModelCallError) as error:
+        await backend(openai_server).generate(chat())
+    assert len(openai_server.requests) == 1
+    assert "HTTP 400" in str(error.value) and "maximum context length" in str(error.value)
+    assert openai_server.base_url in str(error.value) and not error.value.retryable
+
+
+async def test_malformed_body_is_retried_then_fails_clearly(openai_server: OpenAITestServer) -> None:
+    openai_server.faults = [Fault(body="{not json"), Fault(body='{"object": "nonsense"}')]
+    response = await backend(openai_server).generate(chat())
+    assert response.retries == 2
+    openai_server.faults = [Fault(body="{not json")] * 5
+    with pytest.raises(ModelCallError, match="malformed"):
+        await backend(openai_server, max_retries=1).generate(chat())
+
+
+class Verdict(BaseModel):
+    verdict: str
+
+
+async def test_json_answer_needing_the_format_retry(tmp_path: Path) -> None:
+    replies = iter(["Sure! verdict: yes, definitely", '```json\n{"verdict": "yes"}\n```'])
+    with OpenAITestServer(lambda body, index: next(replies)) as server, RunStore(tmp_path) as store:
+        client = ModelClient(backend(server), store=store, stage="screen")
+        answer = await ask_json(client, chat("judge this"), Verdict)
+        assert answer.value == Verdict(verdict="yes")
+        assert len(answer.texts) == 2 and len(server.requests) == 2
+        assert "Rewrite ONLY that output" in server.requests[1]["messages"][0]["content"]
+        assert len(store.model_calls()) == 2, "both attempts are recorded"
+
+
+async def test_concurrency_bound_is_observed_at_the_server() -> None:
+    with OpenAITestServer(latency_s=0.05) as server:
+        model = backend(server, max_concurrency=3)
+        await asyncio.gather(*(model.generate(chat(f"q{i}")) for i in range(20)))
+        assert server.max_in_flight == 3 and len(server.requests) == 20
+
+
+async def test_second_identical_batch_hits_the_cache_and_sends_nothing(tmp_path: Path) -> None:
+    with OpenAITestServer() as server, RunStore(tmp_path) as store:
+        client = ModelClient(backend(server), store=store, stage="prove")
+        batch = [chat(f"q{i}", n=2) for i in range(5)]
+        first = await asyncio.gather(*(client.generate(r) for r in batch))
+        sent = len(server.requests)
+        second = await asyncio.gather(*(client.generate(r) for r in batch))
+        assert sent == 5 and len(server.requests) == 5
+        assert [r.texts for r in first] == [r.texts for r in second]
+        assert all(r.cache_hits == 2 for r in second)
+        # a different sample offset is a different call
+        await client.generate(chat("q0", n=1, sample_offset=2))
+        assert len(server.requests) == 6
+
+
+async def test_cache_off_and_read_only_modes(tmp_path: Path) -> None:
+    with OpenAITestServer() as server, RunStore(tmp_path) as store:
+        off = ModelClient(backend(server), store=store, stage="x", cache_mode=CacheMode.off)
+        await off.generate(chat())
+        await off.generate(chat())
+        assert len(server.requests) == 2
+        read_only = ModelClient(backend(server), store=store, stage="x", cache_mode=CacheMode.read_only)
+        await read_only.generate(chat())
+        await read_only.generate(chat())
+        assert len(server.requests) == 4 and store.cached_response("anything") is None
+
+
+async def test_replay_answers_from_the_cache_and_fails_loudly_on_a_miss(tmp_path: Path) -> None:
+    with OpenAITestServer() as server, RunStore(tmp_path) as store:
+        live = ModelClient(backend(server), store=store, stage="x")
+        recorded = await live.generate(chat("stored"))
+        replay = ModelClient(ReplayBackend("test-model"), store=store, stage="x")
+        assert (await replay.generate(chat("stored"))).texts == recorded.texts
+        with pytest.raises(ModelCallError, match="not in the cache"):
+            await replay.generate(chat("never asked"))
