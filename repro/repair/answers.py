@@ -58,7 +58,7 @@ def extract_answer(trace: str) -> str | None:
         values = answer_values(span)
         if values:
             return values[-1]
-    values = answer_values(trace)
+    values = [value for value in answer_values(trace) if value not in ("yes", "no")]
     return values[-1] if values else None
 
 

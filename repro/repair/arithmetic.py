@@ -11,8 +11,9 @@ from pydantic import BaseModel
 
 _NUMBER = r"\$?\s?\d[\d,]*(?:\.\d+)?%?"
 _OPERATOR = r"\s*(?:[+\-*/×÷x·]|\\times|\\div|\\cdot)\s*"
+_OPERAND = rf"\(?\s*{_NUMBER}(?:\s+(?!x\b)[a-zA-Z]{{2,}}){{0,2}}\s*\)?"
 _STATEMENT = re.compile(
-    rf"(?P<lhs>\(?\s*{_NUMBER}\s*\)?(?:{_OPERATOR}\(?\s*{_NUMBER}\s*\)?)+)\s*=\s*(?P<rhs>-?{_NUMBER})(?![\d.,]*\d)(?!\s*(?:[+\-*/×÷x·(^]|\\times|\\div|\\cdot|\\frac)(?!\w\w))"
+    rf"(?P<lhs>{_OPERAND}(?:{_OPERATOR}{_OPERAND})+)\s*=\s*(?P<rhs>-?{_NUMBER})(?![\d.,]*\d)(?!\s*(?:[+\-*/×÷x·(^]|\\times|\\div|\\cdot|\\frac)(?!\w\w))"
 )
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
@@ -25,7 +26,8 @@ class ArithmeticStatement(BaseModel):
 
 
 def _to_python(expression: str) -> str:
-    text = expression.replace("\\times", "*").replace("\\cdot", "*").replace("\\div", "/")
+    text = re.sub(r"(?<=[\d)])\s+(?!x\b)[a-zA-Z]{2,}(?:\s+[a-zA-Z]{2,})?", " ", expression)
+    text = text.replace("\\times", "*").replace("\\cdot", "*").replace("\\div", "/")
     text = text.replace("×", "*").replace("÷", "/").replace("·", "*").replace("$", "")
     text = re.sub(r"(?<=\d)\s*x\s*(?=[\d(])", "*", text)
     text = re.sub(r"(\d),(?=\d{3})", r"\1", text)

@@ -88,6 +88,21 @@ def deterministic_answer(statement: str) -> str | None:
     return None
 
 
+_FRACTION = re.compile(r"^\(?\s*(-?\d+)\s*\)?\s*/\s*\(?\s*(\d+)\s*\)?$")
+
+
+def has_unevaluated_operation(candidate: str) -> bool:
+    """``3600 / 12`` or ``2 + 5`` are unevaluated; a reduced fraction such as ``3 / 4`` is a value."""
+    import math
+
+    plain = literal_text(candidate)
+    fraction = _FRACTION.match(plain)
+    if fraction:
+        numerator, denominator = int(fraction.group(1)), int(fraction.group(2))
+        return denominator in (0, 1) or math.gcd(numerator, denominator) != 1
+    return _UNEVALUATED.search(plain) is not None
+
+
 def grounded(candidate: str, verified_code: str) -> bool:
     """Every comma-separated part appears verbatim outside the meta commands."""
     outside_meta = _META_COMMANDS.sub("", verified_code)
@@ -116,7 +131,7 @@ async def recover_answer(
             result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
             result.elapsed_s = clock.elapsed()
             return result
-        if _UNEVALUATED.search(candidate):
+        if has_unevaluated_operation(candidate):
             answer_class, why = "intermediate", "the candidate contains an unevaluated operation"
         else:
             prompt = render_prompt("answer_classify", question=question, statement=statement, candidate=candidate)

@@ -1,0 +1,96 @@
+"""A scripted world for pipeline tests: every stage's reply depends on a case tag in the problem.
+
+Problems carry ``[[case:NAME]]``; the rewrite keeps the tag, so every later prompt shows it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from repro.llm.protocol import ModelRequest
+
+GOOD_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
+GOOD_PROOF = "Plan.\n```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n```"
+SORRY_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  sorry\n```"
+RESTATED_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by\n  subst h₀\n  rfl\n```"
+SET_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 ∈ ({{300}} : Set ℕ) := by sorry"
+SET_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 ∈ ({{300}} : Set ℕ) := by\n  subst h₀\n  simp\n```"
+UNEVALUATED_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by sorry"
+UNEVALUATED_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by\n  subst h₀\n  rfl\n```"
+
+
+def case_of(text: str) -> str:
+    match = re.search(r"\[\[case:(\w+)\]\]", text)
+    return match.group(1) if match else "retained"
+
+
+def _name(prompt: str) -> str:
+    match = re.search(r"theorem name: (\S+)", prompt) or re.search(r"theorem (repro_\w+)", prompt)
+    return match.group(1) if match else "unknown"
+
+
+def responder(request: ModelRequest, sample_index: int) -> str:
+    prompt = request.prompt_text()
+    case = case_of(prompt)
+    if "You rewrite math problems" in prompt:
+        if case == "rewrite_invalid_json":
+            return "I would rather not."
+        question = prompt.split("Original problem:\n", 1)[1].split("\n\nReply", 1)[0]
+        return json.dumps({"rewritten_question": f"Rewritten ({sample_index}): {question}"})
+    if "strict reviewer" in prompt:
+        verdict = "no" if case == "infeasible" else "yes"
+        return json.dumps({"problem_kind": "applied", "analysis": "ok", "verdict": verdict, "answer": "300"})
+    if "autoformalize" in prompt:
+        name = _name(prompt)
+        if case == "no_lean_block":
+            return "I think the statement is about division."
+        statement = {"extraction_not_in_proof": SET_STATEMENT, "intermediate": UNEVALUATED_STATEMENT}.get(
+            case, GOOD_STATEMENT).format(name=name)
+        if case == "compile_error":
+            statement = statement.replace("(x : ℕ)", "(x : ℕ) (BADSTMT : ℕ)")
+        # the tag rides along in a comment so the prover's prompt shows the case too
+        return f"<think>...</think>\n```lean4\n-- [[case:{case}]]\n{statement}\n```"
+    if "faithfully encodes" in prompt:
+        mismatch = case == "semantic_mismatch" or (case == "mismatch_then_regenerated" and sample_index < 3)
+        return json.dumps({"analysis": "compared", "verdict": "Inconsistent" if mismatch else "Consistent"})
+    if "Complete the following Lean 4 code" in prompt:
+        name = _name(prompt)
+        if case == "second_attempt":
+            template = SORRY_PROOF if sample_index % 3 == 0 else GOOD_PROOF
+        elif case == "restated_target":
+            template = RESTATED_PROOF
+        elif case == "extraction_not_in_proof":
+            template = SET_PROOF
+        elif case == "intermediate":
+            template = UNEVALUATED_PROOF
+        else:
+            template = GOOD_PROOF
+        return template.format(name=name)
+    if "Read off the answer" in prompt:
+        return json.dumps({"answer": "310" if case == "extraction_not_in_proof" else "300"})
+    if "Classify the candidate" in prompt:
+        return json.dumps({"class": "final", "reason": "it is the asked quantity"})
+    if "Rewrite ONLY that output" in prompt:
+        return "still not JSON"
+    raise LookupError("no scripted reply")
+
+
+def world_config(dataset: str, **overrides: Any) -> dict[str, Any]:
+    scripted = {"backend": "scripted", "model": "world", "script": "tests.pipeline_world:responder",
+                "base_url": None, "api_key_env": None}
+    config: dict[str, Any] = {
+        "name": "world",
+        "dataset": {"name": "world", "path": dataset},
+        "models": {stage: dict(scripted) for stage in
+                   ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")},
+        "prove": {"k": 3, "strategy": "parallel"},
+        "retries": {"rewrites_per_problem": 1, "formalizations_per_rewrite": 2},
+        "lean": {"backend": "fake", "workers": 2, "timeout_s": 20,
+                 "fake_rules": None},
+        "problems_in_flight": 8,
+    }
+    for key, value in overrides.items():
+        config[key] = value
+    return config
