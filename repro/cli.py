@@ -160,6 +160,8 @@ def command_release(arguments: argparse.Namespace) -> int:
     summary = write_release(arguments.run_dir, arguments.out, allow_unverified=arguments.allow_unverified)
     console.print(f"wrote {summary.written} instances to {summary.out_dir} (data/test.parquet, data/test.jsonl,"
                   " README.md)")
+    if summary.written == 0:
+        errors.print("[yellow]the release is empty (note: `datasets` cannot load a split with no rows)[/]")
     if summary.unverified:
         errors.print(f"[yellow]{summary.unverified} rows are marked unverified (not checked by a real Lean backend)[/]")
     if summary.withheld_unverified:

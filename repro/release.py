@@ -86,7 +86,7 @@ def _features() -> Any:
     })
 
 
-def _card(features: Any, rows: int, unverified: int, config: RunConfig | None) -> str:
+def _card(features: Any, rows: int, unverified: int, config: RunConfig | None, num_bytes: int) -> str:
     front = {
         "license": "mit",
         "pretty_name": f"repro rewritten benchmark ({config.name if config else 'run'})",
@@ -95,7 +95,7 @@ def _card(features: Any, rows: int, unverified: int, config: RunConfig | None) -
         "configs": [{"config_name": "default", "data_files": [{"split": SPLIT, "path": f"data/{SPLIT}.parquet"}]}],
         "dataset_info": {
             "features": features._to_yaml_list(),
-            "splits": [{"name": SPLIT, "num_examples": rows}],
+            "splits": [{"name": SPLIT, "num_bytes": num_bytes, "num_examples": rows}],
         },
     }
     warning = ""
@@ -140,12 +140,13 @@ def write_release(
     features = _features()
     dataset = datasets.Dataset.from_list(rows, features=features) if rows else datasets.Dataset.from_dict(
         {name: [] for name in features}, features=features)
+    num_bytes = int(dataset.data.nbytes)
     dataset.to_parquet(str(out / "data" / f"{SPLIT}.parquet"))
     with (out / "data" / f"{SPLIT}.jsonl").open("w", encoding="utf-8") as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     unverified = sum(1 for instance in instances if instance.unverified)
-    (out / "README.md").write_text(_card(features, len(rows), unverified, config), encoding="utf-8")
+    (out / "README.md").write_text(_card(features, len(rows), unverified, config, num_bytes), encoding="utf-8")
     return ReleaseSummary(written=len(rows), unverified=unverified, withheld_unverified=withheld, out_dir=out)
 
 

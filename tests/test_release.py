@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+
+from repro.release import ReleaseError, read_release, write_release
+from repro.records import Candidate, CandidateStatus, SourceProblem
+from repro.store import RunStore
+
+
+def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
+    with RunStore(run_dir) as store:
+        store.add_problems([
+            SourceProblem(problem_id="math:7", source="math", source_id="7", question="What is $6 \\cdot 50$?",
+                          answer="300", solution="$\\boxed{300}$", level="Level 2", type="Prealgebra"),
+            SourceProblem(problem_id="gsm8k:1", source="gsm8k", source_id="1", question="Q?", answer="5"),
+        ])
+        for problem_id, answer in (("math:7", "300"), ("gsm8k:1", "3 / 4")):
+            store.save_candidate(Candidate(
+                candidate_id=f"{problem_id}#r0", problem_id=problem_id, rewrite_index=0,
+                status=CandidateStatus.retained, rewritten_question=f"Rewritten {problem_id}", new_answer=answer,
+                lean_statement="theorem t : (1 : ℕ) = 1 := by sorry", theorem_name="t",
+                lean_proof="```lean4\ntheorem t : (1 : ℕ) = 1 := by\n  rfl\n```",
+                verified_code="theorem t : (1 : ℕ) = 1 := by\n  rfl", verifier_backend="lean-interact-repl",
+                verifier_is_real_lean=real_lean, lean_toolchain="leanprover/lean4:v4.15.0",
+                mathlib_revision="v4.15.0", models={"prove": "Goedel-Prover-V2-32B", "rewrite": "gpt-4o-mini"},
+                backends={"prove": "openai:http://127.0.0.1:8001/v1", "rewrite": "openai:https://api"},
+            ))
+        store.save_candidate(Candidate(candidate_id="gsm8k:1#r1", problem_id="gsm8k:1", rewrite_index=1,
+                                       status=CandidateStatus.rejected))
+
+
+def test_release_round_trips_through_datasets_load_dataset(tmp_path: Path) -> None:
+    synthetic_run(tmp_path / "run", real_lean=True)
+    summary = write_release(tmp_path / "run", tmp_path / "out")
+    assert summary.written == 2 and summary.unverified == 0
+    loaded = datasets.load_dataset(str(tmp_path / "out"))
+    assert list(loaded.keys()) == ["test"]
+    rows = list(loaded["test"])
+    by_id = {row["instance_id"]: row for row in rows}
+    math_row = by_id["math:7#r0"]
+    assert (math_row["original_question"], math_row["original_answer"]) == ("What is $6 \\cdot 50$?", "300")
+    assert (math_row["level"], math_row["type"], math_row["source_dataset"]) == ("Level 2", "Prealgebra", "math")
+    assert math_row["provenance"]["verified_by_real_lean"] is True
+    assert {m["stage"]: m["model"] for m in math_row["provenance"]["models"]}["prove"] == "Goedel-Prover-V2-32B"
+    assert math_row["provenance"]["lean_toolchain"] == "leanprover/lean4:v4.15.0"
+    assert len(math_row["provenance"]["proof_hash"]) == 64
+    # every field survives: the JSONL twin and the Parquet rows agree exactly
+    jsonl = {instance.instance_id: instance.model_dump(mode="json") for instance in read_release(tmp_path / "out")}
+    assert jsonl == by_id
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert card.startswith("---\nlicense: mit") and "dataset_info:" in card and "splits:" in card
+
+
+def test_unverified_rows_are_withheld_or_marked(tmp_path: Path) -> None:
+    synthetic_run(tmp_path / "run", real_lean=False)
+    strict = write_release(tmp_path / "run", tmp_path / "strict")
+    assert (strict.written, strict.withheld_unverified) == (0, 2)
+    assert (tmp_path / "strict" / "data" / "test.jsonl").read_text() == ""
+    summary = write_release(tmp_path / "run", tmp_path / "loose", allow_unverified=True)
+    assert summary.written == summary.unverified == 2
+    rows = list(datasets.load_dataset(str(tmp_path / "loose"))["test"])
+    assert all(row["unverified"] and not row["provenance"]["verified_by_real_lean"] for row in rows)
+    assert "NOT checked by a real Lean backend" in (tmp_path / "loose" / "README.md").read_text()
+
+
+def test_reading_a_non_release_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ReleaseError, match="no data/test.jsonl"):
+        read_release(tmp_path)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "test.jsonl").write_text(json.dumps({"x": 1}) + "\n")
+    with pytest.raises(ReleaseError, match="test.jsonl:1"):
+        read_release(tmp_path)
