@@ -37,7 +37,7 @@ def test_release_round_trips_through_datasets_load_dataset(tmp_path: Path) -> No
     synthetic_run(tmp_path / "run", real_lean=True)
     summary = write_release(tmp_path / "run", tmp_path / "out")
     assert summary.written == 2 and summary.unverified == 0
-    loaded = datasets.load_dataset(str(tmp_path / "out"))
+    loaded = datasets.load_dataset(str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"))
     assert list(loaded.keys()) == ["test"]
     rows = list(loaded["test"])
     by_id = {row["instance_id"]: row for row in rows}
@@ -62,7 +62,7 @@ def test_unverified_rows_are_withheld_or_marked(tmp_path: Path) -> None:
     assert (tmp_path / "strict" / "data" / "test.jsonl").read_text() == ""
     summary = write_release(tmp_path / "run", tmp_path / "loose", allow_unverified=True)
     assert summary.written == summary.unverified == 2
-    rows = list(datasets.load_dataset(str(tmp_path / "loose"))["test"])
+    rows = list(datasets.load_dataset(str(tmp_path / "loose"), cache_dir=str(tmp_path / "cache"))["test"])
     assert all(row["unverified"] and not row["provenance"]["verified_by_real_lean"] for row in rows)
     assert "NOT checked by a real Lean backend" in (tmp_path / "loose" / "README.md").read_text()
 
