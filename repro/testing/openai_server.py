@@ -33,6 +33,11 @@ def echo_responder(body: dict[str, Any], index: int) -> str:
     return f"echo {index}: {str(body.get('prompt'))[:40]}"
 
 
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256  # the default backlog of 5 drops connections under load
+    daemon_threads = True
+
+
 class OpenAITestServer:
     def __init__(self, responder: Responder = echo_responder, *, latency_s: float = 0.0) -> None:
         self.responder = responder
@@ -42,8 +47,7 @@ class OpenAITestServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

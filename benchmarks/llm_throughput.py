@@ -1,0 +1,62 @@
+"""Throughput of the OpenAI-compatible backend against a local server with a fixed latency.
+
+Sends N requests through the real `openai` client with a concurrency bound C to a server that
+answers each after L seconds; the ideal throughput is C / L requests per second. Prints the
+achieved rate as a fraction of that bound.
+
+    python benchmarks/llm_throughput.py --requests 1000 --concurrency 32 --latency 0.05
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import time
+from multiprocessing.synchronize import Event
+
+from repro.llm import ChatMessage, ModelRequest, OpenAIBackend
+from repro.testing import OpenAITestServer
+
+
+def _serve(latency: float, urls: multiprocessing.Queue[object], stop: Event) -> None:
+    """The server lives in its own process so it does not share the client's interpreter lock."""
+    with OpenAITestServer(latency_s=latency) as server:
+        urls.put(server.base_url)
+        stop.wait()
+        urls.put(server.max_in_flight)
+
+
+async def measure(requests: int, concurrency: int, latency: float) -> dict[str, float]:
+    urls: multiprocessing.Queue[object] = multiprocessing.Queue()
+    stop = multiprocessing.Event()
+    process = multiprocessing.Process(target=_serve, args=(latency, urls, stop), daemon=True)
+    process.start()
+    base_url = str(urls.get(timeout=30))
+    backend = OpenAIBackend(model_id="bench", base_url=base_url, max_concurrency=concurrency)
+    started = time.perf_counter()
+    await asyncio.gather(*(backend.generate(ModelRequest(
+        messages=[ChatMessage(role="user", content=f"request {i}")], max_tokens=32)) for i in range(requests)))
+    elapsed = time.perf_counter() - started
+    stop.set()
+    peak = urls.get(timeout=30)
+    process.join(timeout=10)
+    achieved = requests / elapsed
+    bound = concurrency / latency
+    return {"requests": requests, "concurrency": concurrency, "latency_s": latency, "elapsed_s": round(elapsed, 3),
+            "achieved_rps": round(achieved, 1), "bound_rps": round(bound, 1),
+            "fraction_of_bound": round(achieved / bound, 3), "server_peak_in_flight": peak}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.05)
+    arguments = parser.parse_args()
+    print(json.dumps(asyncio.run(measure(arguments.requests, arguments.concurrency, arguments.latency)), indent=2))
+
+
+if __name__ == "__main__":
+    main()
