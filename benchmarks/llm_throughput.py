@@ -28,7 +28,7 @@ def _serve(latency: float, urls: multiprocessing.Queue[object], stop: Event) -> 
         urls.put(server.max_in_flight)
 
 
-async def measure(requests: int, concurrency: int, latency: float) -> dict[str, float]:
+async def measure(requests: int, concurrency: int, latency: float) -> dict[str, object]:
     urls: multiprocessing.Queue[object] = multiprocessing.Queue()
     stop = multiprocessing.Event()
     process = multiprocessing.Process(target=_serve, args=(latency, urls, stop), daemon=True)
@@ -36,17 +36,28 @@ async def measure(requests: int, concurrency: int, latency: float) -> dict[str, 
     base_url = str(urls.get(timeout=30))
     backend = OpenAIBackend(model_id="bench", base_url=base_url, max_concurrency=concurrency)
     started = time.perf_counter()
-    await asyncio.gather(*(backend.generate(ModelRequest(
-        messages=[ChatMessage(role="user", content=f"request {i}")], max_tokens=32)) for i in range(requests)))
+    await asyncio.gather(
+        *(
+            backend.generate(ModelRequest(messages=[ChatMessage(role="user", content=f"request {i}")], max_tokens=32))
+            for i in range(requests)
+        )
+    )
     elapsed = time.perf_counter() - started
     stop.set()
     peak = urls.get(timeout=30)
     process.join(timeout=10)
     achieved = requests / elapsed
     bound = concurrency / latency
-    return {"requests": requests, "concurrency": concurrency, "latency_s": latency, "elapsed_s": round(elapsed, 3),
-            "achieved_rps": round(achieved, 1), "bound_rps": round(bound, 1),
-            "fraction_of_bound": round(achieved / bound, 3), "server_peak_in_flight": peak}
+    return {
+        "requests": requests,
+        "concurrency": concurrency,
+        "latency_s": latency,
+        "elapsed_s": round(elapsed, 3),
+        "achieved_rps": round(achieved, 1),
+        "bound_rps": round(bound, 1),
+        "fraction_of_bound": round(achieved / bound, 3),
+        "server_peak_in_flight": peak,
+    }
 
 
 def main() -> None:

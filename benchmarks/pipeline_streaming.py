@@ -27,9 +27,16 @@ from tests.pipeline_world import responder, world_config
 
 
 def problems(count: int) -> list[SourceProblem]:
-    return [SourceProblem(problem_id=f"bench:{i}", source="bench", source_id=str(i),
-                          question=f"Problem {i}: a robe needs 3600 threads in 12 bolts. How many per bolt?",
-                          answer="300") for i in range(count)]
+    return [
+        SourceProblem(
+            problem_id=f"bench:{i}",
+            source="bench",
+            source_id=str(i),
+            question=f"Problem {i}: a robe needs 3600 threads in 12 bolts. How many per bolt?",
+            answer="300",
+        )
+        for i in range(count)
+    ]
 
 
 async def run_once(count: int, in_flight: int, model_latency: float, lean_latency: float, workers: int) -> float:
@@ -37,10 +44,15 @@ async def run_once(count: int, in_flight: int, model_latency: float, lean_latenc
     with tempfile.TemporaryDirectory() as directory:
         store = RunStore(Path(directory))
         backend = ScriptedBackend(responder, model_id="bench", latency_s=model_latency)
-        clients = {stage: ModelClient(backend, store=store, stage=stage) for stage in
-                   ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")}
-        verifier = CachedVerifier(fake_repl_verifier(
-            [{"match": "theorem", "action": "slow", "delay_s": lean_latency}], workers=workers, timeout_s=60))
+        clients = {
+            stage: ModelClient(backend, store=store, stage=stage)
+            for stage in ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
+        }
+        verifier = CachedVerifier(
+            fake_repl_verifier(
+                [{"match": "theorem", "action": "slow", "delay_s": lean_latency}], workers=workers, timeout_s=60
+            )
+        )
         await verifier.check("theorem warmup : True := trivial", config.lean.header)  # start workers up front
         started = time.perf_counter()
         summary = await Pipeline(config, store, clients, verifier).run(problems(count))
@@ -61,11 +73,20 @@ def main() -> None:
     common = (arguments.model_latency, arguments.lean_latency, arguments.lean_workers)
     streaming = asyncio.run(run_once(arguments.problems, arguments.in_flight, *common))
     sequential = asyncio.run(run_once(arguments.problems, 1, *common))
-    print(json.dumps({"problems": arguments.problems, "model_latency_s": arguments.model_latency,
-                      "lean_latency_s": arguments.lean_latency, "lean_workers": arguments.lean_workers,
-                      "streaming_instances_per_minute": round(streaming, 1),
-                      "sequential_instances_per_minute": round(sequential, 1),
-                      "speedup": round(streaming / sequential, 2)}, indent=2))
+    print(
+        json.dumps(
+            {
+                "problems": arguments.problems,
+                "model_latency_s": arguments.model_latency,
+                "lean_latency_s": arguments.lean_latency,
+                "lean_workers": arguments.lean_workers,
+                "streaming_instances_per_minute": round(streaming, 1),
+                "sequential_instances_per_minute": round(sequential, 1),
+                "speedup": round(streaming / sequential, 2),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

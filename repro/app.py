@@ -80,8 +80,13 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
     counts: Counter[str] = Counter()
     total = config.target or len(problems)
     progress = Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        TextColumn("{task.fields[funnel]}"), console=console or Console(quiet=True), transient=False,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[funnel]}"),
+        console=console or Console(quiet=True),
+        transient=False,
         disable=console is None,
     )
     task = progress.add_task("retained" if config.target else "problems", total=total, funnel="")
@@ -133,32 +138,51 @@ def status(run_dir: Path) -> dict[str, Any]:
         store.close()
 
 
-def audit(run_dir: Path, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
-          ) -> list[dict[str, Any]]:
+def audit(
+    run_dir: Path, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
     """Rejected candidates (or rejected attempts of a stage/reason) with their texts and Lean messages."""
     store = RunStore(run_dir, create=False)
     try:
         rows = []
         for candidate in store.candidates(CandidateStatus.rejected):
             attempts = store.attempts(candidate_id=candidate.candidate_id)
-            matching = [a for a in attempts if a.status != "passed"
-                        and (stage is None or a.stage.value == stage) and (reason is None or a.reason == reason)]
-            candidate_matches = (stage is None or (candidate.reject_stage and candidate.reject_stage.value == stage)) \
-                and (reason is None or (candidate.reject_reason and candidate.reject_reason.value == reason))
+            matching = [
+                a
+                for a in attempts
+                if a.status != "passed"
+                and (stage is None or a.stage.value == stage)
+                and (reason is None or a.reason == reason)
+            ]
+            candidate_matches = (
+                stage is None or (candidate.reject_stage and candidate.reject_stage.value == stage)
+            ) and (reason is None or (candidate.reject_reason and candidate.reject_reason.value == reason))
             if not matching and not candidate_matches:
                 continue
             problem = store.problem(candidate.problem_id)
-            rows.append({
-                "candidate_id": candidate.candidate_id, "reject_stage": candidate.reject_stage,
-                "reject_reason": candidate.reject_reason, "original_question": problem.question,
-                "rewritten_question": candidate.rewritten_question, "lean_statement": candidate.lean_statement,
-                "attempts": [{
-                    "stage": a.stage.value, "attempt": a.attempt_number, "status": a.status.value,
-                    "reason": a.reason.value if a.reason else None, "taxonomy": a.taxonomy,
-                    "lean_messages": [m.model_dump() for m in a.lean_messages],
-                    "details": a.output.get("details"), "text": a.output.get("text") or a.output.get("reply"),
-                } for a in (matching or [a for a in attempts if a.status != "passed"])],
-            })
+            rows.append(
+                {
+                    "candidate_id": candidate.candidate_id,
+                    "reject_stage": candidate.reject_stage,
+                    "reject_reason": candidate.reject_reason,
+                    "original_question": problem.question,
+                    "rewritten_question": candidate.rewritten_question,
+                    "lean_statement": candidate.lean_statement,
+                    "attempts": [
+                        {
+                            "stage": a.stage.value,
+                            "attempt": a.attempt_number,
+                            "status": a.status.value,
+                            "reason": a.reason.value if a.reason else None,
+                            "taxonomy": a.taxonomy,
+                            "lean_messages": [m.model_dump() for m in a.lean_messages],
+                            "details": a.output.get("details"),
+                            "text": a.output.get("text") or a.output.get("reply"),
+                        }
+                        for a in (matching or [a for a in attempts if a.status != "passed"])
+                    ],
+                }
+            )
             if limit is not None and len(rows) >= limit:
                 break
         return rows
@@ -179,22 +203,50 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
     from repro.lean.project import lean_health
 
     lines = []
-    for package, extra in (("pydantic", None), ("openai", None), ("lean_interact", None), ("datasets", None),
-                           ("tenacity", None), ("rich", None), ("math_verify", None), ("pyarrow", None),
-                           ("vllm", "vllm"), ("transformers", "local")):
+    for package, extra in (
+        ("pydantic", None),
+        ("openai", None),
+        ("lean_interact", None),
+        ("datasets", None),
+        ("tenacity", None),
+        ("rich", None),
+        ("math_verify", None),
+        ("pyarrow", None),
+        ("vllm", "vllm"),
+        ("transformers", "local"),
+    ):
         found = importlib.util.find_spec(package) is not None
         fix = f"pip install 'repro[{extra}]'" if extra else "pip install -e ."
-        lines.append(DoctorLine(found, f"python package {package}" + (f" (optional, extra {extra})" if extra else ""),
-                                "installed" if found else f"MISSING: {fix}"))
+        lines.append(
+            DoctorLine(
+                found,
+                f"python package {package}" + (f" (optional, extra {extra})" if extra else ""),
+                "installed" if found else f"MISSING: {fix}",
+            )
+        )
     project = Path(config.lean.project_path if config else "lean_project")
     health = lean_health(project)
-    lines.append(DoctorLine(bool(health.lean and health.lake), "Lean toolchain (lean, lake)",
-                            f"{health.lean}, {health.lake}" if health.lean and health.lake else
-                            "MISSING: " + health.problems[0]))
-    lines.append(DoctorLine(health.mathlib_built, f"Mathlib project {project} ({health.toolchain})",
-                            "built" if health.mathlib_built else "MISSING: run `repro lean setup` (needs network once)"))
-    lines.append(DoctorLine(shutil.which("elan") is not None, "elan", shutil.which("elan") or
-                            "MISSING: install elan, or use docker/Dockerfile"))
+    lines.append(
+        DoctorLine(
+            bool(health.lean and health.lake),
+            "Lean toolchain (lean, lake)",
+            f"{health.lean}, {health.lake}" if health.lean and health.lake else "MISSING: " + health.problems[0],
+        )
+    )
+    lines.append(
+        DoctorLine(
+            health.mathlib_built,
+            f"Mathlib project {project} ({health.toolchain})",
+            "built" if health.mathlib_built else "MISSING: run `repro lean setup` (needs network once)",
+        )
+    )
+    lines.append(
+        DoctorLine(
+            shutil.which("elan") is not None,
+            "elan",
+            shutil.which("elan") or "MISSING: install elan, or use docker/Dockerfile",
+        )
+    )
     if config is not None:
         if config.lean.backend == LeanBackendName.kimina:
             lines.append(_reachable("Kimina Lean server", config.lean.kimina_url, "/"))
@@ -222,8 +274,11 @@ def _reachable(name: str, base_url: str, path: str) -> DoctorLine:
     try:
         response = httpx.get(url, timeout=5.0)
     except httpx.HTTPError as error:
-        return DoctorLine(False, name, f"MISSING: unreachable ({type(error).__name__}); start the server or fix"
-                                       " base_url in the config")
+        return DoctorLine(
+            False,
+            name,
+            f"MISSING: unreachable ({type(error).__name__}); start the server or fix base_url in the config",
+        )
     return DoctorLine(response.status_code < 500, name, f"reachable (HTTP {response.status_code})")
 
 

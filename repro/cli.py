@@ -41,8 +41,10 @@ def _config_from_arguments(arguments: argparse.Namespace) -> RunConfig:
     path = arguments.config
     if path is None:
         path = str(bundled_path("configs/demo.yaml"))
-        errors.print("[yellow]no --config given: running the offline DEMONSTRATION (configs/demo.yaml): scripted"
-                     " models and a fake Lean backend; its output is not verified.[/]")
+        errors.print(
+            "[yellow]no --config given: running the offline DEMONSTRATION (configs/demo.yaml): scripted"
+            " models and a fake Lean backend; its output is not verified.[/]"
+        )
     config = load_config(path, arguments.set or [])
     data = config.model_dump(mode="json")
     dataset = data["dataset"]
@@ -85,8 +87,10 @@ def command_run(arguments: argparse.Namespace) -> int:
     rates = outcome.metrics["rates"]
     console.print(f"run directory: {outcome.run_dir}")
     console.print(f"drawn {rates['drawn']}, retained {rates['retained']}, generation rate {rates['generation_rate']}")
-    console.print(f"next: repro status {outcome.run_dir}  |  repro audit {outcome.run_dir}  |  "
-                  f"repro release {outcome.run_dir} --out release/")
+    console.print(
+        f"next: repro status {outcome.run_dir}  |  repro audit {outcome.run_dir}  |  "
+        f"repro release {outcome.run_dir} --out release/"
+    )
     return 0
 
 
@@ -99,18 +103,35 @@ def _print_status(metrics: dict[str, Any]) -> None:
         table.add_row(stage, str(row["reached"]), str(row["passed"]), rejected)
     console.print(table)
     rates = metrics["rates"]
-    console.print(f"problems drawn {rates['drawn']}, finished {rates['finished']}, retained {rates['retained']}, "
-                  f"generation rate {rates['generation_rate']}")
+    console.print(
+        f"problems drawn {rates['drawn']}, finished {rates['finished']}, retained {rates['retained']}, "
+        f"generation rate {rates['generation_rate']}"
+    )
     console.print("generation rate at " + ", ".join(f"{k} {v}" for k, v in rates["generation_rate_at"].items()))
     for label in ("by_level", "by_type"):
         if rates[label]:
             console.print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in rates[label].items()))
     models = Table(title="model calls (per stage and model)")
-    for column in ("stage", "model", "calls", "cache hits", "failed", "retries", "tokens in", "tokens out", "latency s"):
+    for column in (
+        "stage",
+        "model",
+        "calls",
+        "cache hits",
+        "failed",
+        "retries",
+        "tokens in",
+        "tokens out",
+        "latency s",
+    ):
         models.add_column(column)
     for key, row in metrics["models"].items():
-        models.add_row(*key.split(" | ", 1), *(str(row[name]) for name in ("calls", "cache_hits", "failed", "retries", "tokens_in",
-                                                           "tokens_out", "latency_s")))
+        models.add_row(
+            *key.split(" | ", 1),
+            *(
+                str(row[name])
+                for name in ("calls", "cache_hits", "failed", "retries", "tokens_in", "tokens_out", "latency_s")
+            ),
+        )
     console.print(models)
     attempts = Table(title="attempts by stage, status and reason")
     for column in ("stage", "status", "reason", "count"):
@@ -146,8 +167,10 @@ def command_audit(arguments: argparse.Namespace) -> int:
         if row["lean_statement"]:
             console.print(f"[bold]statement:[/] {row['lean_statement']}")
         for attempt in row["attempts"]:
-            console.print(f"  {attempt['stage']} #{attempt['attempt']}: {attempt['status']} {attempt['reason'] or ''}"
-                          f" {attempt['taxonomy'] or ''}")
+            console.print(
+                f"  {attempt['stage']} #{attempt['attempt']}: {attempt['status']} {attempt['reason'] or ''}"
+                f" {attempt['taxonomy'] or ''}"
+            )
             for message in attempt["lean_messages"][:3]:
                 console.print(f"    lean {message['severity']} line {message['line']}: {message['text'][:200]}")
     console.print(f"{len(rows)} rejected candidates")
@@ -158,15 +181,18 @@ def command_release(arguments: argparse.Namespace) -> int:
     from repro.release import write_release
 
     summary = write_release(arguments.run_dir, arguments.out, allow_unverified=arguments.allow_unverified)
-    console.print(f"wrote {summary.written} instances to {summary.out_dir} (data/test.parquet, data/test.jsonl,"
-                  " README.md)")
+    console.print(
+        f"wrote {summary.written} instances to {summary.out_dir} (data/test.parquet, data/test.jsonl, README.md)"
+    )
     if summary.written == 0:
         errors.print("[yellow]the release is empty (note: `datasets` cannot load a split with no rows)[/]")
     if summary.unverified:
         errors.print(f"[yellow]{summary.unverified} rows are marked unverified (not checked by a real Lean backend)[/]")
     if summary.withheld_unverified:
-        errors.print(f"[yellow]withheld {summary.withheld_unverified} instances not checked by a real Lean backend;"
-                     " pass --allow-unverified to write them, marked as such[/]")
+        errors.print(
+            f"[yellow]withheld {summary.withheld_unverified} instances not checked by a real Lean backend;"
+            " pass --allow-unverified to write them, marked as such[/]"
+        )
     return 0
 
 
@@ -188,8 +214,9 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
     async def check() -> Any:
         verifier = build_verifier(lean)
         try:
-            return await verify_proof(statement, proof, verifier, header=lean.header,
-                                      allow_native_decide=lean.allow_native_decide)
+            return await verify_proof(
+                statement, proof, verifier, header=lean.header, allow_native_decide=lean.allow_native_decide
+            )
         finally:
             await verifier.close()
 
@@ -197,8 +224,10 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
     if arguments.json:
         print(verdict.model_dump_json(indent=2, exclude={"lean"}))
     else:
-        console.print(f"verified: {verdict.verified}" + ("" if verdict.lean is None or verdict.lean.real_lean
-                                                          else "  (fake Lean backend: never a real verdict)"))
+        console.print(
+            f"verified: {verdict.verified}"
+            + ("" if verdict.lean is None or verdict.lean.real_lean else "  (fake Lean backend: never a real verdict)")
+        )
         for detail in verdict.details:
             console.print(f"  reason: {detail}")
         if verdict.taxonomy:
@@ -221,8 +250,13 @@ def command_reverify(arguments: argparse.Namespace) -> int:
         try:
             verdicts = []
             for instance in instances:
-                verdict = await verify_proof(instance.lean_statement, instance.lean_proof, verifier,
-                                             header=instance.lean_header, allow_native_decide=lean.allow_native_decide)
+                verdict = await verify_proof(
+                    instance.lean_statement,
+                    instance.lean_proof,
+                    verifier,
+                    header=instance.lean_header,
+                    allow_native_decide=lean.allow_native_decide,
+                )
                 same = verdict.checked_code == instance.verified_code
                 verdicts.append((instance.instance_id, verdict.verified and same, [r.value for r in verdict.reasons]))
             return verdicts
@@ -295,34 +329,49 @@ def command_repair(arguments: argparse.Namespace) -> int:
         elif arguments.model and arguments.base_url:
             model = ModelSettings(model=arguments.model, base_url=arguments.base_url, api_key_env=arguments.api_key_env)
         else:
-            errors.print("repair needs candidates: --candidates FILE (offline) or a model (--model and --base-url,"
-                         " or --config with models.repair)")
+            errors.print(
+                "repair needs candidates: --candidates FILE (offline) or a model (--model and --base-url,"
+                " or --config with models.repair)"
+            )
             return 2
         out.mkdir(parents=True, exist_ok=True)
         store = RunStore(out)
         client = ModelClient(build_backend(model), store=store, stage="repair", cache_mode=CacheMode.read_write)
     with Progress(console=console) as progress:
         task = progress.add_task("repair", total=len(traces))
-        results, report = asyncio.run(run_repair(traces, settings, client=client, offline_candidates=offline,
-                                                 progress=lambda n: progress.advance(task, n)))
+        results, report = asyncio.run(
+            run_repair(
+                traces,
+                settings,
+                client=client,
+                offline_candidates=offline,
+                progress=lambda n: progress.advance(task, n),
+            )
+        )
     if store is not None:
         store.close()
     write_outputs(out, results, report)
-    console.print(f"accuracy {report['initial_correct']}/{report['total']} -> {report['final_correct']}/"
-                  f"{report['total']}; fixed {report['fixed']}, broken {report['broken']}; "
-                  f"triggered {report['trigger_rate']:.1%}; calls/example {report['calls_per_example']:.2f}")
+    console.print(
+        f"accuracy {report['initial_correct']}/{report['total']} -> {report['final_correct']}/"
+        f"{report['total']}; fixed {report['fixed']}, broken {report['broken']}; "
+        f"triggered {report['trigger_rate']:.1%}; calls/example {report['calls_per_example']:.2f}"
+    )
     console.print(f"wrote {out / 'report.json'} and {out / 'examples.jsonl'}")
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="repro", description=DESCRIPTION,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="repro", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"repro {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    run = commands.add_parser("run", help="build a rewritten benchmark (or resume one)",
-                              description="Rewrite, screen, formalize, align, prove, verify and answer each problem.")
+    run = commands.add_parser(
+        "run",
+        help="build a rewritten benchmark (or resume one)",
+        description="Rewrite, screen, formalize, align, prove, verify and answer each problem.",
+    )
     run.add_argument("--config", help="run config (YAML or TOML); default: the offline demo config")
     run.add_argument("--run-dir", help="where the run store lives (default runs/NAME-TIMESTAMP)")
     run.add_argument("--resume", action="store_true", help="continue a killed run in --run-dir, losing nothing")
@@ -354,8 +403,11 @@ def build_parser() -> argparse.ArgumentParser:
     release = commands.add_parser("release", help="write retained instances as a dataset (JSONL, Parquet, card)")
     release.add_argument("run_dir")
     release.add_argument("--out", required=True)
-    release.add_argument("--allow-unverified", action="store_true",
-                         help="also write instances not checked by a real Lean backend, marked unverified")
+    release.add_argument(
+        "--allow-unverified",
+        action="store_true",
+        help="also write instances not checked by a real Lean backend, marked unverified",
+    )
     release.set_defaults(handler=command_release)
 
     reverify = commands.add_parser("reverify", help="re-check every proof of a released dataset with Lean")
@@ -385,9 +437,12 @@ def build_parser() -> argparse.ArgumentParser:
     reasons = commands.add_parser("reasons", help="list every rejection reason code and what it means")
     reasons.set_defaults(handler=command_reasons)
 
-    repair = commands.add_parser("repair", help="guarded repair of cached reasoning traces",
-                                 description="Diagnose each trace; repair only risky ones; keep the original"
-                                             " unless deterministic guards say the candidate is safer.")
+    repair = commands.add_parser(
+        "repair",
+        help="guarded repair of cached reasoning traces",
+        description="Diagnose each trace; repair only risky ones; keep the original"
+        " unless deterministic guards say the candidate is safer.",
+    )
     repair.add_argument("--traces", required=True, help="JSONL with id, problem, gold_answer, initial_reasoning")
     repair.add_argument("--out", required=True, help="directory for report.json and examples.jsonl")
     repair.add_argument("--candidates", help="JSONL of pre-generated candidates per id (no model needed)")
@@ -397,8 +452,9 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument("--api-key-env")
     repair.add_argument("--n", type=int, default=3, help="candidates per triggered example (default 3)")
     repair.add_argument("--mode", choices=["auto", "strict", "relaxed"], default="auto")
-    repair.add_argument("--baseline", choices=["guarded", "resolve_all", "resolve_triggered", "best_of_n"],
-                        default="guarded")
+    repair.add_argument(
+        "--baseline", choices=["guarded", "resolve_all", "resolve_triggered", "best_of_n"], default="guarded"
+    )
     repair.add_argument("--no-graph-guard", action="store_true")
     repair.add_argument("--no-equation-support", action="store_true")
     repair.add_argument("--relaxed-missing-constraint", action="store_true")

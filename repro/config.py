@@ -79,7 +79,9 @@ class LeanBackendName(StrEnum):
     fake = "fake"
 
 
-DEFAULT_HEADER = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat\n"
+DEFAULT_HEADER = (
+    "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat\n"
+)
 
 
 class LeanSettings(_Strict):

@@ -12,8 +12,8 @@ import json
 import re
 from functools import cache
 
-from repro.data import load_source
 from repro.config import DatasetSettings
+from repro.data import load_source
 from repro.llm.protocol import ModelRequest
 from repro.prompts import bundled_path
 
@@ -55,15 +55,17 @@ def responder(request: ModelRequest, sample_index: int) -> str:
         name = _between(prompt, "theorem name: ", "\n")
         question = _between(prompt, "The natural language statement is:\n", "\n\nWrite a single")
         answer = _lookup(question) or "0"
-        return (f"<think>demo</think>\n```lean4\ntheorem {name} (answer : ℕ) (h₀ : answer = {answer}) :"
-                f" answer = {answer} := by sorry\n```")
+        return (
+            f"<think>demo</think>\n```lean4\ntheorem {name} (answer : ℕ) (h₀ : answer = {answer}) :"
+            f" answer = {answer} := by sorry\n```"
+        )
     if "faithfully encodes a math problem" in prompt:
         question = _between(prompt, "Problem:\n", "\n\nLean 4 statement")
         consistent = not (_bucket(question) == 1 and sample_index < 3)
         return json.dumps({"analysis": "demo", "verdict": "Consistent" if consistent else "Inconsistent"})
     if "Complete the following Lean 4 code" in prompt:
         statement = _between(prompt, "```lean4\n", "```")
-        theorem = statement[statement.index("theorem"):].replace(":= by sorry", "").strip()
+        theorem = statement[statement.index("theorem") :].replace(":= by sorry", "").strip()
         body = "  sorry" if sample_index == 0 and _bucket(statement) < 5 else "  subst h₀\n  rfl"
         return f"Plan: substitute the hypothesis.\n```lean4\n{theorem} := by\n{body}\n```"
     if "Classify the candidate" in prompt:

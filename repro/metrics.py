@@ -21,10 +21,14 @@ def funnel(store: RunStore) -> dict[str, Any]:
     rejected: dict[str, Counter[str]] = defaultdict(Counter)
     for candidate in store.candidates(CandidateStatus.rejected):
         rejected[candidate.reject_stage.value if candidate.reject_stage else "?"][
-            candidate.reject_reason.value if candidate.reject_reason else "?"] += 1
+            candidate.reject_reason.value if candidate.reject_reason else "?"
+        ] += 1
     return {
-        stage.value: {"reached": len(reached[stage.value]), "passed": len(passed[stage.value]),
-                      "rejected": dict(rejected[stage.value])}
+        stage.value: {
+            "reached": len(reached[stage.value]),
+            "passed": len(passed[stage.value]),
+            "rejected": dict(rejected[stage.value]),
+        }
         for stage in STAGE_ORDER
     }
 
@@ -52,7 +56,9 @@ def generation_rates(store: RunStore, k: int) -> dict[str, Any]:
         hits = sum(1 for c in retained.values() if c.proof_attempt_number is not None and c.proof_attempt_number < j)
         pass_at[f"pass@{j}"] = _rate(hits, len(finished))
     return {
-        "drawn": len(problems), "finished": len(finished), "retained": len(retained),
+        "drawn": len(problems),
+        "finished": len(finished),
+        "retained": len(retained),
         "generation_rate": _rate(len(retained), len(finished)),
         "by_level": {key: _rate(*value) for key, value in sorted(by_level.items())},
         "by_type": {key: _rate(*value) for key, value in sorted(by_type.items())},
@@ -63,9 +69,10 @@ def generation_rates(store: RunStore, k: int) -> dict[str, Any]:
 def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for call in store.model_calls():
-        row = table.setdefault(f"{call.stage} | {call.model_id}", {
-            "calls": 0, "cache_hits": 0, "failed": 0, "retries": 0, "tokens_in": 0, "tokens_out": 0,
-            "latency_s": 0.0})
+        row = table.setdefault(
+            f"{call.stage} | {call.model_id}",
+            {"calls": 0, "cache_hits": 0, "failed": 0, "retries": 0, "tokens_in": 0, "tokens_out": 0, "latency_s": 0.0},
+        )
         if call.cache_hit:
             row["cache_hits"] += call.samples
             continue

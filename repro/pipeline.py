@@ -19,7 +19,6 @@ from repro.config import RunConfig
 from repro.lean.protocol import Verifier
 from repro.llm.client import ModelClient
 from repro.records import (
-    AttemptStatus,
     Candidate,
     CandidateStatus,
     ReasonCode,
@@ -57,7 +56,12 @@ def theorem_name_for(candidate_id: str) -> str:
 
 class Pipeline:
     def __init__(
-        self, config: RunConfig, store: RunStore, clients: dict[str, ModelClient], verifier: Verifier, *,
+        self,
+        config: RunConfig,
+        store: RunStore,
+        clients: dict[str, ModelClient],
+        verifier: Verifier,
+        *,
         on_event: EventHook | None = None,
     ) -> None:
         self.config = config
@@ -70,11 +74,22 @@ class Pipeline:
     # -- bookkeeping ---------------------------------------------------------------------------------
     def _record(self, candidate: Candidate, stage: Stage, number: int, result: StageResult) -> None:
         attempt = StageAttempt(
-            candidate_id=candidate.candidate_id, problem_id=candidate.problem_id, stage=stage,
-            attempt_number=number, input_hash=result.input_hash, status=result.status, reason=result.reason,
-            output=result.output, lean_messages=result.lean_messages, taxonomy=result.taxonomy,
-            elapsed_s=result.elapsed_s, lean_seconds=result.lean_seconds, tokens_in=result.tokens_in,
-            tokens_out=result.tokens_out, model_calls=result.model_calls, model_id=result.model_id,
+            candidate_id=candidate.candidate_id,
+            problem_id=candidate.problem_id,
+            stage=stage,
+            attempt_number=number,
+            input_hash=result.input_hash,
+            status=result.status,
+            reason=result.reason,
+            output=result.output,
+            lean_messages=result.lean_messages,
+            taxonomy=result.taxonomy,
+            elapsed_s=result.elapsed_s,
+            lean_seconds=result.lean_seconds,
+            tokens_in=result.tokens_in,
+            tokens_out=result.tokens_out,
+            model_calls=result.model_calls,
+            model_id=result.model_id,
             backend_id=result.backend_id,
         )
         if result.model_id:
@@ -98,8 +113,11 @@ class Pipeline:
     async def _process_problem(self, problem: SourceProblem) -> bool:
         previous_rewrite: str | None = None
         for rewrite_index in range(self.config.retries.rewrites_per_problem):
-            candidate = Candidate(candidate_id=f"{problem.problem_id}#r{rewrite_index}", problem_id=problem.problem_id,
-                                  rewrite_index=rewrite_index)
+            candidate = Candidate(
+                candidate_id=f"{problem.problem_id}#r{rewrite_index}",
+                problem_id=problem.problem_id,
+                rewrite_index=rewrite_index,
+            )
             candidate.theorem_name = theorem_name_for(candidate.candidate_id)
             self.store.save_candidate(candidate)
             retained = await self._process_candidate(problem, candidate, previous_rewrite)
@@ -112,8 +130,9 @@ class Pipeline:
 
     async def _process_candidate(self, problem: SourceProblem, candidate: Candidate, previous: str | None) -> bool:
         config = self.config
-        result = await rewrite_problem(problem, previous, self.clients["rewrite"], config.model_for("rewrite"),
-                                       attempt=candidate.rewrite_index)
+        result = await rewrite_problem(
+            problem, previous, self.clients["rewrite"], config.model_for("rewrite"), attempt=candidate.rewrite_index
+        )
         candidate.rewritten_question = result.output.get("rewritten_question")
         self._record(candidate, Stage.rewrite, 0, result)
         if not result.passed:
@@ -121,8 +140,9 @@ class Pipeline:
             return False
         question = candidate.rewritten_question or ""
 
-        result = await screen_problem(question, self.clients["screen"], config.model_for("screen"),
-                                      attempt=candidate.rewrite_index)
+        result = await screen_problem(
+            question, self.clients["screen"], config.model_for("screen"), attempt=candidate.rewrite_index
+        )
         candidate.screener_answer = result.output.get("answer") or None
         self._record(candidate, Stage.screen, 0, result)
         if not result.passed:
@@ -133,9 +153,15 @@ class Pipeline:
         k = config.prove.k
         for round_index in range(config.retries.formalizations_per_rewrite):
             offset = candidate.rewrite_index * config.retries.formalizations_per_rewrite + round_index
-            result = await formalize(question, candidate.theorem_name or "", self.clients["formalize"],
-                                     config.model_for("formalize"), self.verifier, header=self.header,
-                                     attempt=offset)
+            result = await formalize(
+                question,
+                candidate.theorem_name or "",
+                self.clients["formalize"],
+                config.model_for("formalize"),
+                self.verifier,
+                header=self.header,
+                attempt=offset,
+            )
             self._record(candidate, Stage.formalize, round_index, result)
             if not result.passed:
                 last_stage, last_reason = Stage.formalize, result.reason or ReasonCode.no_lean_block
@@ -143,8 +169,14 @@ class Pipeline:
             statement = result.output["statement"]
             candidate.lean_statement = statement
 
-            result = await check_alignment(question, statement, self.clients["align"], config.model_for("align"),
-                                           asks=config.align.asks, attempt=offset)
+            result = await check_alignment(
+                question,
+                statement,
+                self.clients["align"],
+                config.model_for("align"),
+                asks=config.align.asks,
+                attempt=offset,
+            )
             self._record(candidate, Stage.align, round_index, result)
             if not result.passed:
                 last_stage, last_reason = Stage.align, result.reason or ReasonCode.semantic_mismatch
@@ -158,8 +190,14 @@ class Pipeline:
                 break
 
             result = await recover_answer(
-                question, statement, candidate.verified_code or "", self.clients["extract"],
-                config.model_for("extract"), self.clients["classify"], config.model_for("classify"), attempt=offset,
+                question,
+                statement,
+                candidate.verified_code or "",
+                self.clients["extract"],
+                config.model_for("extract"),
+                self.clients["classify"],
+                config.model_for("classify"),
+                attempt=offset,
             )
             self._record(candidate, Stage.answer, round_index, result)
             if not result.passed:
@@ -181,28 +219,41 @@ class Pipeline:
         k = config.prove.k
         settings = config.model_for("prove")
         client = self.clients["prove"]
-        if config.prove.strategy == "parallel":
-            batches = [(0, k)]
-        else:
-            batches = [(j, 1) for j in range(k)]
+        batches = [(0, k)] if config.prove.strategy == "parallel" else [(j, 1) for j in range(k)]
         for start, count in batches:
-            samples, result = await sample_proofs(statement, self.header, client, settings, count=count,
-                                                  first_index=first_index + start)
+            samples, result = await sample_proofs(
+                statement, self.header, client, settings, count=count, first_index=first_index + start
+            )
             if not samples:
                 self._record(candidate, Stage.prove, round_index * k + start, result)
                 return None
-            verdicts = await asyncio.gather(*(verify_sample(
-                statement, sample, self.verifier, header=self.header,
-                allow_native_decide=config.lean.allow_native_decide) for sample in samples))
+            verdicts = await asyncio.gather(
+                *(
+                    verify_sample(
+                        statement,
+                        sample,
+                        self.verifier,
+                        header=self.header,
+                        allow_native_decide=config.lean.allow_native_decide,
+                    )
+                    for sample in samples
+                )
+            )
             found: str | None = None
             for position, (sample, (verdict, verify_result)) in enumerate(zip(samples, verdicts, strict=True)):
                 number = round_index * k + start + position
-                prove_result = result.model_copy(update={
-                    "output": {"text": sample.text, "finish_reason": sample.finish_reason, "sample_index": sample.index},
-                    "tokens_in": result.tokens_in if position == 0 else 0,
-                    "tokens_out": result.tokens_out if position == 0 else 0,
-                    "model_calls": result.model_calls if position == 0 else 0,
-                })
+                prove_result = result.model_copy(
+                    update={
+                        "output": {
+                            "text": sample.text,
+                            "finish_reason": sample.finish_reason,
+                            "sample_index": sample.index,
+                        },
+                        "tokens_in": result.tokens_in if position == 0 else 0,
+                        "tokens_out": result.tokens_out if position == 0 else 0,
+                        "model_calls": result.model_calls if position == 0 else 0,
+                    }
+                )
                 self._record(candidate, Stage.prove, number, prove_result)
                 self._record(candidate, Stage.verify, number, verify_result)
                 if verdict.verified and found is None:

@@ -42,26 +42,44 @@ def instance_from_candidate(
     candidate: Candidate, store: RunStore, header: str, *, released_at: str
 ) -> ReleasedInstance:
     problem = store.problem(candidate.problem_id)
-    missing = [name for name in ("rewritten_question", "new_answer", "lean_statement", "lean_proof", "verified_code")
-               if not getattr(candidate, name)]
+    missing = [
+        name
+        for name in ("rewritten_question", "new_answer", "lean_statement", "lean_proof", "verified_code")
+        if not getattr(candidate, name)
+    ]
     if missing:
         raise ReleaseError(f"candidate {candidate.candidate_id} is retained but lacks {missing}")
     verified_code = candidate.verified_code or ""
     return ReleasedInstance(
-        instance_id=candidate.candidate_id, source_dataset=problem.source, source_id=problem.source_id,
-        level=problem.level, type=problem.type, original_question=problem.question,
-        original_answer=problem.answer, rewritten_question=candidate.rewritten_question or "",
-        new_answer=candidate.new_answer or "", lean_statement=candidate.lean_statement or "",
-        lean_proof=candidate.lean_proof or "", verified_code=verified_code, lean_header=header,
-        theorem_name=candidate.theorem_name or "", screener_answer=candidate.screener_answer,
+        instance_id=candidate.candidate_id,
+        source_dataset=problem.source,
+        source_id=problem.source_id,
+        level=problem.level,
+        type=problem.type,
+        original_question=problem.question,
+        original_answer=problem.answer,
+        rewritten_question=candidate.rewritten_question or "",
+        new_answer=candidate.new_answer or "",
+        lean_statement=candidate.lean_statement or "",
+        lean_proof=candidate.lean_proof or "",
+        verified_code=verified_code,
+        lean_header=header,
+        theorem_name=candidate.theorem_name or "",
+        screener_answer=candidate.screener_answer,
         answer_disagrees_with_screener=bool(candidate.answer_disagrees_with_screener),
         unverified=not candidate.verifier_is_real_lean,
         provenance=Provenance(
-            models=[StageModel(stage=stage, model=model, backend=candidate.backends.get(stage, "unknown"))
-                    for stage, model in sorted(candidate.models.items())],
-            lean_toolchain=candidate.lean_toolchain, mathlib_revision=candidate.mathlib_revision,
-            verifier_backend=candidate.verifier_backend, verified_by_real_lean=candidate.verifier_is_real_lean,
-            proof_hash=proof_hash(verified_code), repro_version=__version__, released_at=released_at,
+            models=[
+                StageModel(stage=stage, model=model, backend=candidate.backends.get(stage, "unknown"))
+                for stage, model in sorted(candidate.models.items())
+            ],
+            lean_toolchain=candidate.lean_toolchain,
+            mathlib_revision=candidate.mathlib_revision,
+            verifier_backend=candidate.verifier_backend,
+            verified_by_real_lean=candidate.verifier_is_real_lean,
+            proof_hash=proof_hash(verified_code),
+            repro_version=__version__,
+            released_at=released_at,
         ),
     )
 
@@ -70,20 +88,39 @@ def _features() -> Any:
     import datasets
 
     text = datasets.Value("string")
-    return datasets.Features({
-        "schema_version": datasets.Value("int64"), "instance_id": text, "source_dataset": text, "source_id": text,
-        "level": text, "type": text, "original_question": text, "original_answer": text,
-        "rewritten_question": text, "new_answer": text, "lean_statement": text, "lean_proof": text,
-        "verified_code": text, "lean_header": text, "theorem_name": text, "screener_answer": text,
-        "answer_disagrees_with_screener": datasets.Value("bool"), "unverified": datasets.Value("bool"),
-        "provenance": {
+    return datasets.Features(
+        {
             "schema_version": datasets.Value("int64"),
-            "models": [{"schema_version": datasets.Value("int64"), "stage": text, "model": text, "backend": text}],
-            "lean_toolchain": text, "mathlib_revision": text, "verifier_backend": text,
-            "verified_by_real_lean": datasets.Value("bool"), "proof_hash": text, "repro_version": text,
-            "released_at": text,
-        },
-    })
+            "instance_id": text,
+            "source_dataset": text,
+            "source_id": text,
+            "level": text,
+            "type": text,
+            "original_question": text,
+            "original_answer": text,
+            "rewritten_question": text,
+            "new_answer": text,
+            "lean_statement": text,
+            "lean_proof": text,
+            "verified_code": text,
+            "lean_header": text,
+            "theorem_name": text,
+            "screener_answer": text,
+            "answer_disagrees_with_screener": datasets.Value("bool"),
+            "unverified": datasets.Value("bool"),
+            "provenance": {
+                "schema_version": datasets.Value("int64"),
+                "models": [{"schema_version": datasets.Value("int64"), "stage": text, "model": text, "backend": text}],
+                "lean_toolchain": text,
+                "mathlib_revision": text,
+                "verifier_backend": text,
+                "verified_by_real_lean": datasets.Value("bool"),
+                "proof_hash": text,
+                "repro_version": text,
+                "released_at": text,
+            },
+        }
+    )
 
 
 def _card(features: Any, rows: int, unverified: int, config: RunConfig | None, num_bytes: int) -> str:
@@ -100,8 +137,10 @@ def _card(features: Any, rows: int, unverified: int, config: RunConfig | None, n
     }
     warning = ""
     if unverified:
-        warning = (f"\n> **Warning:** {unverified} of {rows} rows were NOT checked by a real Lean backend "
-                   "(`unverified: true`). Do not use them as verified references.\n")
+        warning = (
+            f"\n> **Warning:** {unverified} of {rows} rows were NOT checked by a real Lean backend "
+            "(`unverified: true`). Do not use them as verified references.\n"
+        )
     return (
         "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n"
         f"# repro rewritten benchmark\n{warning}\n"
@@ -113,9 +152,7 @@ def _card(features: Any, rows: int, unverified: int, config: RunConfig | None, n
     )
 
 
-def write_release(
-    run_dir: str | Path, out_dir: str | Path, *, allow_unverified: bool = False
-) -> ReleaseSummary:
+def write_release(run_dir: str | Path, out_dir: str | Path, *, allow_unverified: bool = False) -> ReleaseSummary:
     import datasets
 
     datasets.disable_progress_bars()
@@ -126,8 +163,9 @@ def write_release(
         header = config.lean.header if config else ""
         released_at = utc_now()
         order = {problem.problem_id: index for index, problem in enumerate(store.problems())}
-        retained = sorted(store.candidates(CandidateStatus.retained),
-                          key=lambda c: (order.get(c.problem_id, 0), c.candidate_id))
+        retained = sorted(
+            store.candidates(CandidateStatus.retained), key=lambda c: (order.get(c.problem_id, 0), c.candidate_id)
+        )
         instances = [instance_from_candidate(c, store, header, released_at=released_at) for c in retained]
     finally:
         store.close()
@@ -138,8 +176,11 @@ def write_release(
     (out / "data").mkdir(parents=True, exist_ok=True)
     rows = [instance.model_dump(mode="json") for instance in instances]
     features = _features()
-    dataset = datasets.Dataset.from_list(rows, features=features) if rows else datasets.Dataset.from_dict(
-        {name: [] for name in features}, features=features)
+    dataset = (
+        datasets.Dataset.from_list(rows, features=features)
+        if rows
+        else datasets.Dataset.from_dict({name: [] for name in features}, features=features)
+    )
     num_bytes = int(dataset.data.nbytes)
     dataset.to_parquet(str(out / "data" / f"{SPLIT}.parquet"))
     with (out / "data" / f"{SPLIT}.jsonl").open("w", encoding="utf-8") as handle:

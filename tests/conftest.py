@@ -38,8 +38,10 @@ def lean_available() -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if lean_available():
         return
-    skip = pytest.mark.skip(reason="needs a real Lean toolchain: `lake` on PATH and lean_project/ built "
-                                   "(`repro lean setup`, or docker/Dockerfile)")
+    skip = pytest.mark.skip(
+        reason="needs a real Lean toolchain: `lake` on PATH and lean_project/ built "
+        "(`repro lean setup`, or docker/Dockerfile)"
+    )
     for item in items:
         if "lean" in item.keywords:
             item.add_marker(skip)

@@ -16,9 +16,13 @@ GOOD_PROOF = "Plan.\n```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 
 SORRY_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  sorry\n```"
 RESTATED_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by\n  subst h₀\n  rfl\n```"
 SET_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 ∈ ({{300}} : Set ℕ) := by sorry"
-SET_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 ∈ ({{300}} : Set ℕ) := by\n  subst h₀\n  simp\n```"
+SET_PROOF = (
+    "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 ∈ ({{300}} : Set ℕ) := by\n  subst h₀\n  simp\n```"
+)
 UNEVALUATED_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by sorry"
-UNEVALUATED_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by\n  subst h₀\n  rfl\n```"
+UNEVALUATED_PROOF = (
+    "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by\n  subst h₀\n  rfl\n```"
+)
 
 
 def case_of(text: str) -> str:
@@ -47,7 +51,8 @@ def responder(request: ModelRequest, sample_index: int) -> str:
         if case == "no_lean_block":
             return "I think the statement is about division."
         statement = {"extraction_not_in_proof": SET_STATEMENT, "intermediate": UNEVALUATED_STATEMENT}.get(
-            case, GOOD_STATEMENT).format(name=name)
+            case, GOOD_STATEMENT
+        ).format(name=name)
         if case == "compile_error":
             statement = statement.replace("(x : ℕ)", "(x : ℕ) (BADSTMT : ℕ)")
         # the tag rides along in a comment so the prover's prompt shows the case too
@@ -78,17 +83,23 @@ def responder(request: ModelRequest, sample_index: int) -> str:
 
 
 def world_config(dataset: str, **overrides: Any) -> dict[str, Any]:
-    scripted = {"backend": "scripted", "model": "world", "script": "tests.pipeline_world:responder",
-                "base_url": None, "api_key_env": None}
+    scripted = {
+        "backend": "scripted",
+        "model": "world",
+        "script": "tests.pipeline_world:responder",
+        "base_url": None,
+        "api_key_env": None,
+    }
     config: dict[str, Any] = {
         "name": "world",
         "dataset": {"name": "world", "path": dataset},
-        "models": {stage: dict(scripted) for stage in
-                   ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")},
+        "models": {
+            stage: dict(scripted)
+            for stage in ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
+        },
         "prove": {"k": 3, "strategy": "parallel"},
         "retries": {"rewrites_per_problem": 1, "formalizations_per_rewrite": 2},
-        "lean": {"backend": "fake", "workers": 2, "timeout_s": 20,
-                 "fake_rules": None},
+        "lean": {"backend": "fake", "workers": 2, "timeout_s": 20, "fake_rules": None},
         "problems_in_flight": 8,
     }
     for key, value in overrides.items():

@@ -27,7 +27,9 @@ def test_help_lists_every_command_and_version_prints() -> None:
 
 def test_doctor_reports_missing_lean_and_endpoints_without_a_traceback(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
-    config.write_text("models:\n  prove: {backend: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key_env: null}\n")
+    config.write_text(
+        "models:\n  prove: {backend: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key_env: null}\n"
+    )
     result = repro("doctor", "--config", str(config))
     assert result.returncode == 0 and "Traceback" not in result.stdout + result.stderr
     assert "python package pydantic: installed" in result.stdout
@@ -59,8 +61,7 @@ def test_check_proof_exit_status_follows_the_verdict(tmp_path: Path, capsys: pyt
     # a fake backend never yields exit status 0: its verdicts are not real
     assert main(["check-proof", "--statement", str(statement), "--proof", str(good), "--backend", "fake"]) == 1
     assert "fake Lean backend" in capsys.readouterr().out
-    assert main(["check-proof", "--statement", str(statement), "--proof", str(bad), "--backend", "fake",
-                 "--json"]) == 1
+    assert main(["check-proof", "--statement", str(statement), "--proof", str(bad), "--backend", "fake", "--json"]) == 1
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["reasons"] == ["forbidden_construct"] and verdict["verified"] is False
 

@@ -16,8 +16,16 @@ def test_yaml_and_toml_load_the_same_settings(tmp_path: Path) -> None:
 
 def test_set_overrides_nested_keys_with_typed_values(tmp_path: Path) -> None:
     (tmp_path / "run.yaml").write_text("prove: {k: 3}\n")
-    config = load_config(tmp_path / "run.yaml", ["prove.k=8", "prove.strategy=sequential", "lean.workers=4",
-                                                 "models.prove.model=other", "models.prove.backend=scripted"])
+    config = load_config(
+        tmp_path / "run.yaml",
+        [
+            "prove.k=8",
+            "prove.strategy=sequential",
+            "lean.workers=4",
+            "models.prove.model=other",
+            "models.prove.backend=scripted",
+        ],
+    )
     assert config.prove.k == 8
     assert config.prove.strategy == "sequential"
     assert config.lean.workers == 4

@@ -4,9 +4,11 @@ from repro.llm import extract_json_object, extract_lean_block, find_special_toke
 
 
 def test_last_lean4_block_after_the_reasoning_section() -> None:
-    text = ("<think>draft:\n```lean4\ntheorem draft : False := sorry\n```\n</think>\nPlan...\n"
-            "```lean\ntheorem a : True := trivial\n```\n```lean4\ntheorem b : True := trivial\n```\n"
-            "```lean\ntheorem c : True := trivial\n```")
+    text = (
+        "<think>draft:\n```lean4\ntheorem draft : False := sorry\n```\n</think>\nPlan...\n"
+        "```lean\ntheorem a : True := trivial\n```\n```lean4\ntheorem b : True := trivial\n```\n"
+        "```lean\ntheorem c : True := trivial\n```"
+    )
     assert extract_lean_block(text).code == "theorem b : True := trivial"
 
 
@@ -32,5 +34,5 @@ def test_json_object_bare_fenced_or_in_prose() -> None:
     assert extract_json_object('{"a": 1}') == {"a": 1}
     assert extract_json_object('Here:\n```json\n{"a": {"b": "}"}}\n```\nDone') == {"a": {"b": "}"}}
     assert extract_json_object('I think {"verdict": "yes"} is right.') == {"verdict": "yes"}
-    assert extract_json_object("<think>{\"x\": 1}</think> final {\"x\": 2}") == {"x": 2}
+    assert extract_json_object('<think>{"x": 1}</think> final {"x": 2}') == {"x": 2}
     assert extract_json_object("no json here") is None

@@ -54,8 +54,9 @@ async def test_a_crashed_worker_is_replaced_and_the_check_retried_once() -> None
 
 
 async def test_garbage_output_and_out_of_memory_are_infrastructure_failures() -> None:
-    pool = fake_repl_verifier([{"match": "GARBAGE", "action": "garbage"}, {"match": "OOM", "action": "oom"}],
-                              workers=1, timeout_s=5.0)
+    pool = fake_repl_verifier(
+        [{"match": "GARBAGE", "action": "garbage"}, {"match": "OOM", "action": "oom"}], workers=1, timeout_s=5.0
+    )
     try:
         garbage = await pool.check("GARBAGE", HEADER)
         assert garbage.infra_status == InfraStatus.crash
@@ -77,8 +78,9 @@ async def test_an_infrastructure_failure_is_never_a_valid_proof() -> None:
 
 
 async def test_repl_level_errors_are_reported_not_hidden() -> None:
-    pool = fake_repl_verifier([{"match": "BADENV", "action": "repl_error", "message": "Unknown environment."}],
-                              workers=1)
+    pool = fake_repl_verifier(
+        [{"match": "BADENV", "action": "repl_error", "message": "Unknown environment."}], workers=1
+    )
     try:
         result = await pool.check("BADENV", HEADER)
         assert result.infra_status == InfraStatus.lean_error and result.detail == "Unknown environment."
@@ -95,7 +97,9 @@ async def test_n_workers_run_checks_in_parallel(repl_log: Path) -> None:
     assert all(result.ok for result in results)
     checks = [entry for entry in log_entries(repl_log) if "SLOW" in entry["cmd"]]
     assert len({entry["pid"] for entry in checks}) == 3
-    overlapping = sum(1 for a in checks for b in checks if a is not b and a["start"] < b["end"] and b["start"] < a["end"])
+    overlapping = sum(
+        1 for a in checks for b in checks if a is not b and a["start"] < b["end"] and b["start"] < a["end"]
+    )
     assert overlapping > 0, "some checks ran at the same time on different workers"
 
 
@@ -121,7 +125,8 @@ async def test_identical_code_is_checked_once(repl_log: Path) -> None:
     assert sum(1 for entry in log_entries(repl_log) if entry["cmd"] == code) == 1
     assert again.cached and sum(r.cached for r in results) == 4
     assert {r.model_dump_json(exclude={"cached", "elapsed_s"}) for r in [*results, again]} == {
-        results[0].model_dump_json(exclude={"cached", "elapsed_s"})}
+        results[0].model_dump_json(exclude={"cached", "elapsed_s"})
+    }
 
 
 async def test_workers_are_recycled_after_the_configured_number_of_checks(repl_log: Path) -> None:
@@ -173,12 +178,30 @@ def kimina() -> Iterator[KiminaStub]:
         if "TIMEOUT" in code:
             return {"error": "Lean REPL command timed out", "response": None}
         if "bad" in code:
-            return {"error": None, "response": {"messages": [{"severity": "error", "pos": {"line": 5, "column": 2},
-                                                              "endPos": None, "data": "unsolved goals"}], "env": 0}}
+            return {
+                "error": None,
+                "response": {
+                    "messages": [
+                        {"severity": "error", "pos": {"line": 5, "column": 2}, "endPos": None, "data": "unsolved goals"}
+                    ],
+                    "env": 0,
+                },
+            }
         name = code.split("#print axioms ")[-1].strip() if "#print axioms" in code else "x"
-        return {"error": None, "response": {"messages": [{"severity": "info", "pos": {"line": 6, "column": 0},
-                                                          "endPos": None,
-                                                          "data": f"'{name}' depends on axioms: [propext]"}], "env": 0}}
+        return {
+            "error": None,
+            "response": {
+                "messages": [
+                    {
+                        "severity": "info",
+                        "pos": {"line": 6, "column": 0},
+                        "endPos": None,
+                        "data": f"'{name}' depends on axioms: [propext]",
+                    }
+                ],
+                "env": 0,
+            },
+        }
 
     stub = KiminaStub(answer)
     yield stub

@@ -29,12 +29,13 @@ def backend(server: OpenAITestServer, **kwargs: object) -> OpenAIBackend:
 
 
 def chat(text: str = "hello", **kwargs: object) -> ModelRequest:
-    return ModelRequest(messages=[ChatMessage(role="user", content=text)], **kwargs)  # type: ignore[arg-type]
+    return ModelRequest(messages=[ChatMessage(role="user", content=text)], **kwargs)
 
 
 async def test_n_samples_and_every_sampling_parameter_on_the_wire(openai_server: OpenAITestServer) -> None:
-    response = await backend(openai_server).generate(chat(n=3, temperature=0.7, top_p=0.9, top_k=20, max_tokens=64,
-                                                          seed=5, stop=["###"]))
+    response = await backend(openai_server).generate(
+        chat(n=3, temperature=0.7, top_p=0.9, top_k=20, max_tokens=64, seed=5, stop=["###"])
+    )
     assert len(response.texts) == 3 and response.texts[2].startswith("echo 2")
     assert response.finish_reasons == ["stop"] * 3 and response.tokens_in == 10
     body = openai_server.requests[-1]

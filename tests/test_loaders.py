@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,17 @@ from repro.data import DataError, last_boxed_answer, load_problems, parse_gsm8k_
 from tests.conftest import shared_file
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("so 9 * 2 = 18\n#### 18", "18"), ("#### 1,234", "1234"), ("#### -5", "-5"), ("#### +7", "7"),
-    ("#### 3.50", "3.50"), ("#### $1,000", "1000"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("so 9 * 2 = 18\n#### 18", "18"),
+        ("#### 1,234", "1234"),
+        ("#### -5", "-5"),
+        ("#### +7", "7"),
+        ("#### 3.50", "3.50"),
+        ("#### $1,000", "1000"),
+    ],
+)
 def test_gsm8k_final_numbers(text: str, expected: str) -> None:
     assert parse_gsm8k_answer(text) == expected
 
@@ -25,26 +33,33 @@ def test_gsm8k_without_final_number_is_an_error() -> None:
         parse_gsm8k_answer("#### five")
 
 
-@pytest.mark.parametrize(("solution", "expected"), [
-    (r"so $\boxed{\frac{1}{2}}$.", r"\frac{1}{2}"),
-    (r"first \boxed{1} then \boxed{\{1, \{2\}\}}", r"\{1, \{2\}\}"),
-    (r"\fbox{42} is it", "42"),
-    (r"answer \boxed 5.", "5."),
-    (r"$\boxed{x^{2^{3}}}$ and \fbox{7}", "7"),
-])
+@pytest.mark.parametrize(
+    ("solution", "expected"),
+    [
+        (r"so $\boxed{\frac{1}{2}}$.", r"\frac{1}{2}"),
+        (r"first \boxed{1} then \boxed{\{1, \{2\}\}}", r"\{1, \{2\}\}"),
+        (r"\fbox{42} is it", "42"),
+        (r"answer \boxed 5.", "5."),
+        (r"$\boxed{x^{2^{3}}}$ and \fbox{7}", "7"),
+    ],
+)
 def test_last_boxed_answer_handles_nesting_and_fbox(solution: str, expected: str) -> None:
     assert last_boxed_answer(solution) == expected
 
 
-def _write(path: Path, rows: list[object]) -> Path:
+def _write(path: Path, rows: Sequence[object]) -> Path:
     path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
     return path
 
 
 def test_malformed_row_names_file_line_and_field(tmp_path: Path) -> None:
-    path = _write(tmp_path / "g.jsonl", [
-        {"question": "q1", "answer": "x\n#### 1"}, {"question": "q2", "answer": "no final"},
-    ])
+    path = _write(
+        tmp_path / "g.jsonl",
+        [
+            {"question": "q1", "answer": "x\n#### 1"},
+            {"question": "q2", "answer": "no final"},
+        ],
+    )
     with pytest.raises(DataError) as error:
         load_problems(DatasetSettings(path=str(path)))
     assert f"{path}:2" in str(error.value) and "'answer'" in str(error.value)
@@ -52,8 +67,12 @@ def test_malformed_row_names_file_line_and_field(tmp_path: Path) -> None:
 
 def test_skip_bad_rows_counts_instead_of_failing(tmp_path: Path) -> None:
     path = tmp_path / "g.jsonl"
-    path.write_text(json.dumps({"question": "q1", "answer": "#### 1"}) + "\nnot json\n"
-                    + json.dumps({"question": "", "answer": "#### 2"}) + "\n")
+    path.write_text(
+        json.dumps({"question": "q1", "answer": "#### 1"})
+        + "\nnot json\n"
+        + json.dumps({"question": "", "answer": "#### 2"})
+        + "\n"
+    )
     problems, report = load_problems(DatasetSettings(path=str(path), skip_bad_rows=True))
     assert [p.answer for p in problems] == ["1"]
     assert report.skipped == 2 and report.rows_read == 3
@@ -64,14 +83,23 @@ def test_generic_jsonl_and_csv_with_field_mapping(tmp_path: Path) -> None:
     _write(tmp_path / "d.jsonl", [{"uid": "a", "q": "What is 1+1?", "gold": 2}])
     (tmp_path / "d.csv").write_text("uid,q,gold\na,What is 1+1?,2\n")
     for name in ("d.jsonl", "d.csv"):
-        problems, _ = load_problems(DatasetSettings(path=str(tmp_path / name), question_field="q",
-                                                    answer_field="gold", id_field="uid"))
+        problems, _ = load_problems(
+            DatasetSettings(path=str(tmp_path / name), question_field="q", answer_field="gold", id_field="uid")
+        )
         assert (problems[0].source_id, problems[0].question, problems[0].answer) == ("a", "What is 1+1?", "2")
 
 
 def test_filters_select_levels_types_ids_and_seeded_samples(tmp_path: Path) -> None:
-    rows = [{"problem": f"p{i}", "solution": f"\\boxed{{{i}}}", "level": f"Level {i % 5 + 1}",
-             "type": "Algebra" if i % 2 else "Geometry", "id": str(i)} for i in range(50)]
+    rows = [
+        {
+            "problem": f"p{i}",
+            "solution": f"\\boxed{{{i}}}",
+            "level": f"Level {i % 5 + 1}",
+            "type": "Algebra" if i % 2 else "Geometry",
+            "id": str(i),
+        }
+        for i in range(50)
+    ]
     path = _write(tmp_path / "m.jsonl", rows)
     levels, _ = load_problems(DatasetSettings(path=str(path), levels=["5"], types=["algebra"]))
     assert levels and all(p.level == "Level 5" and p.type == "Algebra" for p in levels)

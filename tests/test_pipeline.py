@@ -20,22 +20,53 @@ from repro.store import RunStore
 from tests.pipeline_world import world_config
 
 REPO = Path(__file__).resolve().parents[1]
-CASES = ["retained", "rewrite_invalid_json", "infeasible", "no_lean_block", "compile_error", "semantic_mismatch",
-         "mismatch_then_regenerated", "second_attempt", "restated_target", "extraction_not_in_proof", "intermediate"]
+CASES = [
+    "retained",
+    "rewrite_invalid_json",
+    "infeasible",
+    "no_lean_block",
+    "compile_error",
+    "semantic_mismatch",
+    "mismatch_then_regenerated",
+    "second_attempt",
+    "restated_target",
+    "extraction_not_in_proof",
+    "intermediate",
+]
 
 
 def write_problems(path: Path, cases: list[str]) -> Path:
-    rows = [{"question": f"Problem {i} [[case:{case}]]: a robe needs 3600 threads in 12 bolts. How many per bolt?",
-             "answer": "#### 300"} for i, case in enumerate(cases)]
+    rows = [
+        {
+            "question": f"Problem {i} [[case:{case}]]: a robe needs 3600 threads in 12 bolts. How many per bolt?",
+            "answer": "#### 300",
+        }
+        for i, case in enumerate(cases)
+    ]
     path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
     return path
 
 
 def rules_file(tmp_path: Path) -> str:
     path = tmp_path / "rules.json"
-    path.write_text(json.dumps([{"match": "BADSTMT", "action": "reply", "messages": [
-        {"severity": "error", "pos": {"line": 1, "column": 40}, "endPos": {"line": 1, "column": 47},
-         "data": "unknown identifier 'BADSTMT'"}]}]))
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "match": "BADSTMT",
+                    "action": "reply",
+                    "messages": [
+                        {
+                            "severity": "error",
+                            "pos": {"line": 1, "column": 40},
+                            "endPos": {"line": 1, "column": 47},
+                            "data": "unknown identifier 'BADSTMT'",
+                        }
+                    ],
+                }
+            ]
+        )
+    )
     return str(path)
 
 
@@ -63,21 +94,28 @@ def test_a_clean_problem_is_retained_with_its_answer_read_from_the_proof(world_r
     assert candidate.verifier_backend == "fake-repl" and candidate.verifier_is_real_lean is False
     assert candidate.answer_disagrees_with_screener is False
     assert [a.stage for a in attempts if a.stage in (Stage.rewrite, Stage.screen, Stage.answer)] == [
-        Stage.rewrite, Stage.screen, Stage.answer]
+        Stage.rewrite,
+        Stage.screen,
+        Stage.answer,
+    ]
 
 
-@pytest.mark.parametrize(("case", "stage", "reason"), [
-    ("rewrite_invalid_json", Stage.rewrite, ReasonCode.rewrite_invalid_json),
-    ("infeasible", Stage.screen, ReasonCode.infeasible),
-    ("no_lean_block", Stage.formalize, ReasonCode.no_lean_block),
-    ("compile_error", Stage.formalize, ReasonCode.formalization_compile_error),
-    ("semantic_mismatch", Stage.align, ReasonCode.semantic_mismatch),
-    ("restated_target", Stage.prove, ReasonCode.proof_not_found),
-    ("extraction_not_in_proof", Stage.answer, ReasonCode.answer_not_grounded),
-    ("intermediate", Stage.answer, ReasonCode.answer_not_final),
-])
-def test_each_rejection_is_kept_with_its_stage_and_reason(world_run: dict[str, Any], case: str, stage: Stage,
-                                                          reason: ReasonCode) -> None:
+@pytest.mark.parametrize(
+    ("case", "stage", "reason"),
+    [
+        ("rewrite_invalid_json", Stage.rewrite, ReasonCode.rewrite_invalid_json),
+        ("infeasible", Stage.screen, ReasonCode.infeasible),
+        ("no_lean_block", Stage.formalize, ReasonCode.no_lean_block),
+        ("compile_error", Stage.formalize, ReasonCode.formalization_compile_error),
+        ("semantic_mismatch", Stage.align, ReasonCode.semantic_mismatch),
+        ("restated_target", Stage.prove, ReasonCode.proof_not_found),
+        ("extraction_not_in_proof", Stage.answer, ReasonCode.answer_not_grounded),
+        ("intermediate", Stage.answer, ReasonCode.answer_not_final),
+    ],
+)
+def test_each_rejection_is_kept_with_its_stage_and_reason(
+    world_run: dict[str, Any], case: str, stage: Stage, reason: ReasonCode
+) -> None:
     candidate, attempts = world_run["by_case"][case]
     assert candidate.status == CandidateStatus.rejected
     assert (candidate.reject_stage, candidate.reject_reason) == (stage, reason)
@@ -153,12 +191,24 @@ def _normalized_store(run_dir: Path) -> dict[str, Any]:
     store = RunStore(run_dir, create=False)
     try:
         attempts = sorted(
-            (a.candidate_id, a.stage.value, a.attempt_number, a.status.value, a.reason, json.dumps(a.output, sort_keys=True))
-            for a in store.attempts())
+            (
+                a.candidate_id,
+                a.stage.value,
+                a.attempt_number,
+                a.status.value,
+                a.reason,
+                json.dumps(a.output, sort_keys=True),
+            )
+            for a in store.attempts()
+        )
         candidates = sorted(c.model_dump_json() for c in store.candidates())
         calls = [c for c in store.model_calls() if not c.cache_hit]
-        return {"attempts": attempts, "candidates": candidates, "fresh_calls": len(calls),
-                "fresh_keys": sorted(c.cache_key for c in calls)}
+        return {
+            "attempts": attempts,
+            "candidates": candidates,
+            "fresh_calls": len(calls),
+            "fresh_keys": sorted(c.cache_key for c in calls),
+        }
     finally:
         store.close()
 
@@ -172,7 +222,7 @@ def _release_rows(run_dir: Path, out: Path) -> list[dict[str, Any]]:
 
 
 def test_kill_9_and_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
-    cases = (["retained", "second_attempt", "infeasible", "semantic_mismatch", "intermediate"] * 60)
+    cases = ["retained", "second_attempt", "infeasible", "semantic_mismatch", "intermediate"] * 60
     dataset = write_problems(tmp_path / "p.jsonl", cases)
     config_path = tmp_path / "world.yaml"
     config_path.write_text(yaml.safe_dump(world_config(str(dataset), problems_in_flight=8)))
@@ -181,8 +231,13 @@ def test_kill_9_and_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
 
     subprocess.run([*command, str(tmp_path / "clean")], cwd=REPO, env=environment, check=True, capture_output=True)
 
-    killed = subprocess.Popen([*command, str(tmp_path / "killed")], cwd=REPO, env=environment,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    killed = subprocess.Popen(
+        [*command, str(tmp_path / "killed")],
+        cwd=REPO,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     store_file = tmp_path / "killed" / "run.sqlite"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -197,8 +252,9 @@ def test_kill_9_and_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
         finished_before = sum(1 for v in store.problem_outcomes().values() if v)
     assert 0 < finished_before < len(cases), "the kill landed mid-run"
 
-    resumed = subprocess.run([*command, str(tmp_path / "killed"), "--resume"], cwd=REPO, env=environment,
-                             capture_output=True, text=True)
+    resumed = subprocess.run(
+        [*command, str(tmp_path / "killed"), "--resume"], cwd=REPO, env=environment, capture_output=True, text=True
+    )
     assert resumed.returncode == 0, resumed.stderr
 
     clean, recovered = _normalized_store(tmp_path / "clean"), _normalized_store(tmp_path / "killed")

@@ -21,8 +21,12 @@ def settings() -> LeanSettings:
 async def test_real_lean_verifies_an_honest_proof_and_lists_standard_axioms(settings: LeanSettings) -> None:
     verifier = build_verifier(settings)
     try:
-        verdict = await verify_proof(STATEMENT, "theorem real_check (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n"
-                                                "  subst h₀\n  norm_num", verifier, header=settings.header)
+        verdict = await verify_proof(
+            STATEMENT,
+            "theorem real_check (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num",
+            verifier,
+            header=settings.header,
+        )
     finally:
         await verifier.close()
     assert verdict.verified and verdict.lean is not None and verdict.lean.real_lean
@@ -32,11 +36,19 @@ async def test_real_lean_verifies_an_honest_proof_and_lists_standard_axioms(sett
 async def test_real_lean_rejects_a_wrong_proof_and_a_native_decide(settings: LeanSettings) -> None:
     verifier = build_verifier(settings.model_copy(update={"allow_native_decide": True}))
     try:
-        wrong = await verify_proof(STATEMENT, "theorem real_check (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n"
-                                              "  rfl", verifier, header=settings.header)
-        native = await verify_proof(STATEMENT, "theorem real_check (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n"
-                                               "  subst h₀\n  native_decide", verifier, header=settings.header,
-                                    allow_native_decide=True)
+        wrong = await verify_proof(
+            STATEMENT,
+            "theorem real_check (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  rfl",
+            verifier,
+            header=settings.header,
+        )
+        native = await verify_proof(
+            STATEMENT,
+            "theorem real_check (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  native_decide",
+            verifier,
+            header=settings.header,
+            allow_native_decide=True,
+        )
     finally:
         await verifier.close()
     assert ReasonCode.lean_error in wrong.reasons

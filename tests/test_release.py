@@ -6,31 +6,52 @@ from pathlib import Path
 import datasets
 import pytest
 
-from repro.release import ReleaseError, read_release, write_release
 from repro.records import Candidate, CandidateStatus, SourceProblem
+from repro.release import ReleaseError, read_release, write_release
 from repro.store import RunStore
 
 
 def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
     with RunStore(run_dir) as store:
-        store.add_problems([
-            SourceProblem(problem_id="math:7", source="math", source_id="7", question="What is $6 \\cdot 50$?",
-                          answer="300", solution="$\\boxed{300}$", level="Level 2", type="Prealgebra"),
-            SourceProblem(problem_id="gsm8k:1", source="gsm8k", source_id="1", question="Q?", answer="5"),
-        ])
+        store.add_problems(
+            [
+                SourceProblem(
+                    problem_id="math:7",
+                    source="math",
+                    source_id="7",
+                    question="What is $6 \\cdot 50$?",
+                    answer="300",
+                    solution="$\\boxed{300}$",
+                    level="Level 2",
+                    type="Prealgebra",
+                ),
+                SourceProblem(problem_id="gsm8k:1", source="gsm8k", source_id="1", question="Q?", answer="5"),
+            ]
+        )
         for problem_id, answer in (("math:7", "300"), ("gsm8k:1", "3 / 4")):
-            store.save_candidate(Candidate(
-                candidate_id=f"{problem_id}#r0", problem_id=problem_id, rewrite_index=0,
-                status=CandidateStatus.retained, rewritten_question=f"Rewritten {problem_id}", new_answer=answer,
-                lean_statement="theorem t : (1 : ℕ) = 1 := by sorry", theorem_name="t",
-                lean_proof="```lean4\ntheorem t : (1 : ℕ) = 1 := by\n  rfl\n```",
-                verified_code="theorem t : (1 : ℕ) = 1 := by\n  rfl", verifier_backend="lean-interact-repl",
-                verifier_is_real_lean=real_lean, lean_toolchain="leanprover/lean4:v4.15.0",
-                mathlib_revision="v4.15.0", models={"prove": "Goedel-Prover-V2-32B", "rewrite": "gpt-4o-mini"},
-                backends={"prove": "openai:http://127.0.0.1:8001/v1", "rewrite": "openai:https://api"},
-            ))
-        store.save_candidate(Candidate(candidate_id="gsm8k:1#r1", problem_id="gsm8k:1", rewrite_index=1,
-                                       status=CandidateStatus.rejected))
+            store.save_candidate(
+                Candidate(
+                    candidate_id=f"{problem_id}#r0",
+                    problem_id=problem_id,
+                    rewrite_index=0,
+                    status=CandidateStatus.retained,
+                    rewritten_question=f"Rewritten {problem_id}",
+                    new_answer=answer,
+                    lean_statement="theorem t : (1 : ℕ) = 1 := by sorry",
+                    theorem_name="t",
+                    lean_proof="```lean4\ntheorem t : (1 : ℕ) = 1 := by\n  rfl\n```",
+                    verified_code="theorem t : (1 : ℕ) = 1 := by\n  rfl",
+                    verifier_backend="lean-interact-repl",
+                    verifier_is_real_lean=real_lean,
+                    lean_toolchain="leanprover/lean4:v4.15.0",
+                    mathlib_revision="v4.15.0",
+                    models={"prove": "Goedel-Prover-V2-32B", "rewrite": "gpt-4o-mini"},
+                    backends={"prove": "openai:http://127.0.0.1:8001/v1", "rewrite": "openai:https://api"},
+                )
+            )
+        store.save_candidate(
+            Candidate(candidate_id="gsm8k:1#r1", problem_id="gsm8k:1", rewrite_index=1, status=CandidateStatus.rejected)
+        )
 
 
 def test_release_round_trips_through_datasets_load_dataset(tmp_path: Path) -> None:

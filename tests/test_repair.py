@@ -23,24 +23,29 @@ from repro.testing import OpenAITestServer
 from tests.conftest import shared_file
 
 
-@pytest.mark.parametrize(("trace", "expected"), [
-    ("Step 1: 3 + 4 = 7\nFinal Answer: 7 apples", "7"),
-    ("The final answer is $1,059,955.", "1059955"),
-    ("Answer: 12.0", "12.0"),
-    ("so 5 then 6\n**Final Answer:** 2/3", "2/3"),
-    ("We end with 14 and then 15", "15"),
-    ("Final Answer: yes", "yes"),
-    ("Final Answer: 2:00 pm", "2:00"),
-    ("Final Answer: \\(\\frac{3}{7}\\)", "3/7"),
-    ("", None),
-    ("no numbers here", None),
-])
+@pytest.mark.parametrize(
+    ("trace", "expected"),
+    [
+        ("Step 1: 3 + 4 = 7\nFinal Answer: 7 apples", "7"),
+        ("The final answer is $1,059,955.", "1059955"),
+        ("Answer: 12.0", "12.0"),
+        ("so 5 then 6\n**Final Answer:** 2/3", "2/3"),
+        ("We end with 14 and then 15", "15"),
+        ("Final Answer: yes", "yes"),
+        ("Final Answer: 2:00 pm", "2:00"),
+        ("Final Answer: \\(\\frac{3}{7}\\)", "3/7"),
+        ("", None),
+        ("no numbers here", None),
+    ],
+)
 def test_answer_extraction(trace: str, expected: str | None) -> None:
     assert extract_answer(trace) == expected
 
 
-@pytest.mark.parametrize(("left", "right"), [("1,059,955", "1059955"), ("12.0", "12"), ("2/3", "4/6"),
-                                              ("$18", "18"), ("2:00", "2"), ("Yes", "yes")])
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [("1,059,955", "1059955"), ("12.0", "12"), ("2/3", "4/6"), ("$18", "18"), ("2:00", "2"), ("Yes", "yes")],
+)
 def test_answer_equivalence(left: str, right: str) -> None:
     assert answers_equivalent(left, right)
     assert not answers_equivalent("12.5", "12") and not answers_equivalent(None, "1")
@@ -107,8 +112,12 @@ async def test_offline_redecision_accepts_a_fix_and_rejects_unsupported_or_noop_
     jo = "Jo had 20 apples. She gave 5 apples to Ann. How many apples does Jo have now?"
     traces = [
         _trace("wrong", PEN_PROBLEM, "24", "Tom has 4 + 6 = 10 pens.\nFinal Answer: 10"),
-        _trace("right_unsupported", jo, "15", "She gave 5 away: 20 + 5 = 25, no wait, Jo has 20 - 5 = 15.\n"
-                                              "Final Answer: 15\nFinal Answer: 16"),
+        _trace(
+            "right_unsupported",
+            jo,
+            "15",
+            "She gave 5 away: 20 + 5 = 25, no wait, Jo has 20 - 5 = 15.\nFinal Answer: 15\nFinal Answer: 16",
+        ),
         _trace("right_noop", PEN_PROBLEM, "24", "4 × 6 = 26\nFinal Answer: 24"),
         _trace("untouched", PEN_PROBLEM, "24", "Tom has 4 × 6 = 24 pens.\nFinal Answer: 24"),
     ]
@@ -144,17 +153,49 @@ def test_repair_command_against_a_local_openai_server(tmp_path: Path) -> None:
         if "Tom buys" in prompt:
             return json.dumps({"steps": ["4 × 6 = 24"], "final_answer": "24"})
         return "I cannot answer in JSON"
+
     traces = tmp_path / "traces.jsonl"
-    traces.write_text("\n".join(json.dumps(row) for row in [
-        {"id": 1, "problem": PEN_PROBLEM, "gold_answer": "24", "initial_reasoning": "4 + 6 = 10\nFinal Answer: 10"},
-        {"id": 2, "problem": "Jo had 20 apples. She gave 5 apples to Ann. How many apples does Jo have now?",
-         "gold_answer": "15", "initial_reasoning": ""},
-        {"id": 3, "problem": PEN_PROBLEM, "gold_answer": "24", "initial_reasoning": "4 × 6 = 24\nFinal Answer: 24"},
-    ]) + "\n")
+    traces.write_text(
+        "\n".join(
+            json.dumps(row)
+            for row in [
+                {
+                    "id": 1,
+                    "problem": PEN_PROBLEM,
+                    "gold_answer": "24",
+                    "initial_reasoning": "4 + 6 = 10\nFinal Answer: 10",
+                },
+                {
+                    "id": 2,
+                    "problem": "Jo had 20 apples. She gave 5 apples to Ann. How many apples does Jo have now?",
+                    "gold_answer": "15",
+                    "initial_reasoning": "",
+                },
+                {
+                    "id": 3,
+                    "problem": PEN_PROBLEM,
+                    "gold_answer": "24",
+                    "initial_reasoning": "4 × 6 = 24\nFinal Answer: 24",
+                },
+            ]
+        )
+        + "\n"
+    )
     out = tmp_path / "out"
     with OpenAITestServer(responder) as server:
-        code = main(["repair", "--traces", str(traces), "--out", str(out), "--model", "test-model",
-                     "--base-url", server.base_url])
+        code = main(
+            [
+                "repair",
+                "--traces",
+                str(traces),
+                "--out",
+                str(out),
+                "--model",
+                "test-model",
+                "--base-url",
+                server.base_url,
+            ]
+        )
         sent = len(server.requests)
     assert code == 0
     report = json.loads((out / "report.json").read_text())
@@ -173,8 +214,9 @@ def test_bad_traces_file_names_the_line_and_field(tmp_path: Path, capsys: pytest
     assert "t.jsonl:2" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("name", "correct"), [("gsm8k_deepseek_v4_flash.jsonl", 1261),
-                                                ("asdiv1000_seed42_qwen25_1p5b.jsonl", 790)])
+@pytest.mark.parametrize(
+    ("name", "correct"), [("gsm8k_deepseek_v4_flash.jsonl", 1261), ("asdiv1000_seed42_qwen25_1p5b.jsonl", 790)]
+)
 def test_initial_accuracy_of_the_cached_traces(name: str, correct: int) -> None:
     """GSM8K matches the reported 1261/1319. ASDiv gives 790, not the reported 784: two traces end in
     a LaTeX fraction (ids 224, 545) we read as the fraction, and ids 308/745 end in ``A - 8``-style

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.records import AttemptStatus, Candidate, SourceProblem, Stage, StageAttempt
+from repro.records import AttemptStatus, SourceProblem, Stage, StageAttempt
 from repro.store import RunStore, StoreError
 
 WRITER = textwrap.dedent("""
@@ -34,8 +34,14 @@ WRITER = textwrap.dedent("""
 
 
 def _attempt(number: int) -> StageAttempt:
-    return StageAttempt(candidate_id="c", problem_id="p", stage=Stage.verify, attempt_number=number,
-                        input_hash="h", status=AttemptStatus.rejected)
+    return StageAttempt(
+        candidate_id="c",
+        problem_id="p",
+        stage=Stage.verify,
+        attempt_number=number,
+        input_hash="h",
+        status=AttemptStatus.rejected,
+    )
 
 
 def test_sigkill_mid_writes_leaves_a_consistent_store_that_resumes(tmp_path: Path) -> None:

@@ -73,8 +73,12 @@ def parse_gsm8k_row(row: dict[str, Any], source: str, line: int, *, name: str = 
         raise DataError(source, line, "answer", str(error)) from None
     source_id = _row_id(row, None, line)
     return SourceProblem(
-        problem_id=f"{name}:{source_id}", source=name, source_id=source_id, question=question,
-        answer=answer, solution=solution,
+        problem_id=f"{name}:{source_id}",
+        source=name,
+        source_id=source_id,
+        question=question,
+        answer=answer,
+        solution=solution,
     )
 
 
@@ -87,8 +91,14 @@ def parse_math_row(row: dict[str, Any], source: str, line: int, *, name: str = "
         raise DataError(source, line, "solution", "no \\boxed{...} or \\fbox{...} answer")
     source_id = _row_id(row, None, line)
     return SourceProblem(
-        problem_id=f"{name}:{source_id}", source=name, source_id=source_id, question=problem,
-        answer=answer, solution=solution, level=row.get("level"), type=row.get("type"),
+        problem_id=f"{name}:{source_id}",
+        source=name,
+        source_id=source_id,
+        question=problem,
+        answer=answer,
+        solution=solution,
+        level=row.get("level"),
+        type=row.get("type"),
     )
 
 
@@ -103,7 +113,10 @@ def generic_parser(settings: DatasetSettings, name: str) -> RowParser:
         source_id = _row_id(row, settings.id_field, line)
         known = {question_field, answer_field, settings.id_field, "level", "type"}
         return SourceProblem(
-            problem_id=f"{name}:{source_id}", source=name, source_id=source_id, question=question,
+            problem_id=f"{name}:{source_id}",
+            source=name,
+            source_id=source_id,
+            question=question,
             answer=str(row[answer_field]).strip(),
             level=str(row["level"]) if row.get("level") is not None else None,
             type=str(row["type"]) if row.get("type") is not None else None,
@@ -186,7 +199,9 @@ def _load_hub(settings: DatasetSettings, report: LoadReport) -> list[SourceProbl
             dataset = datasets.load_dataset(repo, hub_config, split=settings.split)
         except Exception as error:  # the hub raises many types (connection, offline mode, missing repo)
             raise DataError(
-                f"hub:{repo}" + (f"/{hub_config}" if hub_config else ""), None, None,
+                f"hub:{repo}" + (f"/{hub_config}" if hub_config else ""),
+                None,
+                None,
                 f"could not load from the Hugging Face hub ({type(error).__name__}: {str(error)[:200]}). "
                 "If this machine is offline, pass a local file instead: --dataset PATH.jsonl "
                 "(GSM8K: question/answer with '#### N'; MATH: problem/solution/level/type)",

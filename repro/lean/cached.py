@@ -14,10 +14,16 @@ from repro.store import RunStore
 
 
 def lean_cache_key(verifier: Verifier, code: str, header: str) -> str:
-    identity = "\x00".join([
-        verifier.backend_id.split(":")[0], str(verifier.real_lean), verifier.toolchain or "",
-        verifier.mathlib_revision or "", header, code,
-    ])
+    identity = "\x00".join(
+        [
+            verifier.backend_id.split(":")[0],
+            str(verifier.real_lean),
+            verifier.toolchain or "",
+            verifier.mathlib_revision or "",
+            header,
+            code,
+        ]
+    )
     return hashlib.sha256(identity.encode("utf-8")).hexdigest()
 
 

@@ -37,25 +37,40 @@ def make_fake_repl_home(rules: list[dict[str, Any]] | str | None = None, directo
     )
     repl.chmod(0o755)
     lake = home / "lake"
-    lake.write_text('#!/bin/sh\n# lake shim for the fake REPL: `lake env CMD` runs CMD\nshift\nexec "$@"\n',
-                    encoding="utf-8")
+    lake.write_text(
+        '#!/bin/sh\n# lake shim for the fake REPL: `lake env CMD` runs CMD\nshift\nexec "$@"\n', encoding="utf-8"
+    )
     lake.chmod(0o755)
     return home
 
 
 def fake_repl_verifier(
-    rules: list[dict[str, Any]] | str | None = None, *, workers: int = 2, timeout_s: float = 10.0,
-    recycle_after: int = 200, memory_limit_mb: int | None = None,
+    rules: list[dict[str, Any]] | str | None = None,
+    *,
+    workers: int = 2,
+    timeout_s: float = 10.0,
+    recycle_after: int = 200,
+    memory_limit_mb: int | None = None,
 ) -> ReplPoolVerifier:
     from lean_interact import LeanREPLConfig
 
     home = make_fake_repl_home(rules)
     config = LeanREPLConfig(
-        local_repl_path=home, build_repl=False, lake_path=home / "lake", memory_hard_limit_mb=memory_limit_mb,
-        enable_incremental_optimization=False, enable_parallel_elaboration=False,
+        local_repl_path=home,
+        build_repl=False,
+        lake_path=home / "lake",
+        memory_hard_limit_mb=memory_limit_mb,
+        enable_incremental_optimization=False,
+        enable_parallel_elaboration=False,
     )
     return ReplPoolVerifier(
-        workers=workers, timeout_s=timeout_s, recycle_after=recycle_after, repl_config=config,
-        toolchain=FAKE_TOOLCHAIN, mathlib_revision="fake", real_lean=False, backend_id="fake-repl",
+        workers=workers,
+        timeout_s=timeout_s,
+        recycle_after=recycle_after,
+        repl_config=config,
+        toolchain=FAKE_TOOLCHAIN,
+        mathlib_revision="fake",
+        real_lean=False,
+        backend_id="fake-repl",
         start_timeout_s=30.0,
     )

@@ -39,13 +39,24 @@ def _default_reply(code: str, env_id: int, environments: dict[int, str]) -> dict
     has_sorry = re.search(r"\bsorry\b|\badmit\b", full) is not None
     for match in re.finditer(r"\bsorry\b", code):
         position = _position_at(code, match.start())
-        sorries.append({"proofState": len(sorries), "pos": position, "goal": "⊢ False",
-                        "endPos": {"line": position["line"], "column": position["column"] + 5}})
+        sorries.append(
+            {
+                "proofState": len(sorries),
+                "pos": position,
+                "goal": "⊢ False",
+                "endPos": {"line": position["line"], "column": position["column"] + 5},
+            }
+        )
     if re.search(r"\bsorry\b", code):
         declaration = _position(code, "theorem") if "theorem" in code else {"line": 1, "column": 0}
-        messages.append({"severity": "warning", "pos": declaration,
-                         "endPos": {"line": declaration["line"], "column": declaration["column"] + 7},
-                         "data": "declaration uses `sorry`"})
+        messages.append(
+            {
+                "severity": "warning",
+                "pos": declaration,
+                "endPos": {"line": declaration["line"], "column": declaration["column"] + 7},
+                "data": "declaration uses `sorry`",
+            }
+        )
     for match in re.finditer(r"#print\s+axioms\s+([\w.'’]+)", code):
         name = match.group(1)
         axioms = ["propext", "Classical.choice", "Quot.sound"]
@@ -54,9 +65,14 @@ def _default_reply(code: str, env_id: int, environments: dict[int, str]) -> dict
         if re.search(r"native_decide|decide\s*\+native", full):
             axioms.append("Lean.ofReduceBool")
         axioms += re.findall(r"^\s*axiom\s+([\w.]+)", full, re.MULTILINE)
-        messages.append({"severity": "info", "pos": _position(code, match.group(0)),
-                         "endPos": _position(code, match.group(0)),
-                         "data": f"'{name}' depends on axioms: [{', '.join(axioms)}]"})
+        messages.append(
+            {
+                "severity": "info",
+                "pos": _position(code, match.group(0)),
+                "endPos": _position(code, match.group(0)),
+                "data": f"'{name}' depends on axioms: [{', '.join(axioms)}]",
+            }
+        )
     reply: dict[str, Any] = {}
     if sorries:
         reply["sorries"] = sorries
@@ -111,11 +127,17 @@ def serve(rules: list[dict[str, Any]], stdin: Any = sys.stdin, stdout: Any = sys
                 time.sleep(float(rule.get("delay_s", 0.5)))
                 continue
             else:
-                reply = json.loads(json.dumps({k: rule[k] for k in ("messages", "sorries") if k in rule})
-                                   .replace("{pid}", str(os.getpid())))
+                reply = json.loads(
+                    json.dumps({k: rule[k] for k in ("messages", "sorries") if k in rule}).replace(
+                        "{pid}", str(os.getpid())
+                    )
+                )
             break
-        if reply == {} and rules and any(r.get("action") == "garbage" and re.search(r.get("match", ""), code)
-                                          for r in rules):
+        if (
+            reply == {}
+            and rules
+            and any(r.get("action") == "garbage" and re.search(r.get("match", ""), code) for r in rules)
+        ):
             continue
         if reply is None:
             if env_id is not None and env_id not in environments:

@@ -13,7 +13,15 @@ import re
 from pydantic import BaseModel, Field
 
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
-from repro.lean.source import find_theorem, identifiers, normalize, statement_parts, strip_comments, strip_strings, theorems
+from repro.lean.source import (
+    find_theorem,
+    identifiers,
+    normalize,
+    statement_parts,
+    strip_comments,
+    strip_strings,
+    theorems,
+)
 from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
 from repro.llm.hygiene import extract_lean_block, find_special_tokens
 from repro.records import ReasonCode
@@ -29,8 +37,11 @@ _FORBIDDEN_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bimplemented_by\b", "implemented_by"),
     (r"\bextern\b", "extern"),
     (r"\bunsafe\b", "unsafe"),
-    (r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:local|scoped)\s+)?(?:macro|macro_rules|syntax|elab|elab_rules|notation|"
-     r"infix|infixl|infixr|prefix|postfix)\b", "macro/syntax/notation declaration"),
+    (
+        r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:local|scoped)\s+)?(?:macro|macro_rules|syntax|elab|elab_rules|notation|"
+        r"infix|infixl|infixr|prefix|postfix)\b",
+        "macro/syntax/notation declaration",
+    ),
     (r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:local|scoped|private|noncomputable)\s+)*instance\b", "instance declaration"),
     (r"^\s*(?:local\s+|scoped\s+)?attribute\s*\[", "attribute change"),
     (r"\bopen\b[^\n]*\bin\b", "open ... in"),
@@ -41,7 +52,8 @@ _FORBIDDEN_PATTERNS: tuple[tuple[str, str], ...] = (
 _NATIVE = re.compile(r"\bnative_decide\b|\bdecide\s*\+\s*native\b|\bdecide\s*\(\s*config\s*:=\s*\{[^}]*native")
 _REDEFINITION = re.compile(
     r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*(?:def|abbrev|opaque|structure|"
-    r"inductive|class|theorem|lemma)\s+([^\s:(\[{]+)", re.MULTILINE
+    r"inductive|class|theorem|lemma)\s+([^\s:(\[{]+)",
+    re.MULTILINE,
 )
 _HEADER_LINE = re.compile(r"^\s*(import\s+\S+|open\s+[^\n]*|set_option\s+maxHeartbeats\s+\d+)\s*$", re.MULTILINE)
 
@@ -127,16 +139,21 @@ async def verify_proof(
     others = [s.name for s in theorems(code) if s.name != name]
     grafted = graft(statement, code, name) if code else None
     if grafted is None:
-        detail = (f"theorem {name!r} not found; the output declares {others[:3]}" if others
-                  else f"theorem {name!r} not found in the output")
+        detail = (
+            f"theorem {name!r} not found; the output declares {others[:3]}"
+            if others
+            else f"theorem {name!r} not found in the output"
+        )
         verdict.add(ReasonCode.statement_mismatch, detail)
     else:
         checked, _, matches = grafted
         verdict.checked_code = checked
         verdict.prover_statement_matches = matches
         if not matches:
-            verdict.add(ReasonCode.statement_mismatch, "the prover restated the theorem differently; only our"
-                        " statement was checked")
+            verdict.add(
+                ReasonCode.statement_mismatch,
+                "the prover restated the theorem differently; only our statement was checked",
+            )
 
     forbidden = forbidden_constructs(code, allow_native_decide=allow_native_decide, header=header)
     if span is not None:
@@ -154,7 +171,9 @@ async def verify_proof(
         verdict.add(ReasonCode.forbidden_construct, f"forbidden construct: {label}")
 
     lean_result: LeanResult | None = None
-    static_block = ReasonCode.boundary_corruption in verdict.reasons or ReasonCode.forbidden_construct in verdict.reasons
+    static_block = (
+        ReasonCode.boundary_corruption in verdict.reasons or ReasonCode.forbidden_construct in verdict.reasons
+    )
     if verdict.checked_code is not None and not static_block:
         if verifier is None:
             verdict.add(ReasonCode.lean_unavailable, "no Lean backend configured")
@@ -164,8 +183,12 @@ async def verify_proof(
             verdict.messages = lean_result.messages
             _judge_lean(verdict, lean_result, name)
     verdict.taxonomy = taxonomy_facts(
-        code=code, raw_output=prover_output, verdict_reasons=verdict.reasons, lean=lean_result,
-        finish_reason=finish_reason, repeat_threshold=repeat_threshold,
+        code=code,
+        raw_output=prover_output,
+        verdict_reasons=verdict.reasons,
+        lean=lean_result,
+        finish_reason=finish_reason,
+        repeat_threshold=repeat_threshold,
         statement_matches=verdict.prover_statement_matches,
     )
     verdict.verified = not verdict.reasons and lean_result is not None and lean_result.ok
@@ -182,8 +205,9 @@ def _judge_lean(verdict: Verdict, result: LeanResult, name: str) -> None:
     errors = [m for m in result.messages if m.severity == "error"]
     if errors:
         verdict.add(ReasonCode.lean_error, "Lean: " + " | ".join(m.text.splitlines()[0] for m in errors[:3]))
-    sorry_warning = any("declaration uses 'sorry'" in m.text or "declaration uses `sorry`" in m.text
-                        for m in result.messages)
+    sorry_warning = any(
+        "declaration uses 'sorry'" in m.text or "declaration uses `sorry`" in m.text for m in result.messages
+    )
     if result.sorries or sorry_warning:
         verdict.add(ReasonCode.sorry, "Lean reports a sorry")
     axioms = axioms_reported(result, name)

@@ -19,8 +19,13 @@ from repro.lean.protocol import InfraStatus, LeanResult, result_from_repl_json
 
 class KiminaVerifier:
     def __init__(
-        self, *, url: str, timeout_s: float = 120.0, api_key_env: str | None = None,
-        toolchain: str | None = None, mathlib_revision: str | None = None,
+        self,
+        *,
+        url: str,
+        timeout_s: float = 120.0,
+        api_key_env: str | None = None,
+        toolchain: str | None = None,
+        mathlib_revision: str | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.timeout_s = timeout_s
@@ -36,8 +41,12 @@ class KiminaVerifier:
 
     def _result(self, status: InfraStatus, started: float, detail: str) -> LeanResult:
         return LeanResult(
-            infra_status=status, elapsed_s=time.perf_counter() - started, backend_id=self.backend_id,
-            real_lean=self.real_lean, toolchain=self.toolchain, mathlib_revision=self.mathlib_revision,
+            infra_status=status,
+            elapsed_s=time.perf_counter() - started,
+            backend_id=self.backend_id,
+            real_lean=self.real_lean,
+            toolchain=self.toolchain,
+            mathlib_revision=self.mathlib_revision,
             detail=detail,
         )
 
@@ -60,18 +69,27 @@ class KiminaVerifier:
             item = next(r for r in results if r.get("id") == snippet_id) if len(results) > 1 else results[0]
         except (ValueError, KeyError, IndexError, StopIteration, TypeError, AttributeError):
             return self._result(InfraStatus.crash, started, f"{self.url}: unreadable reply {response.text[:200]!r}")
-        error = item.get("error")
-        if error:
-            lowered = str(error).lower()
-            status = (InfraStatus.timeout if "timeout" in lowered or "timed out" in lowered
-                      else InfraStatus.out_of_memory if "memory" in lowered else InfraStatus.crash)
-            return self._result(status, started, str(error)[:500])
+        failure = item.get("error")
+        if failure:
+            lowered = str(failure).lower()
+            status = (
+                InfraStatus.timeout
+                if "timeout" in lowered or "timed out" in lowered
+                else InfraStatus.out_of_memory
+                if "memory" in lowered
+                else InfraStatus.crash
+            )
+            return self._result(status, started, str(failure)[:500])
         reply = item.get("response") or {}
         header_lines = full.count("\n") - code.count("\n")
         return result_from_repl_json(
-            reply, backend_id=self.backend_id, real_lean=self.real_lean,
-            elapsed_s=float(item.get("time") or time.perf_counter() - started), toolchain=self.toolchain,
-            mathlib_revision=self.mathlib_revision, line_offset=header_lines,
+            reply,
+            backend_id=self.backend_id,
+            real_lean=self.real_lean,
+            elapsed_s=float(item.get("time") or time.perf_counter() - started),
+            toolchain=self.toolchain,
+            mathlib_revision=self.mathlib_revision,
+            line_offset=header_lines,
         )
 
     async def close(self) -> None:

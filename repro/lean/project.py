@@ -53,9 +53,13 @@ def _run(command: list[str], cwd: Path) -> None:
         raise SetupError(f"`{command[0]}` not found: {ELAN_INSTALL_HINT}") from error
     if completed.returncode != 0:
         tail = (completed.stderr or completed.stdout)[-1500:]
-        offline = any(word in tail.lower() for word in ("could not resolve", "network", "unable to access",
-                                                         "failed to connect", "timed out", "curl"))
-        hint = " This machine looks offline: setup needs network once (GitHub and the Mathlib cache)." if offline else ""
+        offline = any(
+            word in tail.lower()
+            for word in ("could not resolve", "network", "unable to access", "failed to connect", "timed out", "curl")
+        )
+        hint = (
+            " This machine looks offline: setup needs network once (GitHub and the Mathlib cache)." if offline else ""
+        )
         raise SetupError(f"`{' '.join(command)}` failed in {cwd}:{hint}\n{tail}")
 
 

@@ -70,13 +70,22 @@ def axioms_reported(result: LeanResult, theorem_name: str) -> list[str] | None:
 
 
 def result_from_repl_json(
-    reply: dict[str, Any], *, backend_id: str, real_lean: bool, elapsed_s: float,
-    toolchain: str | None, mathlib_revision: str | None, line_offset: int = 0,
+    reply: dict[str, Any],
+    *,
+    backend_id: str,
+    real_lean: bool,
+    elapsed_s: float,
+    toolchain: str | None,
+    mathlib_revision: str | None,
+    line_offset: int = 0,
 ) -> LeanResult:
     """Turn a REPL reply (``messages``/``sorries``/``env``, or ``{"message": ...}``) into a result."""
     common: dict[str, Any] = {
-        "backend_id": backend_id, "real_lean": real_lean, "elapsed_s": elapsed_s,
-        "toolchain": toolchain, "mathlib_revision": mathlib_revision,
+        "backend_id": backend_id,
+        "real_lean": real_lean,
+        "elapsed_s": elapsed_s,
+        "toolchain": toolchain,
+        "mathlib_revision": mathlib_revision,
     }
     if set(reply) == {"message"}:
         return LeanResult(infra_status=InfraStatus.lean_error, detail=str(reply["message"]), **common)
@@ -84,14 +93,17 @@ def result_from_repl_json(
     for raw in reply.get("messages") or []:
         position = raw.get("pos") or {}
         end = raw.get("endPos") or {}
-        messages.append(LeanMessage(
-            severity=str(raw.get("severity", "error")),
-            line=position.get("line") - line_offset if isinstance(position.get("line"), int) else None,
-            column=position.get("column"),
-            end_line=end.get("line") - line_offset if isinstance(end.get("line"), int) else None,
-            end_column=end.get("column"),
-            text=str(raw.get("data", "")),
-        ))
+        start_line, end_line = position.get("line"), end.get("line")
+        messages.append(
+            LeanMessage(
+                severity=str(raw.get("severity", "error")),
+                line=start_line - line_offset if isinstance(start_line, int) else None,
+                column=position.get("column"),
+                end_line=end_line - line_offset if isinstance(end_line, int) else None,
+                end_column=end.get("column"),
+                text=str(raw.get("data", "")),
+            )
+        )
     sorries = [str(s.get("goal", "")) for s in reply.get("sorries") or []]
     return LeanResult(infra_status=InfraStatus.ok, messages=messages, sorries=sorries, **common)
 
@@ -100,10 +112,17 @@ def result_from_repl_json(
 class Verifier(Protocol):
     """Runs Lean on ``header`` + ``code``. Never raises for Lean's or the infrastructure's failures."""
 
-    backend_id: str
-    real_lean: bool
-    toolchain: str | None
-    mathlib_revision: str | None
+    @property
+    def backend_id(self) -> str: ...
+
+    @property
+    def real_lean(self) -> bool: ...
+
+    @property
+    def toolchain(self) -> str | None: ...
+
+    @property
+    def mathlib_revision(self) -> str | None: ...
 
     async def check(self, code: str, header: str) -> LeanResult: ...
 

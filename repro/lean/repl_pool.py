@@ -190,28 +190,45 @@ class ReplPoolVerifier:
             worker = await self._take_worker(header)
             if worker is None:
                 return LeanResult(
-                    infra_status=InfraStatus.unavailable, backend_id=self.backend_id, real_lean=self.real_lean,
-                    toolchain=self.toolchain, mathlib_revision=self.mathlib_revision,
+                    infra_status=InfraStatus.unavailable,
+                    backend_id=self.backend_id,
+                    real_lean=self.real_lean,
+                    toolchain=self.toolchain,
+                    mathlib_revision=self.mathlib_revision,
                     detail=self._start_error or "no Lean worker could be started",
                 )
             started = time.perf_counter()
             try:
                 reply = await asyncio.to_thread(self._run_sync, worker, code)
-            except (TimeoutError, ConnectionAbortedError, ChildProcessError, BrokenPipeError,
-                    json.JSONDecodeError, OSError, AssertionError) as error:
+            except (
+                TimeoutError,
+                ConnectionAbortedError,
+                ChildProcessError,
+                BrokenPipeError,
+                json.JSONDecodeError,
+                OSError,
+                AssertionError,
+            ) as error:
                 status = _classify_exception(error)
                 self._retire(worker, header)
                 last = LeanResult(
-                    infra_status=status, elapsed_s=time.perf_counter() - started, backend_id=self.backend_id,
-                    real_lean=self.real_lean, toolchain=self.toolchain, mathlib_revision=self.mathlib_revision,
+                    infra_status=status,
+                    elapsed_s=time.perf_counter() - started,
+                    backend_id=self.backend_id,
+                    real_lean=self.real_lean,
+                    toolchain=self.toolchain,
+                    mathlib_revision=self.mathlib_revision,
                     detail=f"{type(error).__name__}: {str(error)[:500]}",
                 )
                 if status == InfraStatus.timeout:
                     return last  # a proof that hangs hangs again; do not pay the timeout twice
                 continue
             result = result_from_repl_json(
-                reply, backend_id=self.backend_id, real_lean=self.real_lean,
-                elapsed_s=time.perf_counter() - started, toolchain=self.toolchain,
+                reply,
+                backend_id=self.backend_id,
+                real_lean=self.real_lean,
+                elapsed_s=time.perf_counter() - started,
+                toolchain=self.toolchain,
                 mathlib_revision=self.mathlib_revision,
             )
             worker.checks += 1

@@ -115,8 +115,9 @@ def theorems(code: str) -> list[TheoremSpan]:
         if assign == -1:
             spans.append(TheoremSpan(match.group(1), match.group(2), match.start(), len(clean), len(clean)))
             continue
-        spans.append(TheoremSpan(match.group(1), match.group(2), match.start(), assign,
-                                 _declaration_end(clean, assign)))
+        spans.append(
+            TheoremSpan(match.group(1), match.group(2), match.start(), assign, _declaration_end(clean, assign))
+        )
     return spans
 
 

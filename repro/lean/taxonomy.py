@@ -34,9 +34,8 @@ def _unbalanced(code: str) -> bool:
     for char in code:
         if char in _PAIRS:
             stack.append(_PAIRS[char])
-        elif char in _PAIRS.values():
-            if not stack or stack.pop() != char:
-                return True
+        elif char in _PAIRS.values() and (not stack or stack.pop() != char):
+            return True
     return bool(stack)
 
 
@@ -66,8 +65,14 @@ def natural_language_intrusion(code: str) -> bool:
 
 
 def taxonomy_facts(
-    *, code: str, raw_output: str, verdict_reasons: list[ReasonCode], lean: LeanResult | None,
-    finish_reason: str, repeat_threshold: int, statement_matches: bool | None,
+    *,
+    code: str,
+    raw_output: str,
+    verdict_reasons: list[ReasonCode],
+    lean: LeanResult | None,
+    finish_reason: str,
+    repeat_threshold: int,
+    statement_matches: bool | None,
 ) -> list[TaxonomyFact]:
     facts: list[TaxonomyFact] = []
     if find_special_tokens(raw_output):

@@ -65,12 +65,21 @@ class ModelClient:
             try:
                 fresh = await self.backend.generate(partial)
             except ModelCallError as error:
-                self._account(keys[missing[0]], cache_hit=False, samples=len(missing), error=str(error),
-                              retries=max(error.attempts - 1, 0))
+                self._account(
+                    keys[missing[0]],
+                    cache_hit=False,
+                    samples=len(missing),
+                    error=str(error),
+                    retries=max(error.attempts - 1, 0),
+                )
                 raise
             for slot, position in enumerate(missing):
-                entry = {"text": fresh.texts[slot], "finish_reason": fresh.finish_reasons[slot],
-                         "backend_id": fresh.backend_id, "scripted": fresh.scripted}
+                entry = {
+                    "text": fresh.texts[slot],
+                    "finish_reason": fresh.finish_reasons[slot],
+                    "backend_id": fresh.backend_id,
+                    "scripted": fresh.scripted,
+                }
                 found[position] = entry
                 if self.store is not None and self.cache_mode == CacheMode.read_write:
                     self.store.cache_response(keys[position], entry)
@@ -80,7 +89,7 @@ class ModelClient:
         ordered = [found[position] for position in range(request.n)]
         return ModelResponse(
             texts=[str(entry["text"]) for entry in ordered],
-            finish_reasons=[entry["finish_reason"] for entry in ordered],  # type: ignore[misc]
+            finish_reasons=[entry["finish_reason"] for entry in ordered],
             tokens_in=fresh.tokens_in if fresh else 0,
             tokens_out=fresh.tokens_out if fresh else 0,
             latency_s=fresh.latency_s if fresh else 0.0,
@@ -92,15 +101,29 @@ class ModelClient:
         )
 
     def _account(
-        self, key: str, *, cache_hit: bool, samples: int, response: ModelResponse | None = None,
-        error: str | None = None, retries: int = 0,
+        self,
+        key: str,
+        *,
+        cache_hit: bool,
+        samples: int,
+        response: ModelResponse | None = None,
+        error: str | None = None,
+        retries: int = 0,
     ) -> None:
         if self.store is None:
             return
-        self.store.record_model_call(ModelCallRecord(
-            stage=self.stage, model_id=self.backend.model_id, backend_id=self.backend.backend_id,
-            cache_key=key, cache_hit=cache_hit, samples=samples,
-            tokens_in=response.tokens_in if response else 0, tokens_out=response.tokens_out if response else 0,
-            latency_s=response.latency_s if response else 0.0,
-            retries=response.retries if response else retries, error=error,
-        ))
+        self.store.record_model_call(
+            ModelCallRecord(
+                stage=self.stage,
+                model_id=self.backend.model_id,
+                backend_id=self.backend.backend_id,
+                cache_key=key,
+                cache_hit=cache_hit,
+                samples=samples,
+                tokens_in=response.tokens_in if response else 0,
+                tokens_out=response.tokens_out if response else 0,
+                latency_s=response.latency_s if response else 0.0,
+                retries=response.retries if response else retries,
+                error=error,
+            )
+        )

@@ -18,9 +18,13 @@ def build_backend(settings: ModelSettings) -> ModelBackend:
         if not settings.base_url:
             raise ValueError(f"model {settings.model}: the openai backend needs base_url")
         return OpenAIBackend(
-            model_id=settings.model, base_url=settings.base_url, api_key_env=settings.api_key_env,
-            max_concurrency=settings.max_concurrency, timeout_s=settings.timeout_s,
-            max_retries=settings.max_retries, prompt_format=settings.prompt_format,
+            model_id=settings.model,
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            max_concurrency=settings.max_concurrency,
+            timeout_s=settings.timeout_s,
+            max_retries=settings.max_retries,
+            prompt_format=settings.prompt_format,
         )
     if settings.backend == ModelBackendName.vllm:
         return VLLMBackend(model_id=settings.model)
@@ -37,7 +41,10 @@ def build_backend(settings: ModelSettings) -> ModelBackend:
 
 
 def build_client(
-    stage: str, settings: ModelSettings, store: RunStore | None, cache_mode: CacheMode = CacheMode.read_write,
+    stage: str,
+    settings: ModelSettings,
+    store: RunStore | None,
+    cache_mode: CacheMode = CacheMode.read_write,
     backend: ModelBackend | None = None,
 ) -> ModelClient:
     return ModelClient(backend or build_backend(settings), store=store, stage=stage, cache_mode=cache_mode)
@@ -46,8 +53,12 @@ def build_client(
 def request_from_settings(settings: ModelSettings, **fields: object) -> ModelRequest:
     """A request carrying every sampling parameter of the stage's settings, explicitly."""
     base: dict[str, object] = {
-        "temperature": settings.temperature, "top_p": settings.top_p, "top_k": settings.top_k,
-        "max_tokens": settings.max_tokens, "seed": settings.seed, "json_mode": settings.json_mode,
+        "temperature": settings.temperature,
+        "top_p": settings.top_p,
+        "top_k": settings.top_k,
+        "max_tokens": settings.max_tokens,
+        "seed": settings.seed,
+        "json_mode": settings.json_mode,
     }
     base.update(fields)
     return ModelRequest.model_validate(base)

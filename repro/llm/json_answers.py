@@ -86,14 +86,19 @@ async def ask_json(client: ModelClient, request: ModelRequest, schema: type[Answ
         problem=problem or "invalid",
         output=first.texts[0][-6000:],
     )
-    retry = request.model_copy(update={
-        "messages": [ChatMessage(role="user", content=retry_prompt)], "prompt": None, "n": 1,
-        "sample_offset": request.sample_offset,
-    })
+    retry = request.model_copy(
+        update={
+            "messages": [ChatMessage(role="user", content=retry_prompt)],
+            "prompt": None,
+            "n": 1,
+            "sample_offset": request.sample_offset,
+        }
+    )
     second = await client.generate(retry)
     value, second_problem = parse_json_answer(second.texts[0], schema)
     return JsonAnswer[schema](  # type: ignore[valid-type]
-        value=value, texts=[first.texts[0], second.texts[0]],
+        value=value,
+        texts=[first.texts[0], second.texts[0]],
         problems=[problem or "", second_problem or ""] if value is None else [problem or ""],
         responses=[first, second],
     )

@@ -52,9 +52,13 @@ class VLLMBackend:
         outputs = []
         for request in batch:
             parameters = vllm.SamplingParams(
-                n=request.n, temperature=request.temperature, top_p=request.top_p,
-                top_k=request.top_k if request.top_k is not None else -1, max_tokens=request.max_tokens,
-                stop=request.stop, seed=request.seed,
+                n=request.n,
+                temperature=request.temperature,
+                top_p=request.top_p,
+                top_k=request.top_k if request.top_k is not None else -1,
+                max_tokens=request.max_tokens,
+                stop=request.stop,
+                seed=request.seed,
             )
             outputs.append((request, parameters))
         prompts = [self._render(engine, request) for request, _ in outputs]
@@ -65,12 +69,17 @@ class VLLMBackend:
             finish: list[FinishReason] = [
                 "length" if sample.finish_reason == "length" else "stop" for sample in result.outputs
             ]
-            responses.append(ModelResponse(
-                texts=[sample.text for sample in result.outputs], finish_reasons=finish,
-                tokens_in=len(result.prompt_token_ids or []),
-                tokens_out=sum(len(sample.token_ids) for sample in result.outputs),
-                latency_s=latency, backend_id=self.backend_id, model_id=self.model_id,
-            ))
+            responses.append(
+                ModelResponse(
+                    texts=[sample.text for sample in result.outputs],
+                    finish_reasons=finish,
+                    tokens_in=len(result.prompt_token_ids or []),
+                    tokens_out=sum(len(sample.token_ids) for sample in result.outputs),
+                    latency_s=latency,
+                    backend_id=self.backend_id,
+                    model_id=self.model_id,
+                )
+            )
         return responses
 
     @staticmethod
@@ -143,8 +152,12 @@ class TransformersBackend:
         inputs = tokenizer(text, return_tensors="pt").to(model.device)
         sampling = request.temperature > 0
         outputs = model.generate(
-            **inputs, max_new_tokens=request.max_tokens, do_sample=sampling, num_return_sequences=request.n,
-            temperature=request.temperature if sampling else None, top_p=request.top_p if sampling else None,
+            **inputs,
+            max_new_tokens=request.max_tokens,
+            do_sample=sampling,
+            num_return_sequences=request.n,
+            temperature=request.temperature if sampling else None,
+            top_p=request.top_p if sampling else None,
             top_k=request.top_k if sampling and request.top_k else None,
         )
         prompt_length = inputs["input_ids"].shape[1]
@@ -159,8 +172,13 @@ class TransformersBackend:
             texts.append(decoded)
             finish.append("length" if new_tokens.shape[0] >= request.max_tokens else "stop")
         return ModelResponse(
-            texts=texts, finish_reasons=finish, tokens_in=int(prompt_length), tokens_out=generated,
-            latency_s=time.perf_counter() - started, backend_id=self.backend_id, model_id=self.model_id,
+            texts=texts,
+            finish_reasons=finish,
+            tokens_in=int(prompt_length),
+            tokens_out=generated,
+            latency_s=time.perf_counter() - started,
+            backend_id=self.backend_id,
+            model_id=self.model_id,
         )
 
     async def generate(self, request: ModelRequest) -> ModelResponse:

@@ -55,8 +55,11 @@ def _describe(error: BaseException) -> str:
         message = error.message
         body = error.body
         if isinstance(body, dict):
-            detail = body.get("message") or (body.get("error") or {}).get("message") if isinstance(
-                body.get("error"), dict) else body.get("message")
+            detail = (
+                body.get("message") or (body.get("error") or {}).get("message")
+                if isinstance(body.get("error"), dict)
+                else body.get("message")
+            )
             message = str(detail or message)
         return f"HTTP {error.status_code}: {message}"
     if isinstance(error, openai.APITimeoutError):
@@ -159,7 +162,7 @@ class OpenAIBackend:
                 raise _Malformed(f"expected {request.n} choices, got {type(completion_text).__name__}")
             ordered = sorted(choices, key=lambda choice: choice.index)
             texts = [choice.text or "" for choice in ordered]
-            completion = completion_text  # type: ignore[assignment]
+            completion = completion_text
         finish: list[FinishReason] = ["length" if c.finish_reason == "length" else "stop" for c in ordered]
         usage = getattr(completion, "usage", None)
         tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)

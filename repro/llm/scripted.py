@@ -59,7 +59,11 @@ class ScriptedBackend:
     scripted = True
 
     def __init__(
-        self, script: ScriptFunction, *, model_id: str = "scripted", latency_s: float = 0.0,
+        self,
+        script: ScriptFunction,
+        *,
+        model_id: str = "scripted",
+        latency_s: float = 0.0,
         max_concurrency: int | None = None,
     ) -> None:
         self.script = script
@@ -87,9 +91,14 @@ class ScriptedBackend:
             texts.append(text)
             finish.append(reason)
         return ModelResponse(
-            texts=texts, finish_reasons=finish, tokens_in=len(request.prompt_text()) // 4,
-            tokens_out=sum(len(t) // 4 for t in texts), latency_s=time.perf_counter() - started,
-            backend_id=self.backend_id, model_id=self.model_id, scripted=True,
+            texts=texts,
+            finish_reasons=finish,
+            tokens_in=len(request.prompt_text()) // 4,
+            tokens_out=sum(len(t) // 4 for t in texts),
+            latency_s=time.perf_counter() - started,
+            backend_id=self.backend_id,
+            model_id=self.model_id,
+            scripted=True,
         )
 
     async def generate(self, request: ModelRequest) -> ModelResponse:

@@ -54,7 +54,7 @@ def extract_answer(trace: str) -> str | None:
         return None
     markers = list(_MARKER.finditer(trace))
     if markers:
-        span = trace[markers[-1].end():]
+        span = trace[markers[-1].end() :]
         values = answer_values(span)
         if values:
             return values[-1]

@@ -41,7 +41,7 @@ def _evaluate(node: ast.AST) -> Fraction:
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
         return Fraction(str(node.value))
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return _BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))  # type: ignore[no-any-return]
+        return _BINARY[type(node.op)](_evaluate(node.left), _evaluate(node.right))
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         return -_evaluate(node.operand)
     raise ValueError("unsupported expression")
@@ -78,7 +78,12 @@ def check_arithmetic(trace: str) -> list[ArithmeticStatement]:
         if computed is None:
             continue
         shown = f"{float(computed):g}" if computed.denominator != 1 else str(computed.numerator)
-        statements.append(ArithmeticStatement(
-            text=match.group(0).strip(), computed=shown, stated=rhs.strip(), correct=_close(computed, rhs.strip()),
-        ))
+        statements.append(
+            ArithmeticStatement(
+                text=match.group(0).strip(),
+                computed=shown,
+                stated=rhs.strip(),
+                correct=_close(computed, rhs.strip()),
+            )
+        )
     return statements

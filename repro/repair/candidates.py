@@ -36,15 +36,19 @@ def render_candidate(answer: RepairAnswer) -> str:
     return "\n".join(lines + [f"Final Answer: {answer.final_answer}"])
 
 
-def candidate_prompt(style: AttemptStyle, problem: str, original_answer: str | None, hint: str,
-                     *, with_original: bool = True) -> str:
+def candidate_prompt(
+    style: AttemptStyle, problem: str, original_answer: str | None, hint: str, *, with_original: bool = True
+) -> str:
     shown = original_answer if original_answer is not None else "(none: the earlier solution was empty)"
     if style == AttemptStyle.guided:
         return render_prompt("repair_guided", problem=problem, original_answer=shown, hint=hint)
     if style == AttemptStyle.strict:
         return render_prompt("repair_strict", problem=problem, original_answer=shown)
-    warning = (f"An earlier solution answered {shown}; treat it only as a warning sign, not as a hint."
-               if with_original else "")
+    warning = (
+        f"An earlier solution answered {shown}; treat it only as a warning sign, not as a hint."
+        if with_original
+        else ""
+    )
     return render_prompt("repair_fresh", problem=problem, warning=warning)
 
 
@@ -56,18 +60,34 @@ class GeneratedCandidate(BaseModel):
 
 
 async def generate_candidate(
-    client: ModelClient, style: AttemptStyle, problem: str, original_answer: str | None, hint: str, *,
-    max_tokens: int = 512, seed: int | None = 0, sample_offset: int = 0, with_original: bool = True,
+    client: ModelClient,
+    style: AttemptStyle,
+    problem: str,
+    original_answer: str | None,
+    hint: str,
+    *,
+    max_tokens: int = 512,
+    seed: int | None = 0,
+    sample_offset: int = 0,
+    with_original: bool = True,
 ) -> GeneratedCandidate:
     prompt = candidate_prompt(style, problem, original_answer, hint, with_original=with_original)
     request = ModelRequest(
-        messages=[ChatMessage(role="user", content=prompt)], temperature=0.0, top_p=1.0, max_tokens=max_tokens,
-        seed=seed, sample_offset=sample_offset,
+        messages=[ChatMessage(role="user", content=prompt)],
+        temperature=0.0,
+        top_p=1.0,
+        max_tokens=max_tokens,
+        seed=seed,
+        sample_offset=sample_offset,
     )
     try:
         answer = await ask_json(client, request, RepairAnswer)
     except ModelCallError as error:
         return GeneratedCandidate(style=style, text="", calls=1, error=str(error))
     text = render_candidate(answer.value) if answer.value else ""
-    return GeneratedCandidate(style=style, text=text, calls=len(answer.responses),
-                              error=None if answer.value else "invalid JSON after one format retry")
+    return GeneratedCandidate(
+        style=style,
+        text=text,
+        calls=len(answer.responses),
+        error=None if answer.value else "invalid JSON after one format retry",
+    )

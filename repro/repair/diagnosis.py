@@ -35,8 +35,9 @@ class Diagnosis(BaseModel):
         return " | ".join(parts) or "no specific issue found"
 
 
-def diagnose(problem: str, trace: str, *, generation_failed: bool = False,
-             settings: TriggerSettings | None = None) -> Diagnosis:
+def diagnose(
+    problem: str, trace: str, *, generation_failed: bool = False, settings: TriggerSettings | None = None
+) -> Diagnosis:
     settings = settings or TriggerSettings()
     meta = diagnose_meta(problem, trace, generation_failed=generation_failed)
     semantics = analyze_semantics(problem, trace)

@@ -97,12 +97,18 @@ def equation_supported(problem: str, text: str, answer: str | None) -> bool:
 
 def copies_a_quantity(problem: str, answer: str | None) -> bool:
     value = to_number(answer)
-    return value is not None and any(to_number(q.value) == value for q in problem_quantities(problem)
-                                     if not q.from_word)
+    return value is not None and any(
+        to_number(q.value) == value for q in problem_quantities(problem) if not q.from_word
+    )
 
 
 def judge_candidate(
-    problem: str, original: Diagnosis, original_answer: str | None, text: str, *, mode: PolicyMode,
+    problem: str,
+    original: Diagnosis,
+    original_answer: str | None,
+    text: str,
+    *,
+    mode: PolicyMode,
     settings: GuardSettings,
 ) -> CandidateVerdict:
     answer = extract_answer(text) if text else None
@@ -111,8 +117,11 @@ def judge_candidate(
     if verdict.failures:
         return verdict
     rediagnosis = diagnose(problem, text)
-    if rediagnosis.meta.error_type in (MetaError.generation_failure, MetaError.arithmetic_error,
-                                       MetaError.logical_contradiction):
+    if rediagnosis.meta.error_type in (
+        MetaError.generation_failure,
+        MetaError.arithmetic_error,
+        MetaError.logical_contradiction,
+    ):
         verdict.failures.append(f"rediagnosis:{rediagnosis.meta.error_type.value}")
     if settings.graph_guard:
         semantics = rediagnosis.semantics
@@ -127,15 +136,26 @@ def judge_candidate(
         verdict.failures.append("policy:no_op")
     if verdict.failures:
         return verdict
-    verdict.path = _acceptance_path(original, rediagnosis, mode=mode, settings=settings, supported=supported,
-                                    copied=copies_a_quantity(problem, answer))
+    verdict.path = _acceptance_path(
+        original,
+        rediagnosis,
+        mode=mode,
+        settings=settings,
+        supported=supported,
+        copied=copies_a_quantity(problem, answer),
+    )
     if verdict.path is None:
         verdict.failures.append("policy:no_path")
     return verdict
 
 
 def _acceptance_path(
-    original: Diagnosis, candidate: Diagnosis, *, mode: PolicyMode, settings: GuardSettings, supported: bool,
+    original: Diagnosis,
+    candidate: Diagnosis,
+    *,
+    mode: PolicyMode,
+    settings: GuardSettings,
+    supported: bool,
     copied: bool,
 ) -> AcceptancePath | None:
     if original.meta.error_type == MetaError.generation_failure:
@@ -151,7 +171,11 @@ def _acceptance_path(
     improved = candidate.semantics.score >= original.semantics.score + settings.clean_improvement_margin
     if clean and (improved or (flawed and candidate.semantics.score >= original.semantics.score)):
         return AcceptancePath.restricted_clean_semantic_improvement
-    if (settings.relaxed_missing_constraint and original.meta.error_type == MetaError.missing_constraint
-            and candidate.meta.coverage.ratio > original.meta.coverage.ratio and not copied):
+    if (
+        settings.relaxed_missing_constraint
+        and original.meta.error_type == MetaError.missing_constraint
+        and candidate.meta.coverage.ratio > original.meta.coverage.ratio
+        and not copied
+    ):
         return AcceptancePath.relaxed_support
     return None

@@ -51,8 +51,14 @@ def diagnose_meta(problem: str, trace: str, *, generation_failed: bool = False) 
     arithmetic = check_arithmetic(trace or "")
     coverage = constraint_coverage(problem, trace or "")
     if generation_failed or not (trace or "").strip() or answer is None:
-        return MetaDiagnosis(answer=answer, score=0.0, error_type=MetaError.generation_failure,
-                             arithmetic=arithmetic, coverage=coverage, contradictions=[])
+        return MetaDiagnosis(
+            answer=answer,
+            score=0.0,
+            error_type=MetaError.generation_failure,
+            arithmetic=arithmetic,
+            coverage=coverage,
+            contradictions=[],
+        )
     contradictions = _contradictions(problem, trace, answer)
     wrong = [s for s in arithmetic if not s.correct]
     score = 1.0
@@ -72,5 +78,11 @@ def diagnose_meta(problem: str, trace: str, *, generation_failed: bool = False) 
         error = MetaError.low_symbolic_coverage
     else:
         error = MetaError.none
-    return MetaDiagnosis(answer=answer, score=round(score, 4), error_type=error, arithmetic=arithmetic,
-                         coverage=coverage, contradictions=contradictions)
+    return MetaDiagnosis(
+        answer=answer,
+        score=round(score, 4),
+        error_type=error,
+        arithmetic=arithmetic,
+        coverage=coverage,
+        contradictions=contradictions,
+    )

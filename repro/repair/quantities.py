@@ -7,12 +7,43 @@ from fractions import Fraction
 
 from pydantic import BaseModel
 
-_WORDS = {
-    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
-    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
-    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100, "dozen": 12,
-    "half": Fraction(1, 2), "twice": 2, "double": 2, "triple": 3, "quarter": Fraction(1, 4), "thrice": 3,
+_WORDS: dict[str, int | Fraction] = {
+    "zero": 0,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "sixteen": 16,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "fifty": 50,
+    "sixty": 60,
+    "seventy": 70,
+    "eighty": 80,
+    "ninety": 90,
+    "hundred": 100,
+    "dozen": 12,
+    "half": Fraction(1, 2),
+    "twice": 2,
+    "double": 2,
+    "triple": 3,
+    "quarter": Fraction(1, 4),
+    "thrice": 3,
 }
 _DIGITS = re.compile(r"(?<![\w.])\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)")
 _WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
@@ -33,8 +64,9 @@ def problem_quantities(problem: str) -> list[Quantity]:
         found.append(Quantity(text=match.group(0), value=str(value), start=match.start(), end=match.end()))
     for match in _WORD.finditer(problem):
         value = Fraction(_WORDS[match.group(1).lower()])
-        found.append(Quantity(text=match.group(0), value=str(value), start=match.start(), end=match.end(),
-                              from_word=True))
+        found.append(
+            Quantity(text=match.group(0), value=str(value), start=match.start(), end=match.end(), from_word=True)
+        )
     return sorted(found, key=lambda q: q.start)
 
 

@@ -88,7 +88,7 @@ def read_candidates_file(path: Path) -> dict[str, list[str]]:
                 raise TypeError
         except (json.JSONDecodeError, KeyError, TypeError):
             raise RepairInputError(
-                f"{path}:{line_number}: expected {{\"id\": ..., \"candidates\": [\"...\", ...]}}"
+                f'{path}:{line_number}: expected {{"id": ..., "candidates": ["...", ...]}}'
             ) from None
         mapping[key] = candidates
     return mapping
@@ -101,20 +101,31 @@ def choose_mode(settings: RepairSettings, diagnoses: list[Diagnosis]) -> PolicyM
     return PolicyMode.strict if untriggered >= settings.strong_reasoner_untriggered_share else PolicyMode.relaxed
 
 
-
-
 async def _repair_one(
-    trace: TraceRecord, diagnosis: Diagnosis, *, settings: RepairSettings, mode: PolicyMode,
-    client: ModelClient | None, offline: dict[str, list[str]] | None,
+    trace: TraceRecord,
+    diagnosis: Diagnosis,
+    *,
+    settings: RepairSettings,
+    mode: PolicyMode,
+    client: ModelClient | None,
+    offline: dict[str, list[str]] | None,
 ) -> ExampleResult:
     original_answer = diagnosis.meta.answer
     initial_correct = answers_equivalent(original_answer, trace.gold_answer)
     result = ExampleResult(
-        id=trace.id, problem=trace.problem, gold_answer=trace.gold_answer, original_answer=original_answer,
-        initial_correct=initial_correct, triggered=diagnosis.triggered, trigger_reasons=diagnosis.trigger_reasons,
-        meta_error=diagnosis.meta.error_type.value, meta_score=diagnosis.meta.score,
-        semantic_score=diagnosis.semantics.score, semantic_risks=[r.value for r in diagnosis.semantics.risks],
-        final_answer=original_answer, final_correct=initial_correct,
+        id=trace.id,
+        problem=trace.problem,
+        gold_answer=trace.gold_answer,
+        original_answer=original_answer,
+        initial_correct=initial_correct,
+        triggered=diagnosis.triggered,
+        trigger_reasons=diagnosis.trigger_reasons,
+        meta_error=diagnosis.meta.error_type.value,
+        meta_score=diagnosis.meta.score,
+        semantic_score=diagnosis.semantics.score,
+        semantic_risks=[r.value for r in diagnosis.semantics.risks],
+        final_answer=original_answer,
+        final_correct=initial_correct,
     )
     baseline = settings.baseline
     if baseline != Baseline.resolve_all and not diagnosis.triggered:
@@ -130,32 +141,50 @@ async def _repair_one(
             generated = GeneratedCandidate(style=style, text=texts[index], calls=0)
         elif client is not None:
             generated = await generate_candidate(
-                client, style, trace.problem, None if without_original else original_answer, diagnosis.hint(),
-                max_tokens=settings.max_tokens, sample_offset=index, with_original=not without_original,
+                client,
+                style,
+                trace.problem,
+                None if without_original else original_answer,
+                diagnosis.hint(),
+                max_tokens=settings.max_tokens,
+                sample_offset=index,
+                with_original=not without_original,
             )
         else:
             break
         result.model_calls += generated.calls
         if baseline in (Baseline.resolve_all, Baseline.resolve_triggered):
             answer = extract_answer(generated.text) if generated.text else None
-            outcome = CandidateOutcome(style=style.value, text=generated.text, answer=answer,
-                                       correct=answers_equivalent(answer, trace.gold_answer), error=generated.error)
+            outcome = CandidateOutcome(
+                style=style.value,
+                text=generated.text,
+                answer=answer,
+                correct=answers_equivalent(answer, trace.gold_answer),
+                error=generated.error,
+            )
             result.candidates.append(outcome)
             if answer is not None and not answers_equivalent(answer, original_answer):
                 result.decision, result.final_answer, result.final_correct = "replaced", answer, outcome.correct
                 result.acceptance_path = "unconditional"
             break
         verdict = judge_candidate(
-            trace.problem, diagnosis, original_answer,
-            generated.text, mode=mode if baseline == Baseline.guarded else PolicyMode.relaxed,
+            trace.problem,
+            diagnosis,
+            original_answer,
+            generated.text,
+            mode=mode if baseline == Baseline.guarded else PolicyMode.relaxed,
             settings=settings.guards,
         )
         if baseline == Baseline.best_of_n and verdict.failures == ["policy:no_path"]:
             verdict.failures, verdict.path = [], None
         outcome = CandidateOutcome(
-            style=style.value, text=generated.text, answer=verdict.answer,
-            correct=answers_equivalent(verdict.answer, trace.gold_answer), failures=verdict.failures,
-            path=verdict.path.value if verdict.path else None, error=generated.error,
+            style=style.value,
+            text=generated.text,
+            answer=verdict.answer,
+            correct=answers_equivalent(verdict.answer, trace.gold_answer),
+            failures=verdict.failures,
+            path=verdict.path.value if verdict.path else None,
+            error=generated.error,
         )
         result.candidates.append(outcome)
         if not verdict.failures:
@@ -168,25 +197,38 @@ async def _repair_one(
 
 
 async def run_repair(
-    traces: list[TraceRecord], settings: RepairSettings, *, client: ModelClient | None = None,
-    offline_candidates: dict[str, list[str]] | None = None, progress: Callable[[int], None] | None = None,
+    traces: list[TraceRecord],
+    settings: RepairSettings,
+    *,
+    client: ModelClient | None = None,
+    offline_candidates: dict[str, list[str]] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> tuple[list[ExampleResult], dict[str, Any]]:
-    diagnoses = [diagnose(t.problem, t.initial_reasoning, generation_failed=t.generation_failed,
-                          settings=settings.trigger) for t in traces]
+    diagnoses = [
+        diagnose(t.problem, t.initial_reasoning, generation_failed=t.generation_failed, settings=settings.trigger)
+        for t in traces
+    ]
     mode = choose_mode(settings, diagnoses)
     semaphore = asyncio.Semaphore(settings.concurrency)
 
     async def one(trace: TraceRecord, diagnosis: Diagnosis) -> ExampleResult:
         async with semaphore:
-            result = await _repair_one(trace, diagnosis, settings=settings, mode=mode, client=client,
-                                       offline=offline_candidates)
+            result = await _repair_one(
+                trace, diagnosis, settings=settings, mode=mode, client=client, offline=offline_candidates
+            )
         if progress:
             progress(1)
         return result
 
     results = list(await asyncio.gather(*(one(t, d) for t, d in zip(traces, diagnoses, strict=True))))
-    report = build_report(results, settings={**settings.model_dump(mode="json"), "resolved_mode": mode.value,
-                                              "offline_candidates": offline_candidates is not None})
+    report = build_report(
+        results,
+        settings={
+            **settings.model_dump(mode="json"),
+            "resolved_mode": mode.value,
+            "offline_candidates": offline_candidates is not None,
+        },
+    )
     return results, report
 
 

@@ -28,14 +28,23 @@ class Risk(StrEnum):
     generation_failure = "generation_failure"
 
 
-HIGH_RISK = frozenset({
-    Risk.times_more_interpretation, Risk.per_entity_rate_missing, Risk.equal_split_interpretation,
-    Risk.change_event_misinterpretation,
-})
+HIGH_RISK = frozenset(
+    {
+        Risk.times_more_interpretation,
+        Risk.per_entity_rate_missing,
+        Risk.equal_split_interpretation,
+        Risk.change_event_misinterpretation,
+    }
+)
 _PENALTY = {
-    Risk.quantity_binding: 0.15, Risk.comparison_warning: 0.25, Risk.per_entity_rate_missing: 0.3,
-    Risk.change_event_misinterpretation: 0.3, Risk.answer_format_warning: 0.2,
-    Risk.times_more_interpretation: 0.2, Risk.equal_split_interpretation: 0.3, Risk.generation_failure: 1.0,
+    Risk.quantity_binding: 0.15,
+    Risk.comparison_warning: 0.25,
+    Risk.per_entity_rate_missing: 0.3,
+    Risk.change_event_misinterpretation: 0.3,
+    Risk.answer_format_warning: 0.2,
+    Risk.times_more_interpretation: 0.2,
+    Risk.equal_split_interpretation: 0.3,
+    Risk.generation_failure: 1.0,
 }
 
 _RELATIONS = {
@@ -43,7 +52,7 @@ _RELATIONS = {
     "comparison": r"\b(more|fewer|less|older|younger|taller|shorter|longer)\s+(?:\w+\s+){0,2}than\b",
     "rate": r"\b(each|per|every|an hour|a day|a week|apiece)\b",
     "change_loss": r"\b(gave|gives|give away|lost|loses|spent|spends|ate|eats|sold|sells|used|uses|donated|"
-                   r"removed|paid|pays|broke|took away|threw)\b",
+    r"removed|paid|pays|broke|took away|threw)\b",
     "change_gain": r"\b(received|receives|got|gets|found|finds|earned|earns|collected|added|won|picked)\b",
     "part_whole": r"\b(half|third|quarter|fraction|percent|%|of the|of them|remaining|rest)\b",
     "times_more": r"\btimes\s+(?:more|as\s+many|as\s+much|longer|larger|bigger)\b",
@@ -52,7 +61,9 @@ _RELATIONS = {
 _RATE_AFTER = re.compile(r"\s*(?:[a-zA-Z]+\s+){0,2}(each|per|every|apiece|an hour|a day|a week)\b", re.I)
 _RATE_BEFORE = re.compile(
     r"\b(each|every|per)\s+[a-z]+\s+(?:[a-z]+\s+)?(holds?|has|contains?|costs?|is|gets?|weighs?|needs?|"
-    r"takes?|makes?|earns?|pays?)\s+\$?$", re.I)
+    r"takes?|makes?|earns?|pays?)\s+\$?$",
+    re.I,
+)
 _ENTITY = re.compile(r"\b([A-Z][a-z]+)\b")
 _UNIT = re.compile(r"\s*([a-zA-Z]+)")
 _STOPWORDS = {"The", "If", "How", "What", "She", "He", "They", "Then", "After", "Each", "In", "On", "A", "An"}
@@ -107,8 +118,10 @@ def _multiplicative_mentions(trace: str) -> set[Fraction]:
     """Numbers used with a multiplicative word or sign, even with a unit in between."""
     number = r"\$?(\d[\d,]*(?:\.\d+)?)"
     found: set[Fraction] = set()
-    patterns = (rf"{number}\s*(?:[a-zA-Z$/]+\s*){{0,3}}(?:[×*÷/·]|\\times|\\div|times\b|multipl)",
-                rf"(?:[×*÷/·]|\\times|\\div|times|multiplied by|divided by|per)\s*(?:\()?\s*{number}")
+    patterns = (
+        rf"{number}\s*(?:[a-zA-Z$/]+\s*){{0,3}}(?:[×*÷/·]|\\times|\\div|times\b|multipl)",
+        rf"(?:[×*÷/·]|\\times|\\div|times|multiplied by|divided by|per)\s*(?:\()?\s*{number}",
+    )
     for pattern in patterns:
         for match in re.finditer(pattern, trace, re.IGNORECASE):
             found.add(Fraction(match.group(1).replace(",", "")))
@@ -121,13 +134,15 @@ def _subtracted(trace: str) -> set[Fraction]:
 
 def _added(trace: str) -> set[Fraction]:
     return {Fraction(m.group(1).replace(",", "")) for m in re.finditer(r"\+\s*\$?(\d[\d,]*(?:\.\d+)?)", trace)} | {
-        Fraction(m.group(1).replace(",", "")) for m in re.finditer(r"\$?(\d[\d,]*(?:\.\d+)?)\s*\+", trace)}
+        Fraction(m.group(1).replace(",", "")) for m in re.finditer(r"\$?(\d[\d,]*(?:\.\d+)?)\s*\+", trace)
+    }
 
 
 def analyze_semantics(problem: str, trace: str) -> SemanticReport:
     if not trace or not trace.strip():
-        return SemanticReport(mentions=[], relations=[], risks=[Risk.generation_failure],
-                              details=["empty trace"], score=0.0)
+        return SemanticReport(
+            mentions=[], relations=[], risks=[Risk.generation_failure], details=["empty trace"], score=0.0
+        )
     mentions: list[NumberMention] = []
     all_relations: set[str] = set()
     for quantity in problem_quantities(problem):
@@ -136,11 +151,15 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
         before = problem[max(0, quantity.start - 30) : quantity.start].split()
         relations = _window_relations(problem, quantity.start, quantity.end)
         all_relations.update(relations)
-        mentions.append(NumberMention(
-            value=quantity.value, unit=unit_match.group(1).lower() if unit_match else None,
-            entity=entities[-1] if entities else None, predicate=before[-1].lower() if before else None,
-            relations=relations,
-        ))
+        mentions.append(
+            NumberMention(
+                value=quantity.value,
+                unit=unit_match.group(1).lower() if unit_match else None,
+                entity=entities[-1] if entities else None,
+                predicate=before[-1].lower() if before else None,
+                relations=relations,
+            )
+        )
     risks: list[Risk] = []
     details: list[str] = []
     answer = extract_answer(trace)
@@ -157,53 +176,106 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
 
     for quantity in problem_quantities(problem):
         value = Fraction(quantity.value)
-        if quantity.from_word and (value.denominator != 1 or value <= 1 or quantity.text.lower() in
-                                   ("twice", "double", "triple", "thrice", "dozen")):
+        if quantity.from_word and (
+            value.denominator != 1
+            or value <= 1
+            or quantity.text.lower() in ("twice", "double", "triple", "thrice", "dozen")
+        ):
             continue
         window = problem[max(0, quantity.start - 40) : quantity.end + 40]
         after = problem[quantity.end : quantity.end + 60]
-        before = problem[max(0, quantity.start - 40) : quantity.start]
-        rate_match = _RATE_AFTER.match(after) or _RATE_BEFORE.search(before)
+        preceding = problem[max(0, quantity.start - 40) : quantity.start]
+        rate_match = _RATE_AFTER.match(after) or _RATE_BEFORE.search(preceding)
         time_unit = re.search(_TIME_UNITS, (rate_match.group(0) if rate_match else "") + after[:25], re.I)
-        same_period = time_unit is not None and re.search(
-            time_unit.group(1).lower()[:4], _question_sentence(problem), re.IGNORECASE) is not None
-        if rate_match and not same_period and value in additive and value not in multiplicative \
-                and value != 1 and answer_value != value:
+        same_period = (
+            time_unit is not None
+            and re.search(time_unit.group(1).lower()[:4], _question_sentence(problem), re.IGNORECASE) is not None
+        )
+        if (
+            rate_match
+            and not same_period
+            and value in additive
+            and value not in multiplicative
+            and value != 1
+            and answer_value != value
+        ):
             flag(Risk.per_entity_rate_missing, f"rate {quantity.text} ({after[:30].strip()}...) never multiplies")
-        if re.search(r"\bmore\s+(?:\w+\s+){0,2}than\b", after[:40], re.IGNORECASE) and value in subtracted \
-                and value not in added and not re.search(r"\bhow many more|\bhow much more", problem, re.I):
+        if (
+            re.search(r"\bmore\s+(?:\w+\s+){0,2}than\b", after[:40], re.IGNORECASE)
+            and value in subtracted
+            and value not in added
+            and not re.search(r"\bhow many more|\bhow much more", problem, re.I)
+        ):
             flag(Risk.comparison_warning, f"'{quantity.text} more than' is subtracted")
-        if re.search(r"\b(fewer|less)\s+(?:\w+\s+){0,2}than\b", after[:40], re.IGNORECASE) and value in added \
-                and value not in subtracted and not re.search(r"\bhow many (fewer|less)", problem, re.I):
+        if (
+            re.search(r"\b(fewer|less)\s+(?:\w+\s+){0,2}than\b", after[:40], re.IGNORECASE)
+            and value in added
+            and value not in subtracted
+            and not re.search(r"\bhow many (fewer|less)", problem, re.I)
+        ):
             flag(Risk.comparison_warning, f"'{quantity.text} fewer/less than' is added")
-        loss = re.search(_RELATIONS["change_loss"], problem[max(0, quantity.start - 25) : quantity.start],
-                         re.IGNORECASE)
-        gain = re.search(_RELATIONS["change_gain"], problem[max(0, quantity.start - 25) : quantity.start],
-                         re.IGNORECASE)
-        if loss and value in added and value not in subtracted and value not in multiplied \
-                and not re.search(r"\bhow (many|much)\b[^?]*\b(spend|spent|give|gave|lose|lost|use|used|sell|sold)",
-                                  problem, re.IGNORECASE):
+        loss = re.search(
+            _RELATIONS["change_loss"], problem[max(0, quantity.start - 25) : quantity.start], re.IGNORECASE
+        )
+        gain = re.search(
+            _RELATIONS["change_gain"], problem[max(0, quantity.start - 25) : quantity.start], re.IGNORECASE
+        )
+        if (
+            loss
+            and value in added
+            and value not in subtracted
+            and value not in multiplied
+            and not re.search(
+                r"\bhow (many|much)\b[^?]*\b(spend|spent|give|gave|lose|lost|use|used|sell|sold)",
+                problem,
+                re.IGNORECASE,
+            )
+        ):
             flag(Risk.change_event_misinterpretation, f"'{loss.group(0)} {quantity.text}' is added, not removed")
         if gain and value in subtracted and value not in added and value not in multiplied:
             flag(Risk.change_event_misinterpretation, f"'{gain.group(0)} {quantity.text}' is removed, not added")
         if re.search(_RELATIONS["times_more"], window, re.IGNORECASE) and "times more" in window.lower():
-            flag(Risk.times_more_interpretation, f"'{quantity.text} times more' is ambiguous (x{quantity.text} or"
-                 f" x{int(value) + 1 if value.denominator == 1 else value + 1})")
-        if answer_value is not None and answer_value == value and len(problem_quantities(problem)) > 1 \
-                and not re.search(r"\b(how many|what)\b[^?]*\b(left|remain)", problem, re.I):
+            flag(
+                Risk.times_more_interpretation,
+                f"'{quantity.text} times more' is ambiguous (x{quantity.text} or"
+                f" x{int(value) + 1 if value.denominator == 1 else value + 1})",
+            )
+        if (
+            answer_value is not None
+            and answer_value == value
+            and len(problem_quantities(problem)) > 1
+            and not re.search(r"\b(how many|what)\b[^?]*\b(left|remain)", problem, re.I)
+        ):
             flag(Risk.quantity_binding, f"the answer {answer} copies the given quantity {quantity.text}")
-    if re.search(_RELATIONS["equal_split"], problem, re.IGNORECASE) and not _operands(trace, "/") \
-            and not re.search(r"divid|÷|/", trace):
+    if (
+        re.search(_RELATIONS["equal_split"], problem, re.IGNORECASE)
+        and not _operands(trace, "/")
+        and not re.search(r"divid|÷|/", trace)
+    ):
         flag(Risk.equal_split_interpretation, "an equal split is described but the trace never divides")
     if answer_value is not None and re.search(r"\bhow many\b", problem, re.IGNORECASE):
-        if answer_value.denominator != 1 and not re.search(r"\b(hours?|miles?|pounds?|kg|liters?|gallons?|"
-                                                           r"feet|meters?|cups?|dollars?|\$)\b", problem, re.I):
+        if answer_value.denominator != 1 and not re.search(
+            r"\b(hours?|miles?|pounds?|kg|liters?|gallons?|"
+            r"feet|meters?|cups?|dollars?|\$)\b",
+            problem,
+            re.I,
+        ):
             flag(Risk.answer_format_warning, f"'how many' asks for a count but the answer is {answer}")
         if answer_value < 0:
             flag(Risk.answer_format_warning, f"'how many' asks for a count but the answer is {answer}")
-    if answer is not None and answer.lower() in ("yes", "no") and not re.search(
-            r"^\s*(is|are|can|does|do|will|was|were|should)\b", problem.split(".")[-1].strip(), re.IGNORECASE):
+    if (
+        answer is not None
+        and answer.lower() in ("yes", "no")
+        and not re.search(
+            r"^\s*(is|are|can|does|do|will|was|were|should)\b", problem.split(".")[-1].strip(), re.IGNORECASE
+        )
+    ):
         flag(Risk.answer_format_warning, "yes/no answer to a question that asks for a value")
     score = 1.0 - sum(_PENALTY[risk] for risk in risks)
-    return SemanticReport(mentions=mentions, relations=sorted(all_relations), risks=risks, details=details,
-                          score=round(max(0.0, min(1.0, score)), 4))
+    return SemanticReport(
+        mentions=mentions,
+        relations=sorted(all_relations),
+        risks=risks,
+        details=details,
+        score=round(max(0.0, min(1.0, score)), 4),
+    )

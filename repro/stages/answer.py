@@ -48,7 +48,8 @@ class ClassifyAnswer(BaseModel):
     def _class_key(cls, data: object) -> object:
         if isinstance(data, dict) and "class" in data and "answer_class" not in data:
             data = {k: v for k, v in data.items() if k != "class"} | {
-                "answer_class": str(data["class"]).strip().lower()}
+                "answer_class": str(data["class"]).strip().lower()
+            }
         return data
 
 
@@ -77,8 +78,12 @@ def deterministic_answer(statement: str) -> str | None:
             depth += 1
         elif char in ")]}⟩":
             depth -= 1
-        elif char == "=" and depth == 0 and target[index - 1 : index] not in (":", "<", ">", "!", "=") \
-                and target[index + 1 : index + 2] != "=":
+        elif (
+            char == "="
+            and depth == 0
+            and target[index - 1 : index] not in (":", "<", ">", "!", "=")
+            and target[index + 1 : index + 2] != "="
+        ):
             split_at = index
     if split_at < 0:
         return None
@@ -111,8 +116,15 @@ def grounded(candidate: str, verified_code: str) -> bool:
 
 
 async def recover_answer(
-    question: str, statement: str, verified_code: str, extract_client: ModelClient, extract_settings: ModelSettings,
-    classify_client: ModelClient, classify_settings: ModelSettings, *, attempt: int,
+    question: str,
+    statement: str,
+    verified_code: str,
+    extract_client: ModelClient,
+    extract_settings: ModelSettings,
+    classify_client: ModelClient,
+    classify_settings: ModelSettings,
+    *,
+    attempt: int,
 ) -> StageResult:
     clock = Stopwatch()
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified_code))
@@ -122,8 +134,11 @@ async def recover_answer(
         if candidate is None:
             method = "model"
             prompt = render_prompt("answer_extract", question=question, verified_code=verified_code)
-            extraction = await ask_json(extract_client, chat_request(
-                extract_settings, prompt, sample_offset=attempt, json_answer=True), ExtractAnswer)
+            extraction = await ask_json(
+                extract_client,
+                chat_request(extract_settings, prompt, sample_offset=attempt, json_answer=True),
+                ExtractAnswer,
+            )
             account(result, extract_client, extraction.responses)
             candidate = extraction.value.answer if extraction.value else None
         result.output = {"candidate": candidate, "method": method}
@@ -135,8 +150,11 @@ async def recover_answer(
             answer_class, why = "intermediate", "the candidate contains an unevaluated operation"
         else:
             prompt = render_prompt("answer_classify", question=question, statement=statement, candidate=candidate)
-            classification = await ask_json(classify_client, chat_request(
-                classify_settings, prompt, sample_offset=attempt, json_answer=True), ClassifyAnswer)
+            classification = await ask_json(
+                classify_client,
+                chat_request(classify_settings, prompt, sample_offset=attempt, json_answer=True),
+                ClassifyAnswer,
+            )
             account(result, classify_client, classification.responses)
             answer_class = classification.value.answer_class if classification.value else "unknown"
             why = classification.value.reason if classification.value else "unparseable classification"

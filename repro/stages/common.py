@@ -42,11 +42,16 @@ def input_hash(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def chat_request(settings: ModelSettings, prompt: str, *, sample_offset: int = 0, n: int = 1,
-                 json_answer: bool = False) -> ModelRequest:
+def chat_request(
+    settings: ModelSettings, prompt: str, *, sample_offset: int = 0, n: int = 1, json_answer: bool = False
+) -> ModelRequest:
     seed = None if settings.seed is None else settings.seed + sample_offset
     return request_from_settings(
-        settings, messages=[ChatMessage(role="user", content=prompt)], n=n, sample_offset=sample_offset, seed=seed,
+        settings,
+        messages=[ChatMessage(role="user", content=prompt)],
+        n=n,
+        sample_offset=sample_offset,
+        seed=seed,
         json_mode=settings.json_mode and json_answer,
     )
 

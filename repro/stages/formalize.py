@@ -35,8 +35,14 @@ def normalize_statement(code: str, theorem_name: str) -> str | None:
 
 
 async def formalize(
-    question: str, theorem_name: str, client: ModelClient, settings: ModelSettings, verifier: Verifier, *,
-    header: str, attempt: int,
+    question: str,
+    theorem_name: str,
+    client: ModelClient,
+    settings: ModelSettings,
+    verifier: Verifier,
+    *,
+    header: str,
+    attempt: int,
 ) -> StageResult:
     clock = Stopwatch()
     prompt = render_prompt("formalize", question=question, theorem_name=theorem_name)
@@ -44,8 +50,11 @@ async def formalize(
     try:
         response = await client.generate(chat_request(settings, prompt, sample_offset=attempt))
     except ModelCallError as error:
-        result.status, result.reason, result.output = AttemptStatus.error, ReasonCode.model_call_failed, {
-            "error": str(error)}
+        result.status, result.reason, result.output = (
+            AttemptStatus.error,
+            ReasonCode.model_call_failed,
+            {"error": str(error)},
+        )
         return result
     account(result, client, [response])
     text, finish = response.texts[0], response.finish_reasons[0]
@@ -71,16 +80,18 @@ async def formalize(
         return result
     lean = await verifier.check(statement, header)
     result.lean_seconds = 0.0 if lean.cached else lean.elapsed_s
-    result.lean_messages = [LeanMessageRecord(severity=m.severity, line=m.line, column=m.column, text=m.text)
-                            for m in lean.messages]
+    result.lean_messages = [
+        LeanMessageRecord(severity=m.severity, line=m.line, column=m.column, text=m.text) for m in lean.messages
+    ]
     if lean.infra_status == InfraStatus.timeout:
         result.status, result.reason = AttemptStatus.error, ReasonCode.lean_timeout
     elif lean.infra_status != InfraStatus.ok:
         result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
         result.output["lean_detail"] = lean.detail
     else:
-        others = [m for m in lean.messages if m.severity == "error" or (
-            m.severity == "warning" and "sorry" not in m.text)]
+        others = [
+            m for m in lean.messages if m.severity == "error" or (m.severity == "warning" and "sorry" not in m.text)
+        ]
         if lean.has_error or others:
             result.status, result.reason = AttemptStatus.rejected, ReasonCode.formalization_compile_error
     result.output.update({"lean_backend": lean.backend_id, "real_lean": lean.real_lean})

@@ -25,7 +25,13 @@ def prover_prompt(statement: str, header: str) -> str:
 
 
 async def sample_proofs(
-    statement: str, header: str, client: ModelClient, settings: ModelSettings, *, count: int, first_index: int,
+    statement: str,
+    header: str,
+    client: ModelClient,
+    settings: ModelSettings,
+    *,
+    count: int,
+    first_index: int,
 ) -> tuple[list[ProofSample], StageResult]:
     """``count`` samples in one request (``n=count``), numbered from ``first_index`` for the cache."""
     prompt = prover_prompt(statement, header)
@@ -33,12 +39,17 @@ async def sample_proofs(
     try:
         response = await client.generate(chat_request(settings, prompt, sample_offset=first_index, n=count))
     except ModelCallError as error:
-        result.status, result.reason, result.output = AttemptStatus.error, ReasonCode.model_call_failed, {
-            "error": str(error)}
+        result.status, result.reason, result.output = (
+            AttemptStatus.error,
+            ReasonCode.model_call_failed,
+            {"error": str(error)},
+        )
         return [], result
     account(result, client, [response])
-    samples = [ProofSample(index=first_index + i, text=text, finish_reason=finish)
-               for i, (text, finish) in enumerate(zip(response.texts, response.finish_reasons, strict=True))]
+    samples = [
+        ProofSample(index=first_index + i, text=text, finish_reason=finish)
+        for i, (text, finish) in enumerate(zip(response.texts, response.finish_reasons, strict=True))
+    ]
     return samples, result
 
 
@@ -46,8 +57,14 @@ async def verify_sample(
     statement: str, sample: ProofSample, verifier: Verifier, *, header: str, allow_native_decide: bool
 ) -> tuple[Verdict, StageResult]:
     clock = Stopwatch()
-    verdict = await verify_proof(statement, sample.text, verifier, header=header,
-                                 allow_native_decide=allow_native_decide, finish_reason=sample.finish_reason)
+    verdict = await verify_proof(
+        statement,
+        sample.text,
+        verifier,
+        header=header,
+        allow_native_decide=allow_native_decide,
+        finish_reason=sample.finish_reason,
+    )
     infra = {ReasonCode.lean_timeout, ReasonCode.lean_unavailable}
     if verdict.verified:
         status, reason = AttemptStatus.passed, None
@@ -56,15 +73,23 @@ async def verify_sample(
         reason = verdict.reasons[0] if verdict.reasons else ReasonCode.lean_error
     lean = verdict.lean
     result = StageResult(
-        status=status, reason=reason, input_hash=input_hash("verify", statement, sample.text),
-        output={"reasons": [r.value for r in verdict.reasons], "details": verdict.details,
-                "checked_code": verdict.checked_code, "axioms": verdict.axioms,
-                "prover_statement_matches": verdict.prover_statement_matches,
-                "lean_backend": lean.backend_id if lean else None, "real_lean": lean.real_lean if lean else False,
-                "toolchain": lean.toolchain if lean else None,
-                "mathlib_revision": lean.mathlib_revision if lean else None},
-        lean_messages=[LeanMessageRecord(severity=m.severity, line=m.line, column=m.column, text=m.text)
-                       for m in verdict.messages],
+        status=status,
+        reason=reason,
+        input_hash=input_hash("verify", statement, sample.text),
+        output={
+            "reasons": [r.value for r in verdict.reasons],
+            "details": verdict.details,
+            "checked_code": verdict.checked_code,
+            "axioms": verdict.axioms,
+            "prover_statement_matches": verdict.prover_statement_matches,
+            "lean_backend": lean.backend_id if lean else None,
+            "real_lean": lean.real_lean if lean else False,
+            "toolchain": lean.toolchain if lean else None,
+            "mathlib_revision": lean.mathlib_revision if lean else None,
+        },
+        lean_messages=[
+            LeanMessageRecord(severity=m.severity, line=m.line, column=m.column, text=m.text) for m in verdict.messages
+        ],
         taxonomy=[fact.value for fact in verdict.taxonomy],
         lean_seconds=0.0 if lean is None or lean.cached else lean.elapsed_s,
         elapsed_s=clock.elapsed(),

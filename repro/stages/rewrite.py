@@ -20,8 +20,10 @@ class RewriteAnswer(BaseModel):
 def _previous_block(previous: str | None) -> str:
     if not previous:
         return ""
-    return ("\nA previous rewrite of this problem exists. Your new problem must differ from it substantially"
-            f" (different story, numbers and wording):\n\"\"\"\n{previous}\n\"\"\"\n")
+    return (
+        "\nA previous rewrite of this problem exists. Your new problem must differ from it substantially"
+        f' (different story, numbers and wording):\n"""\n{previous}\n"""\n'
+    )
 
 
 async def rewrite_problem(
@@ -31,11 +33,15 @@ async def rewrite_problem(
     prompt = render_prompt("rewrite", question=problem.question, previous_block=_previous_block(previous))
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("rewrite", prompt, attempt))
     try:
-        answer = await ask_json(client, chat_request(settings, prompt, sample_offset=attempt, json_answer=True),
-                                RewriteAnswer)
+        answer = await ask_json(
+            client, chat_request(settings, prompt, sample_offset=attempt, json_answer=True), RewriteAnswer
+        )
     except ModelCallError as error:
-        result.status, result.reason, result.output = AttemptStatus.error, ReasonCode.model_call_failed, {
-            "error": str(error)}
+        result.status, result.reason, result.output = (
+            AttemptStatus.error,
+            ReasonCode.model_call_failed,
+            {"error": str(error)},
+        )
         result.elapsed_s = clock.elapsed()
         return result
     account(result, client, answer.responses)
@@ -45,8 +51,11 @@ async def rewrite_problem(
     else:
         text = answer.value.rewritten_question.strip()
         result.output["rewritten_question"] = text
-        if not text or " ".join(text.split()) == " ".join(problem.question.split()) or (
-                previous and " ".join(text.split()) == " ".join(previous.split())):
+        if (
+            not text
+            or " ".join(text.split()) == " ".join(problem.question.split())
+            or (previous and " ".join(text.split()) == " ".join(previous.split()))
+        ):
             result.status, result.reason = AttemptStatus.rejected, ReasonCode.rewrite_empty
     result.elapsed_s = clock.elapsed()
     return result

@@ -37,11 +37,15 @@ async def screen_problem(question: str, client: ModelClient, settings: ModelSett
     prompt = render_prompt("screen", question=question)
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("screen", prompt, attempt))
     try:
-        answer = await ask_json(client, chat_request(settings, prompt, sample_offset=attempt, json_answer=True),
-                                ScreenAnswer)
+        answer = await ask_json(
+            client, chat_request(settings, prompt, sample_offset=attempt, json_answer=True), ScreenAnswer
+        )
     except ModelCallError as error:
-        result.status, result.reason, result.output = AttemptStatus.error, ReasonCode.model_call_failed, {
-            "error": str(error)}
+        result.status, result.reason, result.output = (
+            AttemptStatus.error,
+            ReasonCode.model_call_failed,
+            {"error": str(error)},
+        )
         return result
     account(result, client, answer.responses)
     result.output = {"replies": answer.texts}

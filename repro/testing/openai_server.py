@@ -52,8 +52,8 @@ class OpenAITestServer:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
 
     def __enter__(self) -> OpenAITestServer:
         self._thread.start()
@@ -97,8 +97,13 @@ class OpenAITestServer:
                     if fault and fault.delay_s:
                         time.sleep(fault.delay_s)
                     if fault and (fault.status != 200 or fault.body is not None):
-                        payload = fault.body if fault.body is not None else json.dumps(
-                            {"error": {"message": f"injected {fault.status}", "type": "test", "code": fault.status}})
+                        payload = (
+                            fault.body
+                            if fault.body is not None
+                            else json.dumps(
+                                {"error": {"message": f"injected {fault.status}", "type": "test", "code": fault.status}}
+                            )
+                        )
                         self._send(fault.status, payload, fault.headers)
                         return
                     if server.latency_s:
@@ -115,14 +120,37 @@ class OpenAITestServer:
         texts = [self.responder(body, index) for index in range(n)]
         max_tokens = int(body.get("max_tokens") or 16)
         finish = ["length" if len(text.split()) > max_tokens else "stop" for text in texts]
-        usage = {"prompt_tokens": 10, "completion_tokens": sum(len(t.split()) for t in texts),
-                 "total_tokens": 10 + sum(len(t.split()) for t in texts)}
+        usage = {
+            "prompt_tokens": 10,
+            "completion_tokens": sum(len(t.split()) for t in texts),
+            "total_tokens": 10 + sum(len(t.split()) for t in texts),
+        }
         if path.endswith("/chat/completions"):
-            choices = [{"index": i, "message": {"role": "assistant", "content": text}, "finish_reason": finish[i],
-                        "logprobs": None} for i, text in enumerate(texts)]
-            return {"id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model"), "choices": choices, "usage": usage}
-        choices = [{"index": i, "text": text, "finish_reason": finish[i], "logprobs": None}
-                   for i, text in enumerate(texts)]
-        return {"id": "cmpl-test", "object": "text_completion", "created": int(time.time()),
-                "model": body.get("model"), "choices": choices, "usage": usage}
+            choices = [
+                {
+                    "index": i,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish[i],
+                    "logprobs": None,
+                }
+                for i, text in enumerate(texts)
+            ]
+            return {
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model"),
+                "choices": choices,
+                "usage": usage,
+            }
+        choices = [
+            {"index": i, "text": text, "finish_reason": finish[i], "logprobs": None} for i, text in enumerate(texts)
+        ]
+        return {
+            "id": "cmpl-test",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "choices": choices,
+            "usage": usage,
+        }
