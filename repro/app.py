@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import shutil
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,6 +79,7 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
     verifier = build_verifier(config.lean, store)
     clients = build_clients(config, store)
     counts: Counter[str] = Counter()
+    started = time.monotonic()
     total = config.target or len(problems)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
@@ -100,7 +102,8 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
             progress.advance(task)
         if event in ("rejected", "retained"):
             top = ", ".join(f"{k} {v}" for k, v in counts.most_common(4) if k != "retained")
-            progress.update(task, funnel=f"kept {counts['retained']} | {top}")
+            minutes = max(time.monotonic() - started, 1e-9) / 60
+            progress.update(task, funnel=f"kept {counts['retained']} ({counts['retained'] / minutes:.1f}/min) | {top}")
             if config.target and event == "retained":
                 progress.advance(task)
 

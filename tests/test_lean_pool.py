@@ -231,3 +231,26 @@ async def test_kimina_unreachable_is_unavailable_not_a_crash() -> None:
     finally:
         await verifier.close()
     assert result.infra_status == InfraStatus.unavailable
+
+
+async def test_a_worker_over_its_memory_budget_is_recycled(repl_log: Path) -> None:
+    # the fake REPL (a Python process) uses tens of MB: a 256 MB limit with 90% headroom is never hit,
+    # so shrink the budget after start-up to force the recycle decision
+    pool = fake_repl_verifier(workers=1, memory_limit_mb=2048)
+    try:
+        assert (await pool.check("theorem m0 : True := trivial", HEADER)).ok
+        pool.memory_limit_mb = 1
+        assert (await pool.check("theorem m1 : True := trivial", HEADER)).ok
+        assert (await pool.check("theorem m2 : True := trivial", HEADER)).ok
+    finally:
+        await pool.close()
+    pids = [entry["pid"] for entry in log_entries(repl_log) if entry["cmd"].startswith("theorem m")]
+    assert pids[0] == pids[1] != pids[2]
+
+
+async def test_the_fake_backends_scratch_directory_is_removed_on_close() -> None:
+    pool = fake_repl_verifier(workers=1)
+    home = Path(pool._owned_directory or "")
+    assert (await pool.check("theorem c : True := trivial", HEADER)).ok
+    await pool.close()
+    assert home.name.startswith("repro-fake-repl-") and not home.exists()

@@ -73,4 +73,6 @@ def fake_repl_verifier(
         real_lean=False,
         backend_id="fake-repl",
         start_timeout_s=30.0,
+        owned_directory=str(home),
+        memory_limit_mb=memory_limit_mb,
     )

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import time
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ class ReplPoolVerifier:
         backend_id: str = "lean-interact-repl",
         infra_retries: int = 1,
         start_timeout_s: float = 600.0,
+        owned_directory: str | None = None,
     ) -> None:
         self.worker_count = workers
         self.timeout_s = timeout_s
@@ -91,6 +93,7 @@ class ReplPoolVerifier:
         self.replaced = 0
         self.started = 0
         self._start_error: str | None = None
+        self._owned_directory = owned_directory
 
     # -- workers ---------------------------------------------------------------------------------
     def _config(self) -> Any:
@@ -174,6 +177,16 @@ class ReplPoolVerifier:
         self.replaced += 1
         self._spawn_replacement(header)
 
+    def _over_memory(self, worker: _Worker) -> bool:
+        """Recycle a worker whose REPL grew past 90% of its limit, before the limit kills it mid-check."""
+        if not self.memory_limit_mb:
+            return False
+        try:
+            used_mb = float(worker.server.get_memory_usage())
+        except Exception:  # psutil races with a process that just exited
+            return False
+        return used_mb > 0.9 * self.memory_limit_mb
+
     # -- checks --------------------------------------------------------------------------------
     def _run_sync(self, worker: _Worker, code: str) -> dict[str, Any]:
         request: dict[str, Any] = {"cmd": code}
@@ -232,7 +245,11 @@ class ReplPoolVerifier:
                 mathlib_revision=self.mathlib_revision,
             )
             worker.checks += 1
-            if worker.checks >= self.recycle_after or result.infra_status == InfraStatus.lean_error:
+            if (
+                worker.checks >= self.recycle_after
+                or result.infra_status == InfraStatus.lean_error
+                or self._over_memory(worker)
+            ):
                 self._retire(worker, header)
             else:
                 await self._idle[header].put(worker)
@@ -247,3 +264,5 @@ class ReplPoolVerifier:
             while not queue.empty():
                 _kill_process_group(queue.get_nowait().server)
         self._idle.clear()
+        if self._owned_directory:
+            shutil.rmtree(self._owned_directory, ignore_errors=True)

@@ -45,9 +45,9 @@ class VLLMBackend:
         return self._engine
 
     def _run_batch(self, batch: list[ModelRequest]) -> list[ModelResponse]:
+        engine = self._load()
         import vllm
 
-        engine = self._load()
         started = time.perf_counter()
         outputs = []
         for request in batch:
@@ -99,9 +99,14 @@ class VLLMBackend:
         try:
             responses = await asyncio.to_thread(self._run_batch, [request for request, _ in batch])
         except Exception as error:  # one engine failure fails the whole batch, explicitly
+            failure = (
+                error
+                if isinstance(error, ModelCallError)
+                else ModelCallError("vllm", f"{type(error).__name__}: {error}")
+            )
             for _, future in batch:
                 if not future.done():
-                    future.set_exception(ModelCallError("vllm", f"{type(error).__name__}: {error}"))
+                    future.set_exception(failure)
             return
         for (_, future), response in zip(batch, responses, strict=True):
             if not future.done():
