@@ -32,6 +32,8 @@ class GuardSettings(BaseModel):
     graph_min_score: float = 0.60
     very_low_confidence: float = 0.40
     clean_improvement_margin: float = 0.25
+    rediagnosis_missing_constraint_score: float = 0.90
+    rediagnosis_low_score: float = 0.65
     max_candidate_chars: int = 1500
     max_steps: int = 6
 
@@ -117,12 +119,13 @@ def judge_candidate(
     if verdict.failures:
         return verdict
     rediagnosis = diagnose(problem, text)
-    if rediagnosis.meta.error_type in (
-        MetaError.generation_failure,
-        MetaError.arithmetic_error,
-        MetaError.logical_contradiction,
-    ):
-        verdict.failures.append(f"rediagnosis:{rediagnosis.meta.error_type.value}")
+    meta = rediagnosis.meta
+    if meta.error_type in (MetaError.generation_failure, MetaError.arithmetic_error, MetaError.logical_contradiction):
+        verdict.failures.append(f"rediagnosis:{meta.error_type.value}")
+    elif meta.error_type == MetaError.missing_constraint and meta.score < settings.rediagnosis_missing_constraint_score:
+        verdict.failures.append("rediagnosis:missing_constraint")  # e.g. a bare "x + 1 = y" that ignores the problem
+    elif meta.score < settings.rediagnosis_low_score:
+        verdict.failures.append("rediagnosis:low_meta_score")
     if settings.graph_guard:
         semantics = rediagnosis.semantics
         if semantics.high_risk or "generation_failure" in semantics.risks:

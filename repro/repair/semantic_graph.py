@@ -99,9 +99,11 @@ def _operands(trace: str, op: str) -> set[Fraction]:
     symbols = {"*": r"[*×x·]|\\times", "/": r"[/÷]|\\div", "+": r"\+", "-": r"-|−"}[op]
     found: set[Fraction] = set()
     number = r"\$?(\d[\d,]*(?:\.\d+)?)"
-    for match in re.finditer(rf"{number}\s*(?:{symbols})\s*{number}", trace):
-        for group in (1, 2):
-            found.add(Fraction(match.group(group).replace(",", "")))
+    # lookaheads, so that in "4 + 30 + 20" every operand is seen, not only the first pair
+    for match in re.finditer(rf"(?<![\d.,]){number}(?=\s*(?:{symbols})\s*\$?\d)", trace):
+        found.add(Fraction(match.group(1).replace(",", "")))
+    for match in re.finditer(rf"(?<=\d)\s*(?:{symbols})\s*{number}", trace):
+        found.add(Fraction(match.group(1).replace(",", "")))
     return found
 
 
