@@ -20,6 +20,7 @@ from repro import __version__
 from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config
 from repro.data import load_problems, seeded_order
 from repro.lean.factory import build_verifier
+from repro.lean.protocol import InfraStatus
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend
 from repro.metrics import run_metrics
@@ -77,6 +78,14 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
     if config.target is not None:
         problems = seeded_order(problems, config.dataset.seed)
     verifier = build_verifier(config.lean, store)
+    preflight = await verifier.check("theorem repro_preflight : True := trivial", config.lean.header)
+    if preflight.infra_status != InfraStatus.ok or preflight.has_error:
+        await verifier.close()
+        problem = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
+        raise RunError(
+            f"the Lean backend ({config.lean.backend}) cannot check code: {preflight.infra_status}: {problem[:400]}."
+            " Nothing was run. See `repro doctor`; `repro lean setup` installs Mathlib and the REPL."
+        )
     clients = build_clients(config, store)
     counts: Counter[str] = Counter()
     started = time.monotonic()

@@ -34,6 +34,7 @@ from repro.stages import (
     rewrite_problem,
     sample_proofs,
     screen_problem,
+    screener_disagrees,
     verify_sample,
 )
 from repro.stages.common import StageResult
@@ -205,7 +206,9 @@ class Pipeline:
                 return False
             candidate.new_answer = literal_text(str(result.output["candidate"]))
             candidate.answer_class = result.output.get("answer_class")
-            candidate.answer_disagrees_with_screener = _disagrees(candidate.screener_answer, candidate.new_answer)
+            candidate.answer_disagrees_with_screener = screener_disagrees(
+                candidate.screener_answer, candidate.new_answer
+            )
             candidate.status = CandidateStatus.retained
             self.store.save_candidate(candidate)
             self.on_event("retained", Stage.answer.value, None)
@@ -308,18 +311,3 @@ class Pipeline:
         if tasks:
             await asyncio.gather(*tasks)
         return summary
-
-
-def _disagrees(screener: str | None, retained: str | None) -> bool | None:
-    if not screener or not retained:
-        return None
-    from repro.repair.answers import answers_equivalent
-
-    if answers_equivalent(screener, retained):
-        return False
-    try:
-        from math_verify import parse, verify
-
-        return not verify(parse(f"${retained}$"), parse(f"${screener}$"))
-    except Exception:  # math-verify raises on unparseable input; then we can only compare text
-        return screener.strip() != retained.strip()

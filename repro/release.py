@@ -39,7 +39,7 @@ def proof_hash(code: str) -> str:
 
 
 def instance_from_candidate(
-    candidate: Candidate, store: RunStore, header: str, *, released_at: str
+    candidate: Candidate, store: RunStore, header: str, *, released_at: str, demonstration: bool = False
 ) -> ReleasedInstance:
     problem = store.problem(candidate.problem_id)
     missing = [
@@ -67,7 +67,7 @@ def instance_from_candidate(
         theorem_name=candidate.theorem_name or "",
         screener_answer=candidate.screener_answer,
         answer_disagrees_with_screener=bool(candidate.answer_disagrees_with_screener),
-        unverified=not candidate.verifier_is_real_lean,
+        unverified=demonstration or not candidate.verifier_is_real_lean,
         provenance=Provenance(
             models=[
                 StageModel(stage=stage, model=model, backend=candidate.backends.get(stage, "unknown"))
@@ -166,7 +166,12 @@ def write_release(run_dir: str | Path, out_dir: str | Path, *, allow_unverified:
         retained = sorted(
             store.candidates(CandidateStatus.retained), key=lambda c: (order.get(c.problem_id, 0), c.candidate_id)
         )
-        instances = [instance_from_candidate(c, store, header, released_at=released_at) for c in retained]
+        instances = [
+            instance_from_candidate(
+                c, store, header, released_at=released_at, demonstration=bool(config and config.demonstration)
+            )
+            for c in retained
+        ]
     finally:
         store.close()
     withheld = sum(1 for instance in instances if instance.unverified) if not allow_unverified else 0

@@ -73,3 +73,13 @@ def test_bad_input_is_reported_without_a_traceback(tmp_path: Path) -> None:
     assert result.returncode == 2 and "broken.jsonl:2" in result.stderr and "Traceback" not in result.stderr
     bad_set = repro("run", "--config", "configs/demo.yaml", "--set", "prove.k=zero")
     assert bad_set.returncode == 2 and "prove.k" in bad_set.stderr
+
+
+def test_a_run_without_a_working_lean_backend_stops_before_any_model_call(tmp_path: Path) -> None:
+    if (REPO / "lean_project" / ".lake").exists():
+        pytest.skip("a Lean project is built here, so the repl backend works")
+    run_dir = tmp_path / "nolean"
+    result = repro("run", "--config", "configs/demo.yaml", "--set", "lean.backend=repl", "--run-dir", str(run_dir))
+    assert result.returncode == 2 and "cannot check code" in result.stderr and "Nothing was run" in result.stderr
+    status = json.loads(repro("status", str(run_dir), "--json").stdout)
+    assert status["models"] == {} and status["rates"]["drawn"] == 0

@@ -1,7 +1,7 @@
 """One module per pipeline stage: pure logic over (record in) -> (record out), given backends."""
 
 from repro.stages.align import check_alignment
-from repro.stages.answer import deterministic_answer, grounded, literal_text, recover_answer
+from repro.stages.answer import deterministic_answer, grounded, literal_text, recover_answer, screener_disagrees
 from repro.stages.common import StageResult
 from repro.stages.formalize import formalize, normalize_statement
 from repro.stages.prove import ProofSample, prover_prompt, sample_proofs, verify_sample
@@ -22,5 +22,6 @@ __all__ = [
     "rewrite_problem",
     "sample_proofs",
     "screen_problem",
+    "screener_disagrees",
     "verify_sample",
 ]

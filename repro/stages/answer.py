@@ -172,3 +172,20 @@ async def recover_answer(
 def literal_text(candidate: str) -> str:
     """A released answer without Lean type ascriptions: ``(3 : ℚ) / 4`` becomes ``3 / 4``."""
     return re.sub(r"\(\s*(-?\s*\d+(?:\.\d+)?)\s*:\s*[ℕℤℚℝ]\w*\s*\)", r"\1", candidate).strip()
+
+
+def screener_disagrees(screener: str | None, retained: str | None) -> bool | None:
+    """Whether the screen's independent answer differs from the retained one (None if either is missing).
+
+    A flag for audit only: the retained answer comes from the verified Lean text, never from the screen.
+    """
+    if not screener or not retained:
+        return None
+    if " ".join(screener.split()) == " ".join(retained.split()):
+        return False
+    try:
+        from math_verify import parse, verify
+
+        return not verify(parse(f"${retained}$"), parse(f"${screener}$"))
+    except Exception:  # math-verify raises on input it cannot parse; then only the text can be compared
+        return True
