@@ -79,19 +79,7 @@ class Pipeline:
             problem_id=candidate.problem_id,
             stage=stage,
             attempt_number=number,
-            input_hash=result.input_hash,
-            status=result.status,
-            reason=result.reason,
-            output=result.output,
-            lean_messages=result.lean_messages,
-            taxonomy=result.taxonomy,
-            elapsed_s=result.elapsed_s,
-            lean_seconds=result.lean_seconds,
-            tokens_in=result.tokens_in,
-            tokens_out=result.tokens_out,
-            model_calls=result.model_calls,
-            model_id=result.model_id,
-            backend_id=result.backend_id,
+            **dict(result),
         )
         if result.model_id:
             candidate.models[stage.value] = result.model_id

@@ -12,7 +12,8 @@ from pydantic import BaseModel, Field
 from repro.config import ModelSettings
 from repro.llm.client import ModelClient
 from repro.llm.factory import request_from_settings
-from repro.llm.protocol import ChatMessage, ModelRequest, ModelResponse
+from repro.llm.json_answers import Answer, JsonAnswer, ask_json
+from repro.llm.protocol import ChatMessage, ModelCallError, ModelRequest, ModelResponse
 from repro.records import AttemptStatus, LeanMessageRecord, ReasonCode
 
 
@@ -63,6 +64,20 @@ def account(result: StageResult, client: ModelClient, responses: list[ModelRespo
     result.tokens_out += sum(r.tokens_out for r in responses)
     result.model_calls += sum(1 for r in responses if r.cache_hits < len(r.texts))
     return result
+
+
+async def ask_stage_json(
+    client: ModelClient, request: ModelRequest, schema: type[Answer], result: StageResult
+) -> JsonAnswer[Answer] | None:
+    """Ask for a JSON answer on behalf of a stage; a failed model call marks ``result`` and returns None."""
+    try:
+        answer = await ask_json(client, request, schema)
+    except ModelCallError as error:
+        result.status, result.reason = AttemptStatus.error, ReasonCode.model_call_failed
+        result.output = {**result.output, "error": str(error)}
+        return None
+    account(result, client, answer.responses)
+    return answer
 
 
 class Stopwatch:

@@ -6,11 +6,9 @@ from pydantic import BaseModel
 
 from repro.config import ModelSettings
 from repro.llm.client import ModelClient
-from repro.llm.json_answers import ask_json
-from repro.llm.protocol import ModelCallError
 from repro.prompts import render_prompt
 from repro.records import AttemptStatus, ReasonCode, SourceProblem
-from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
+from repro.stages.common import StageResult, Stopwatch, ask_stage_json, chat_request, input_hash
 
 
 class RewriteAnswer(BaseModel):
@@ -32,19 +30,11 @@ async def rewrite_problem(
     clock = Stopwatch()
     prompt = render_prompt("rewrite", question=problem.question, previous_block=_previous_block(previous))
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("rewrite", prompt, attempt))
-    try:
-        answer = await ask_json(
-            client, chat_request(settings, prompt, sample_offset=attempt, json_answer=True), RewriteAnswer
-        )
-    except ModelCallError as error:
-        result.status, result.reason, result.output = (
-            AttemptStatus.error,
-            ReasonCode.model_call_failed,
-            {"error": str(error)},
-        )
+    request = chat_request(settings, prompt, sample_offset=attempt, json_answer=True)
+    answer = await ask_stage_json(client, request, RewriteAnswer, result)
+    if answer is None:
         result.elapsed_s = clock.elapsed()
         return result
-    account(result, client, answer.responses)
     result.output = {"replies": answer.texts, "problems": answer.problems}
     if answer.value is None:
         result.status, result.reason = AttemptStatus.rejected, ReasonCode.rewrite_invalid_json
