@@ -74,7 +74,11 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
     if report.skipped:
         store.set_meta("skipped_rows", str(report.skipped))
         if console:
-            console.print(f"[yellow]skipped {report.skipped} malformed rows[/] (first: {report.skip_reasons[0]})")
+            console.print(
+                f"skipped {report.skipped} malformed rows (first: {report.skip_reasons[0]})",
+                style="yellow",
+                markup=False,
+            )
     if config.target is not None:
         problems = seeded_order(problems, config.dataset.seed)
     verifier = build_verifier(config.lean, store)

@@ -12,6 +12,7 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from repro import __version__
 from repro.config import ConfigError, RunConfig, build_config, load_config
@@ -19,8 +20,8 @@ from repro.data import DataError
 from repro.prompts import bundled_path
 from repro.records import REASON_DESCRIPTIONS
 
-console = Console(stderr=False)
-errors = Console(stderr=True)
+console = Console(markup=False, highlight=False)  # printed content is data: brackets must survive
+errors = Console(stderr=True, markup=False, highlight=False)
 
 DESCRIPTION = """\
 repro builds contamination-resistant math benchmarks whose reference answers are backed by Lean 4
@@ -42,8 +43,9 @@ def _config_from_arguments(arguments: argparse.Namespace) -> RunConfig:
     if path is None:
         path = str(bundled_path("configs/demo.yaml"))
         errors.print(
-            "[yellow]no --config given: running the offline DEMONSTRATION (configs/demo.yaml): scripted"
-            " models and a fake Lean backend; its output is not verified.[/]"
+            "no --config given: running the offline DEMONSTRATION (configs/demo.yaml): scripted"
+            " models and a fake Lean backend; its output is not verified.",
+            style="yellow",
         )
     config = load_config(path, arguments.set or [])
     data = config.model_dump(mode="json")
@@ -82,7 +84,7 @@ def command_run(arguments: argparse.Namespace) -> int:
         assert config is not None
         run_dir = Path("runs") / f"{config.name}-{datetime.now():%Y%m%d-%H%M%S}"
     if config is not None and config.demonstration:
-        errors.print("[yellow]demonstration config: scripted models and fake Lean; nothing here is verified[/]")
+        errors.print("demonstration config: scripted models and fake Lean; nothing here is verified", style="yellow")
     outcome = run(config, run_dir, resume=arguments.resume, console=console)
     rates = outcome.metrics["rates"]
     console.print(f"run directory: {outcome.run_dir}")
@@ -162,10 +164,10 @@ def command_audit(arguments: argparse.Namespace) -> int:
         return 0
     for row in rows:
         console.rule(f"{row['candidate_id']}  rejected at {row['reject_stage']}: {row['reject_reason']}")
-        console.print(f"[bold]original:[/] {row['original_question']}")
-        console.print(f"[bold]rewritten:[/] {row['rewritten_question']}")
+        console.print(f"original: {row['original_question']}")
+        console.print(f"rewritten: {row['rewritten_question']}")
         if row["lean_statement"]:
-            console.print(f"[bold]statement:[/] {row['lean_statement']}")
+            console.print(f"statement: {row['lean_statement']}")
         for attempt in row["attempts"]:
             console.print(
                 f"  {attempt['stage']} #{attempt['attempt']}: {attempt['status']} {attempt['reason'] or ''}"
@@ -185,13 +187,16 @@ def command_release(arguments: argparse.Namespace) -> int:
         f"wrote {summary.written} instances to {summary.out_dir} (data/test.parquet, data/test.jsonl, README.md)"
     )
     if summary.written == 0:
-        errors.print("[yellow]the release is empty (note: `datasets` cannot load a split with no rows)[/]")
+        errors.print("the release is empty (note: `datasets` cannot load a split with no rows)", style="yellow")
     if summary.unverified:
-        errors.print(f"[yellow]{summary.unverified} rows are marked unverified (not checked by a real Lean backend)[/]")
+        errors.print(
+            f"{summary.unverified} rows are marked unverified (not checked by a real Lean backend)", style="yellow"
+        )
     if summary.withheld_unverified:
         errors.print(
-            f"[yellow]withheld {summary.withheld_unverified} instances not checked by a real Lean backend;"
-            " pass --allow-unverified to write them, marked as such[/]"
+            f"withheld {summary.withheld_unverified} instances not checked by a real Lean backend;"
+            " pass --allow-unverified to write them, marked as such",
+            style="yellow",
         )
     return 0
 
@@ -277,8 +282,9 @@ def command_doctor(arguments: argparse.Namespace) -> int:
     config = load_config(arguments.config) if arguments.config else None
     lines = doctor(config)
     for line in lines:
-        mark = "[green]OK     [/]" if line.ok else "[red]MISSING[/]"
-        console.print(f"{mark} {line.name}: {line.detail.removeprefix('MISSING: ')}")
+        mark = "OK     " if line.ok else "MISSING"
+        detail = line.detail.removeprefix("MISSING: ")
+        console.print(Text.assemble((mark, "green" if line.ok else "red"), f" {line.name}: {detail}"))
     if config is None:
         console.print("(pass --config FILE to also check the configured model endpoints)")
     return 0
@@ -290,7 +296,7 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
     try:
         done = setup_lean_project(Path(arguments.project))
     except SetupError as error:
-        errors.print(f"[red]lean setup failed:[/] {error}")
+        errors.print(f"lean setup failed: {error}", style="red")
         return 1
     for step in done:
         console.print(f"OK {step}")
@@ -299,7 +305,7 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
 
 def command_reasons(arguments: argparse.Namespace) -> int:
     for code, text in REASON_DESCRIPTIONS.items():
-        console.print(f"[bold]{code.value}[/]: {text}")
+        console.print(f"{code.value}: {text}")
     return 0
 
 
@@ -474,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(arguments.handler(arguments))
     except (ConfigError, DataError, RunError, ReleaseError, StoreError, RepairInputError, FileNotFoundError) as error:
-        errors.print(f"[red]error:[/] {error}")
+        errors.print(f"error: {error}", style="red")
         return 2
     except KeyboardInterrupt:
         errors.print("interrupted; resume with: repro run --resume --run-dir DIR")
