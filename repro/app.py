@@ -193,6 +193,7 @@ def audit(
                             "taxonomy": a.taxonomy,
                             "lean_messages": [m.model_dump() for m in a.lean_messages],
                             "details": a.output.get("details"),
+                            "error": a.output.get("error"),
                             "text": a.output.get("text") or a.output.get("reply"),
                         }
                         for a in (matching or [a for a in attempts if a.status != "passed"])

@@ -40,6 +40,9 @@ from repro.stages import (
 from repro.stages.common import StageResult
 from repro.store import RunStore
 
+# Rejections that say nothing about the candidate: the endpoint or the Lean backend failed.
+INFRASTRUCTURE_REASONS = frozenset({ReasonCode.model_call_failed, ReasonCode.lean_unavailable})
+
 EventHook = Callable[[str, str, str | None], None]  # (event, stage, reason)
 
 
@@ -48,6 +51,8 @@ class RunSummary:
     drawn: int = 0
     retained: int = 0
     rejected: int = 0
+    # left unfinished by an infrastructure failure or an unexpected error; `--resume` retries them
+    incomplete: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
 
 
@@ -94,13 +99,19 @@ class Pipeline:
         self.on_event("rejected", stage.value, reason.value)
 
     # -- one problem ------------------------------------------------------------------------------
-    async def process_problem(self, problem: SourceProblem) -> bool:
-        retained = await self._process_problem(problem)
+    async def process_problem(self, problem: SourceProblem) -> bool | None:
+        """True if retained, False if rejected, None if infrastructure failures left it unfinished."""
+        try:
+            outcome = await self._process_problem(problem)
+        except Exception as error:  # a bug must not take the other problems down with it
+            self.store.set_meta(f"error:{problem.problem_id}", f"{type(error).__name__}: {error}"[:2000])
+            outcome = None
         self.on_event("problem_done", Stage.answer.value, None)
-        return retained
+        return outcome
 
-    async def _process_problem(self, problem: SourceProblem) -> bool:
+    async def _process_problem(self, problem: SourceProblem) -> bool | None:
         previous_rewrite: str | None = None
+        infrastructure_failed = False
         for rewrite_index in range(self.config.retries.rewrites_per_problem):
             candidate = Candidate(
                 candidate_id=f"{problem.problem_id}#r{rewrite_index}",
@@ -114,6 +125,9 @@ class Pipeline:
                 self.store.set_problem_outcome(problem.problem_id, "retained")
                 return True
             previous_rewrite = candidate.rewritten_question or previous_rewrite
+            infrastructure_failed |= candidate.reject_reason in INFRASTRUCTURE_REASONS
+        if infrastructure_failed:
+            return None  # not a verdict about the problem: leave it for --resume
         self.store.set_problem_outcome(problem.problem_id, "rejected")
         return False
 
@@ -172,8 +186,8 @@ class Pipeline:
                 continue
 
             verified = await self._prove(candidate, statement, round_index, offset * k)
-            if verified is None:
-                last_stage, last_reason = Stage.prove, ReasonCode.proof_not_found
+            if isinstance(verified, ReasonCode):
+                last_stage, last_reason = Stage.prove, verified
                 if config.retries.regenerate_formalization_after_proof_failure:
                     continue
                 break
@@ -204,8 +218,15 @@ class Pipeline:
         self._reject(candidate, last_stage, last_reason)
         return False
 
-    async def _prove(self, candidate: Candidate, statement: str, round_index: int, first_index: int) -> str | None:
-        """Up to k samples; every one is stored with its text, finish reason and verdict."""
+    async def _prove(
+        self, candidate: Candidate, statement: str, round_index: int, first_index: int
+    ) -> str | ReasonCode:
+        """Up to k samples, each stored with its text, finish reason and verdict.
+
+        Returns the verified code, or why there is none: ``proof_not_found``, or an infrastructure
+        reason when no sample could be judged at all.
+        """
+        infrastructure_only = True
         config = self.config
         k = config.prove.k
         settings = config.model_for("prove")
@@ -217,7 +238,7 @@ class Pipeline:
             )
             if not samples:
                 self._record(candidate, Stage.prove, round_index * k + start, result)
-                return None
+                return result.reason or ReasonCode.model_call_failed
             verdicts = await asyncio.gather(
                 *(
                     verify_sample(
@@ -247,6 +268,7 @@ class Pipeline:
                 )
                 self._record(candidate, Stage.prove, number, prove_result)
                 self._record(candidate, Stage.verify, number, verify_result)
+                infrastructure_only &= verify_result.reason == ReasonCode.lean_unavailable
                 if verdict.verified and found is None:
                     found = verdict.checked_code
                     candidate.lean_proof = sample.text
@@ -260,7 +282,7 @@ class Pipeline:
             if found is not None:
                 self.store.save_candidate(candidate)
                 return found
-        return None
+        return ReasonCode.lean_unavailable if infrastructure_only else ReasonCode.proof_not_found
 
     # -- many problems ---------------------------------------------------------------------------
     async def run(self, problems: list[SourceProblem], *, target: int | None = None) -> RunSummary:
@@ -279,7 +301,9 @@ class Pipeline:
                 retained = await self.process_problem(problem)
             finally:
                 semaphore.release()
-            if retained:
+            if retained is None:
+                summary.incomplete += 1
+            elif retained:
                 summary.retained += 1
                 if target is not None and summary.retained >= target:
                     enough.set()

@@ -6,6 +6,7 @@ Problems carry ``[[case:NAME]]``; the rewrite keeps the tag, so every later prom
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -37,6 +38,9 @@ def _name(prompt: str) -> str:
 
 def responder(request: ModelRequest, sample_index: int) -> str:
     prompt = request.prompt_text()
+    outage = os.environ.get("WORLD_SCREEN_OUTAGE_FLAG")
+    if outage and os.path.exists(outage) and "strict reviewer" in prompt:
+        raise LookupError("screen endpoint down (simulated outage)")
     case = case_of(prompt)
     if "You rewrite math problems" in prompt:
         if case == "rewrite_invalid_json":

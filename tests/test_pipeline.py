@@ -263,3 +263,19 @@ def test_kill_9_and_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
     assert recovered["fresh_calls"] == clean["fresh_calls"], "no model call was repeated"
     assert len(set(recovered["fresh_keys"])) == len(recovered["fresh_keys"])
     assert _release_rows(tmp_path / "killed", tmp_path / "r1") == _release_rows(tmp_path / "clean", tmp_path / "r2")
+
+
+def test_an_endpoint_outage_leaves_problems_for_resume_instead_of_rejecting_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    flag = tmp_path / "outage"
+    flag.touch()
+    monkeypatch.setenv("WORLD_SCREEN_OUTAGE_FLAG", str(flag))
+    dataset = write_problems(tmp_path / "p.jsonl", ["retained"] * 4)
+    first = run(build_config(world_config(str(dataset))), tmp_path / "run")
+    assert (first.summary.incomplete, first.summary.rejected, first.summary.retained) == (4, 0, 0)
+    rows = audit(tmp_path / "run", reason="model_call_failed")
+    assert rows and "simulated outage" in json.dumps(rows)
+    flag.unlink()
+    resumed = run(None, tmp_path / "run", resume=True)
+    assert resumed.summary.retained == 4 and resumed.metrics["rates"]["retained"] == 4
