@@ -136,8 +136,12 @@ class RunStore:
             raise StoreError(
                 f"{self.path}: schema version {current} is newer than this repro ({SCHEMA_VERSION}); upgrade repro"
             )
-        for version in range(current, SCHEMA_VERSION):
+        while current < SCHEMA_VERSION:
             with self.transaction() as connection:
+                # re-read under the write lock: another process may have migrated meanwhile
+                version = self.schema_version()
+                if version >= SCHEMA_VERSION:
+                    return
                 for statement in _MIGRATIONS[version].split(";"):
                     if statement.strip():
                         connection.execute(statement)
@@ -146,6 +150,7 @@ class RunStore:
                 )
                 if version == 0:
                     connection.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('created_at', ?)", (utc_now(),))
+            current = version + 1
 
     # -- meta ----------------------------------------------------------------------------------------
     def set_meta(self, key: str, value: str) -> None:
@@ -271,11 +276,18 @@ class RunStore:
         rows = self._query("SELECT response FROM response_cache WHERE cache_key=?", (cache_key,))
         return json.loads(rows[0]["response"]) if rows else None
 
-    def cache_response(self, cache_key: str, response: dict[str, Any]) -> None:
+    def record_model_response(self, call: ModelCallRecord, entries: dict[str, dict[str, Any]]) -> None:
+        """Cache a fresh response's samples and account for the call in one transaction, so a kill
+        can never keep the answer while losing the record that it was paid for (or the reverse)."""
         with self.transaction() as connection:
+            for cache_key, response in entries.items():
+                connection.execute(
+                    "INSERT OR REPLACE INTO response_cache(cache_key, response, created_at) VALUES (?, ?, ?)",
+                    (cache_key, json.dumps(response, ensure_ascii=False), utc_now()),
+                )
             connection.execute(
-                "INSERT OR REPLACE INTO response_cache(cache_key, response, created_at) VALUES (?, ?, ?)",
-                (cache_key, json.dumps(response, ensure_ascii=False), utc_now()),
+                "INSERT INTO model_calls(stage, model_id, backend_id, cache_hit, payload) VALUES (?, ?, ?, ?, ?)",
+                (call.stage, call.model_id, call.backend_id, int(call.cache_hit), call.model_dump_json()),
             )
 
     def record_model_call(self, call: ModelCallRecord) -> None:

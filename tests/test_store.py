@@ -112,3 +112,20 @@ def test_problems_keep_their_first_draw_order(tmp_path: Path) -> None:
 def test_missing_run_directory_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no run store"):
         RunStore(tmp_path / "nothing", create=False)
+
+
+def test_processes_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> None:
+    opener = "import sys; from repro.store import RunStore; RunStore(sys.argv[1]).close(); print('ok')"
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", opener, str(tmp_path / "shared")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(6)
+    ]
+    outputs = [process.communicate(timeout=60) for process in processes]
+    assert all(out.strip() == "ok" for out, _ in outputs), [err for _, err in outputs]
+    with RunStore(tmp_path / "shared") as store:
+        assert store.schema_version() == 1

@@ -6,6 +6,8 @@ the backend, so a resumed or repeated run never pays twice for an answer that wa
 
 from __future__ import annotations
 
+from typing import Any
+
 from repro.config import CacheMode
 from repro.llm.cache import cache_key
 from repro.llm.protocol import ModelBackend, ModelCallError, ModelRequest, ModelResponse
@@ -73,17 +75,20 @@ class ModelClient:
                     retries=max(error.attempts - 1, 0),
                 )
                 raise
+            entries: dict[str, dict[str, object]] = {}
             for slot, position in enumerate(missing):
-                entry = {
+                entry: dict[str, object] = {
                     "text": fresh.texts[slot],
                     "finish_reason": fresh.finish_reasons[slot],
                     "backend_id": fresh.backend_id,
                     "scripted": fresh.scripted,
                 }
                 found[position] = entry
-                if self.store is not None and self.cache_mode == CacheMode.read_write:
-                    self.store.cache_response(keys[position], entry)
-            self._account(keys[missing[0]], cache_hit=False, samples=len(missing), response=fresh)
+                entries[keys[position]] = entry
+            if self.store is not None:
+                record = self._call_record(keys[missing[0]], cache_hit=False, samples=len(missing), response=fresh)
+                cached = entries if self.cache_mode == CacheMode.read_write else {}
+                self.store.record_model_response(record, cached)
         if len(missing) < request.n:
             self._account(keys[0], cache_hit=True, samples=request.n - len(missing))
         ordered = [found[position] for position in range(request.n)]
@@ -100,7 +105,7 @@ class ModelClient:
             retries=fresh.retries if fresh else 0,
         )
 
-    def _account(
+    def _call_record(
         self,
         key: str,
         *,
@@ -109,21 +114,21 @@ class ModelClient:
         response: ModelResponse | None = None,
         error: str | None = None,
         retries: int = 0,
-    ) -> None:
-        if self.store is None:
-            return
-        self.store.record_model_call(
-            ModelCallRecord(
-                stage=self.stage,
-                model_id=self.backend.model_id,
-                backend_id=self.backend.backend_id,
-                cache_key=key,
-                cache_hit=cache_hit,
-                samples=samples,
-                tokens_in=response.tokens_in if response else 0,
-                tokens_out=response.tokens_out if response else 0,
-                latency_s=response.latency_s if response else 0.0,
-                retries=response.retries if response else retries,
-                error=error,
-            )
+    ) -> ModelCallRecord:
+        return ModelCallRecord(
+            stage=self.stage,
+            model_id=self.backend.model_id,
+            backend_id=self.backend.backend_id,
+            cache_key=key,
+            cache_hit=cache_hit,
+            samples=samples,
+            tokens_in=response.tokens_in if response else 0,
+            tokens_out=response.tokens_out if response else 0,
+            latency_s=response.latency_s if response else 0.0,
+            retries=response.retries if response else retries,
+            error=error,
         )
+
+    def _account(self, key: str, **fields: Any) -> None:
+        if self.store is not None:
+            self.store.record_model_call(self._call_record(key, **fields))
