@@ -244,36 +244,18 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
 
 
 def command_reverify(arguments: argparse.Namespace) -> int:
-    from repro.lean import build_verifier, verify_proof
-    from repro.release import read_release
+    from repro.release import reverify_release
 
     lean = _lean_settings(arguments)
-    instances = read_release(arguments.release_dir)
-
-    async def check_all() -> list[tuple[str, bool, list[str]]]:
-        verifier = build_verifier(lean)
-        try:
-            verdicts = []
-            for instance in instances:
-                verdict = await verify_proof(
-                    instance.lean_statement,
-                    instance.lean_proof,
-                    verifier,
-                    header=instance.lean_header,
-                    allow_native_decide=lean.allow_native_decide,
-                )
-                same = verdict.checked_code == instance.verified_code
-                verdicts.append((instance.instance_id, verdict.verified and same, [r.value for r in verdict.reasons]))
-            return verdicts
-        finally:
-            await verifier.close()
-
-    results = asyncio.run(check_all())
-    failed = [row for row in results if not row[1]]
-    for instance_id, _, reasons in failed:
-        console.print(f"NOT verified: {instance_id}: {reasons}")
-    console.print(f"{len(results) - len(failed)} of {len(results)} instances re-verified with backend {lean.backend}")
-    return 0 if not failed else 1
+    results = asyncio.run(reverify_release(arguments.release_dir, lean))
+    for result in results:
+        if not result.passed_gate:
+            console.print(f"NOT verified: {result.instance_id}: {result.reasons}")
+    passed = sum(result.passed_gate for result in results)
+    console.print(f"{passed} of {len(results)} instances passed the soundness gate with backend {lean.backend}")
+    if any(not result.real_lean for result in results):
+        errors.print("the Lean backend was not real (fake): these verdicts re-verify nothing", style="yellow")
+    return 0 if results and all(result.passed_gate and result.real_lean for result in results) else 1
 
 
 def command_doctor(arguments: argparse.Namespace) -> int:

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from repro import __version__
-from repro.config import RunConfig
+from repro.config import LeanSettings, RunConfig
 from repro.records import Candidate, CandidateStatus, Provenance, ReleasedInstance, StageModel, utc_now
 from repro.store import RunStore
 
@@ -207,3 +207,48 @@ def read_release(out_dir: str | Path) -> list[ReleasedInstance]:
         except ValueError as error:
             raise ReleaseError(f"{path}:{line_number}: not a released instance: {error}") from error
     return instances
+
+
+@dataclass
+class ReverifyResult:
+    instance_id: str
+    passed_gate: bool
+    real_lean: bool
+    reasons: list[str]
+
+
+async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[ReverifyResult]:
+    """Re-check every released proof from the release's own files, through the same soundness gate.
+
+    An instance passes only if the gate verifies it again and the code Lean checked is byte-for-byte
+    the ``verified_code`` that was released.
+    """
+    from repro.lean import build_verifier, verify_proof
+
+    instances = read_release(out_dir)
+    verifier = build_verifier(lean)
+    results = []
+    try:
+        for instance in instances:
+            verdict = await verify_proof(
+                instance.lean_statement,
+                instance.lean_proof,
+                verifier,
+                header=instance.lean_header,
+                allow_native_decide=lean.allow_native_decide,
+            )
+            reasons = [reason.value for reason in verdict.reasons]
+            same = verdict.checked_code == instance.verified_code
+            if not same:
+                reasons.append("checked code differs from the released verified_code")
+            results.append(
+                ReverifyResult(
+                    instance_id=instance.instance_id,
+                    passed_gate=verdict.verified and same,
+                    real_lean=bool(verdict.lean and verdict.lean.real_lean),
+                    reasons=reasons,
+                )
+            )
+    finally:
+        await verifier.close()
+    return results

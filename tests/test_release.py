@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import datasets
 import pytest
 
+from repro.cli import main
+from repro.config import LeanSettings
 from repro.records import Candidate, CandidateStatus, SourceProblem
-from repro.release import ReleaseError, read_release, write_release
+from repro.release import ReleaseError, read_release, reverify_release, write_release
 from repro.store import RunStore
 
 
@@ -95,3 +98,17 @@ def test_reading_a_non_release_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "data" / "test.jsonl").write_text(json.dumps({"x": 1}) + "\n")
     with pytest.raises(ReleaseError, match="test.jsonl:1"):
         read_release(tmp_path)
+
+
+def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path) -> None:
+    synthetic_run(tmp_path / "run", real_lean=True)
+    write_release(tmp_path / "run", tmp_path / "out")
+    # the fake backend runs the whole gate, but a fake verdict never counts as re-verified
+    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 1
+    rows = (tmp_path / "out" / "data" / "test.jsonl").read_text().splitlines()
+    tampered = json.loads(rows[0])
+    tampered["lean_proof"] = tampered["lean_proof"].replace("rfl", "sorry")
+    (tmp_path / "out" / "data" / "test.jsonl").write_text("\n".join([json.dumps(tampered), *rows[1:]]) + "\n")
+    results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1)))
+    assert [r.passed_gate for r in results] == [False, True]
+    assert "forbidden_construct" in results[0].reasons and not any(r.real_lean for r in results)
