@@ -123,20 +123,15 @@ class LeanMessageRecord(Record):
     text: str
 
 
-class StageAttempt(Record):
-    """One try of one stage for one candidate: the unit of work that is written transactionally."""
+class AttemptOutcome(Record):
+    """What one stage attempt produced; stages return it, the pipeline ties it to a candidate."""
 
-    candidate_id: str
-    problem_id: str
-    stage: Stage
-    attempt_number: int
-    input_hash: str
     status: AttemptStatus
     reason: ReasonCode | None = None
+    input_hash: str = ""
     output: dict[str, Any] = Field(default_factory=dict)
     lean_messages: list[LeanMessageRecord] = Field(default_factory=list)
     taxonomy: list[str] = Field(default_factory=list)
-    started_at: str = Field(default_factory=utc_now)
     elapsed_s: float = 0.0
     lean_seconds: float = 0.0
     tokens_in: int = 0
@@ -144,6 +139,20 @@ class StageAttempt(Record):
     model_calls: int = 0
     model_id: str | None = None
     backend_id: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == AttemptStatus.passed
+
+
+class StageAttempt(AttemptOutcome):
+    """One try of one stage for one candidate: the unit of work that is written transactionally."""
+
+    candidate_id: str
+    problem_id: str
+    stage: Stage
+    attempt_number: int
+    started_at: str = Field(default_factory=utc_now)
 
 
 class Candidate(Record):

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from repro.lean.protocol import InfraStatus, LeanResult, result_from_repl_json
+from repro.lean.protocol import InfraStatus, LeanResult, infrastructure_failure, result_from_repl_json
 
 
 class KiminaVerifier:
@@ -40,15 +40,7 @@ class KiminaVerifier:
         self._client = httpx.AsyncClient(timeout=timeout_s + 30, headers=headers)
 
     def _result(self, status: InfraStatus, started: float, detail: str) -> LeanResult:
-        return LeanResult(
-            infra_status=status,
-            elapsed_s=time.perf_counter() - started,
-            backend_id=self.backend_id,
-            real_lean=self.real_lean,
-            toolchain=self.toolchain,
-            mathlib_revision=self.mathlib_revision,
-            detail=detail,
-        )
+        return infrastructure_failure(self, status, detail, elapsed_s=time.perf_counter() - started)
 
     async def check(self, code: str, header: str) -> LeanResult:
         snippet_id = uuid.uuid4().hex

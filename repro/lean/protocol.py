@@ -108,6 +108,21 @@ def result_from_repl_json(
     return LeanResult(infra_status=InfraStatus.ok, messages=messages, sorries=sorries, **common)
 
 
+def infrastructure_failure(
+    verifier: Verifier, status: InfraStatus, detail: str, *, elapsed_s: float = 0.0
+) -> LeanResult:
+    """A result that records why the infrastructure could not judge the code (never a verdict)."""
+    return LeanResult(
+        infra_status=status,
+        elapsed_s=elapsed_s,
+        backend_id=verifier.backend_id,
+        real_lean=verifier.real_lean,
+        toolchain=verifier.toolchain,
+        mathlib_revision=verifier.mathlib_revision,
+        detail=detail,
+    )
+
+
 @runtime_checkable
 class Verifier(Protocol):
     """Runs Lean on ``header`` + ``code``. Never raises for Lean's or the infrastructure's failures."""

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.lean.protocol import InfraStatus, LeanResult, result_from_repl_json
+from repro.lean.protocol import InfraStatus, LeanResult, infrastructure_failure, result_from_repl_json
 
 
 class LeanUnavailable(RuntimeError):
@@ -202,13 +202,8 @@ class ReplPoolVerifier:
             attempts += 1
             worker = await self._take_worker(header)
             if worker is None:
-                return LeanResult(
-                    infra_status=InfraStatus.unavailable,
-                    backend_id=self.backend_id,
-                    real_lean=self.real_lean,
-                    toolchain=self.toolchain,
-                    mathlib_revision=self.mathlib_revision,
-                    detail=self._start_error or "no Lean worker could be started",
+                return infrastructure_failure(
+                    self, InfraStatus.unavailable, self._start_error or "no Lean worker could be started"
                 )
             started = time.perf_counter()
             try:
@@ -224,14 +219,11 @@ class ReplPoolVerifier:
             ) as error:
                 status = _classify_exception(error)
                 self._retire(worker, header)
-                last = LeanResult(
-                    infra_status=status,
+                last = infrastructure_failure(
+                    self,
+                    status,
+                    f"{type(error).__name__}: {str(error)[:500]}",
                     elapsed_s=time.perf_counter() - started,
-                    backend_id=self.backend_id,
-                    real_lean=self.real_lean,
-                    toolchain=self.toolchain,
-                    mathlib_revision=self.mathlib_revision,
-                    detail=f"{type(error).__name__}: {str(error)[:500]}",
                 )
                 if status == InfraStatus.timeout:
                     return last  # a proof that hangs hangs again; do not pay the timeout twice

@@ -7,6 +7,7 @@ signature ends, what follows it) and errs toward rejection when the text is unus
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 DECLARATION_START = re.compile(
@@ -86,17 +87,21 @@ _THEOREM_HEAD = re.compile(
 )
 
 
-def _top_level_assign(clean: str, start: int) -> int:
+def top_level_indices(text: str, start: int = 0) -> Iterator[int]:
+    """Indices of the characters outside every bracket pair (the brackets themselves excluded)."""
     depth = 0
-    for index in range(start, len(clean) - 1):
-        char = clean[index]
+    for index in range(start, len(text)):
+        char = text[index]
         if char in "([{⟨":
             depth += 1
         elif char in ")]}⟩":
             depth -= 1
-        elif depth <= 0 and clean[index : index + 2] == ":=":
-            return index
-    return -1
+        elif depth <= 0:
+            yield index
+
+
+def _top_level_assign(clean: str, start: int) -> int:
+    return next((index for index in top_level_indices(clean, start) if clean[index : index + 2] == ":="), -1)
 
 
 def _declaration_end(clean: str, after: int) -> int:

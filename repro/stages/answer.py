@@ -8,13 +8,14 @@ is then classified; only ``final`` is retained.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Literal
 
 from pydantic import BaseModel, field_validator, model_validator
 
 from repro.config import ModelSettings
-from repro.lean.source import statement_parts, strip_comments
+from repro.lean.source import statement_parts, strip_comments, top_level_indices
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
@@ -56,14 +57,8 @@ class ClassifyAnswer(BaseModel):
 def conclusion(statement: str) -> str:
     """The type after the last top-level colon of the signature."""
     _, signature = statement_parts(statement)
-    depth, cut = 0, -1
-    for index, char in enumerate(signature):
-        if char in "([{⟨":
-            depth += 1
-        elif char in ")]}⟩":
-            depth -= 1
-        elif char == ":" and depth == 0 and signature[index : index + 2] != ":=":
-            cut = index
+    colons = (i for i in top_level_indices(signature) if signature[i] == ":" and signature[i : i + 2] != ":=")
+    cut = max(colons, default=-1)
     return signature[cut + 1 :].strip() if cut >= 0 else signature
 
 
@@ -72,19 +67,12 @@ def deterministic_answer(statement: str) -> str | None:
     target = strip_comments(conclusion(statement), keep_layout=False).strip()
     if "=" not in target or re.search(r"[≠∨∧→↔∀∃¬]|\bfun\b|\biff\b", target):
         return None
-    depth, split_at = 0, -1
-    for index, char in enumerate(target):
-        if char in "([{⟨":
-            depth += 1
-        elif char in ")]}⟩":
-            depth -= 1
-        elif (
-            char == "="
-            and depth == 0
-            and target[index - 1 : index] not in (":", "<", ">", "!", "=")
-            and target[index + 1 : index + 2] != "="
-        ):
-            split_at = index
+    equals = (
+        i
+        for i in top_level_indices(target)
+        if target[i] == "=" and target[i - 1 : i] not in (":", "<", ">", "!", "=") and target[i + 1 : i + 2] != "="
+    )
+    split_at = max(equals, default=-1)
     if split_at < 0:
         return None
     right = target[split_at + 1 :].strip()
@@ -98,8 +86,6 @@ _FRACTION = re.compile(r"^\(?\s*(-?\d+)\s*\)?\s*/\s*\(?\s*(\d+)\s*\)?$")
 
 def has_unevaluated_operation(candidate: str) -> bool:
     """``3600 / 12`` or ``2 + 5`` are unevaluated; a reduced fraction such as ``3 / 4`` is a value."""
-    import math
-
     plain = literal_text(candidate)
     fraction = _FRACTION.match(plain)
     if fraction:

@@ -5,38 +5,16 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from typing import Any
-
-from pydantic import BaseModel, Field
 
 from repro.config import ModelSettings
 from repro.llm.client import ModelClient
 from repro.llm.factory import request_from_settings
 from repro.llm.json_answers import Answer, JsonAnswer, ask_json
 from repro.llm.protocol import ChatMessage, ModelCallError, ModelRequest, ModelResponse
-from repro.records import AttemptStatus, LeanMessageRecord, ReasonCode
+from repro.records import AttemptOutcome, AttemptStatus, ReasonCode
 
-
-class StageResult(BaseModel):
-    """The outcome of one stage attempt, before it is tied to a candidate and stored."""
-
-    status: AttemptStatus
-    reason: ReasonCode | None = None
-    output: dict[str, Any] = Field(default_factory=dict)
-    lean_messages: list[LeanMessageRecord] = Field(default_factory=list)
-    taxonomy: list[str] = Field(default_factory=list)
-    elapsed_s: float = 0.0
-    lean_seconds: float = 0.0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    model_calls: int = 0
-    model_id: str | None = None
-    backend_id: str | None = None
-    input_hash: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.status == AttemptStatus.passed
+# Stages speak of their outcome as a StageResult; it is the record the store keeps.
+StageResult = AttemptOutcome
 
 
 def input_hash(*parts: object) -> str:
