@@ -140,10 +140,10 @@ def signature(rewrite: ScriptedRewrite, name: str, plan: FormalPlan | None = Non
         return "\n".join(lines)
     names = " ".join(n for n, _ in [*given, *steps])
     hypotheses = [f"(h{_subscript(i)} : {n} = {v})" for i, (n, v) in enumerate(given)]
-    hypotheses += [
-        f"(h{_subscript(len(given) + i)} : {n} = {_lean_expression(e)})" for i, (n, e) in enumerate(steps)
-    ]
-    return f"theorem {name} ({names} : {rewrite.type})\n    " + "\n    ".join(hypotheses) + f" :\n    {target} = {result}"
+    hypotheses += [f"(h{_subscript(len(given) + i)} : {n} = {_lean_expression(e)})" for i, (n, e) in enumerate(steps)]
+    return (
+        f"theorem {name} ({names} : {rewrite.type})\n    " + "\n    ".join(hypotheses) + f" :\n    {target} = {result}"
+    )
 
 
 def _subscript(index: int) -> str:
@@ -229,22 +229,22 @@ def prover_reply(kind: str, rewrite: ScriptedRewrite, name: str) -> tuple[str, F
         return plan + _fenced(f"{weaker} := by\n{body}"), "stop"
     if kind == "repeat":
         corrupted = head.replace(f"{target} = {result}", f"{target} = {result} / {result}", 1)
-        tactics = ["  norm_num [mul_comm, mul_assoc, mul_left_comm]", "  <;> simp_all"] + ["  <;> omega"] * 12
-        return plan + _fenced(f"{corrupted} := by\n" + "\n".join(tactics)), "stop"
+        repeated = ["  norm_num [mul_comm, mul_assoc, mul_left_comm]", "  <;> simp_all"] + ["  <;> omega"] * 12
+        return plan + _fenced(f"{corrupted} := by\n" + "\n".join(repeated)), "stop"
     if kind == "truncated":
         # cut inside the signature, before any `:=` of a let-chain, as a token limit does mid-declaration
         limit = head.find(":=") - 6 if ":=" in head else len(head) * 2 // 3
         cut = head[: max(limit, len("theorem ") + 1)]
         return plan + "```lean4\n" + cut, "length"
     if kind == "sorry":
-        body = _honest_body(rewrite).split("\n")
-        for position, line in enumerate(body):
-            if line.startswith("  have") and position + 1 < len(body):
-                body[position + 1] = "    sorry"
+        lines = _honest_body(rewrite).split("\n")
+        for position, line in enumerate(lines):
+            if line.startswith("  have") and position + 1 < len(lines):
+                lines[position + 1] = "    sorry"
                 break
         else:
-            body.insert(0, "  sorry")
-        return plan + _fenced(f"{head} := by\n" + "\n".join(body)), "stop"
+            lines.insert(0, "  sorry")
+        return plan + _fenced(f"{head} := by\n" + "\n".join(lines)), "stop"
     if kind == "prose":
         reasoning = "\n".join(
             f"-- Step {i + 1}: {n} is computed from {e}; we substitute and normalize, then check the"
@@ -289,10 +289,14 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
     if "strict reviewer of math problems" in prompt:
         found = _rewrites_by_question().get(_text_key(_between(prompt, "Problem:\n", "\n\nReply")))
         if found is None:
-            return _reply_json({"problem_kind": "applied", "analysis": "unknown problem", "verdict": "no", "answer": ""})
+            return _reply_json(
+                {"problem_kind": "applied", "analysis": "unknown problem", "verdict": "no", "answer": ""}
+            )
         analysis = found.analysis or "All quantities are given, consistent and realistic; the question is well posed."
         verdict = "yes" if found.feasible else "no"
-        return _reply_json({"problem_kind": "applied", "analysis": analysis, "verdict": verdict, "answer": found.answer})
+        return _reply_json(
+            {"problem_kind": "applied", "analysis": analysis, "verdict": verdict, "answer": found.answer}
+        )
     if "autoformalize" in prompt:
         name = _between(prompt, "theorem name: ", "\n")
         found = _rewrites_by_question().get(
@@ -314,7 +318,8 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
             return _reply_json({"analysis": analysis, "verdict": "Inconsistent"})
         return _reply_json(
             {
-                "analysis": "Quantities, conditions and the asked quantity all appear in the statement with matching types.",
+                "analysis": "Quantities, conditions and the asked quantity all appear in the statement"
+                " with matching types.",
                 "verdict": "Consistent",
             }
         )

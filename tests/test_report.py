@@ -18,6 +18,7 @@ from repro.cli import main
 from repro.config import load_config
 from repro.records import AttemptStatus, ReasonCode, Stage, StageAttempt
 from repro.report import ReportError, build_report, collect_run, unbiased_pass_at, write_report
+from repro.report.page import read_embedded
 from repro.store import RunStore
 from tests.conftest import REPO
 
@@ -32,9 +33,8 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _data(html: str) -> dict[str, Any]:
-    block = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html, re.DOTALL)
-    assert block is not None
-    return json.loads(block.group(1))
+    data: dict[str, Any] = read_embedded(html)
+    return data
 
 
 def test_unbiased_pass_at_matches_the_closed_form() -> None:
@@ -112,7 +112,12 @@ def _hostile_run(demo_run: Path, target: Path) -> str:
         )
         store.record_attempt(sample)
         check = sample.model_copy(
-            update={"stage": Stage.verify, "status": AttemptStatus.rejected, "reason": ReasonCode.lean_error, "output": {}}
+            update={
+                "stage": Stage.verify,
+                "status": AttemptStatus.rejected,
+                "reason": ReasonCode.lean_error,
+                "output": {},
+            }
         )
         store.record_attempt(check)
     return candidate.candidate_id
@@ -121,8 +126,11 @@ def _hostile_run(demo_run: Path, target: Path) -> str:
 def test_hostile_texts_are_escaped_in_the_file(demo_run: Path, tmp_path: Path) -> None:
     _hostile_run(demo_run, tmp_path / "hostile")
     html, _, _ = build_report(tmp_path / "hostile")
-    assert "window.__pwned" in html
-    assert "<script>window.__pwned" not in html and "<img" not in html
+    assert "<script>window.__pwned" not in html and "<img" not in html and 'onerror="window' not in html
+    rows = _data(html)["candidates"]
+    # the data carries the texts unchanged, to be displayed as text
+    assert any(HOSTILE in (row["rewritten"] or "") for row in rows)
+    assert any(HOSTILE in (sample["text"] or "") for row in rows for sample in row["samples"])
     assert "script-src 'sha256-" in html  # the page only runs its own script
 
 

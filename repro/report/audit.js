@@ -1,11 +1,17 @@
 // The audit table of the repro report: filters, pages of rows, rows that open to show every attempt.
-// Data comes from the JSON block #report-data; every model or Lean text is put into the page with
-// textContent, never as HTML, so a text holding <script> or onerror= stays text.
+// Data comes from the block #report-data (JSON, gzipped, base64); every model or Lean text is put
+// into the page with textContent, never as HTML, so a text holding <script> or onerror= stays text.
 "use strict";
-(function () {
+async function loadReportData() {
+  const encoded = document.getElementById("report-data").textContent.trim();
+  const bytes = Uint8Array.from(atob(encoded), (char) => char.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return JSON.parse(await new Response(stream).text());
+}
+
+function startAudit(data) {
   const PAGE = 50;
   if (!document.getElementById("audit-body")) return;
-  const data = JSON.parse(document.getElementById("report-data").textContent);
   const rows = data.candidates;
   const table = document.getElementById("audit-body");
   const counter = document.getElementById("audit-count");
@@ -102,7 +108,8 @@
       if (sample.taxonomy.length) section.appendChild(el("p", "taxonomy: " + sample.taxonomy.join(", "), "taxonomy"));
       if (sample.details.length) section.appendChild(el("p", sample.details.join(" | "), "gate-details"));
       block(section, "Prover output", sample.text);
-      block(section, "Checked code", sample.checked_code, "code");
+      if (sample.checked_code_in_output) section.appendChild(el("p", "Checked code: our statement with the prover's proof, verbatim in the output above.", "checked-note"));
+      else block(section, "Checked code", sample.checked_code, "code");
       messages(section, sample.messages);
       box.appendChild(section);
     }
@@ -182,4 +189,10 @@
   window.addEventListener("hashchange", openFromHash);
   render();
   openFromHash();
-})();
+  document.body.dataset.auditReady = "true";
+}
+
+loadReportData().then(startAudit, (error) => {
+  document.getElementById("audit-count").textContent = "the audit data could not be read: " + error;
+  throw error;
+});

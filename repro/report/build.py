@@ -92,10 +92,13 @@ def _study_section(directory: Path) -> tuple[str, list[str]]:
         hit, total = report.rate_counts.get("overall", {}).get("all", [0, 0])
         coverage.append((name, hit / total if total else None, f"{hit}/{total}"))
     curves = [
-        (name, [(float(k.split("@")[1]), v) for k, v in report.prover_pass_at.items() if v is not None],
-         PALETTE[i % len(PALETTE)])
+        (
+            name,
+            [(float(k.split("@")[1]), v) for k, v in report.prover_pass_at.items() if v is not None],
+            PALETTE[i % len(PALETTE)],
+        )
         for i, (name, report) in enumerate(runs)
-    ]  # fmt: skip
+    ]
     solved = {name: retained_problems(report) for name, report in runs}
     every = set().union(*solved.values())
     overlap = [
@@ -107,8 +110,9 @@ def _study_section(directory: Path) -> tuple[str, list[str]]:
     body = (
         "<h2 id=study>Study: runs compared</h2>"
         + rate_bars(coverage, title="Coverage (retained / finished) per run", figure_id="figure-study-coverage")
-        + line_chart(curves, title="Prover pass@j per run", figure_id="figure-study-pass-at", x_label="j",
-                     y_label="pass@j")  # fmt: skip
+        + line_chart(
+            curves, title="Prover pass@j per run", figure_id="figure-study-pass-at", x_label="j", y_label="pass@j"
+        )
         + _table(["run", "retained problems", "only this run"], overlap)
         + f"<p class=note>retained by every run: {len(common)}; by at least one (union): {len(every)}</p>"
         + _table(["run", "fact", "samples", "share"], taxonomy)
@@ -127,7 +131,8 @@ def build_report(directory: Path) -> tuple[str, list[str], int]:
             f" (run directories inside, or {', '.join(STUDY_PATTERNS)}) or an evaluation directory"
             f" ({', '.join(EVALUATION_PATTERNS)})"
         )
-    body, data, candidates = "", {"candidates": []}, 0
+    body, candidates = "", 0
+    data: dict[str, Any] = {"candidates": []}
     title = f"repro report: {directory.name}"
     run: RunReport | None = None
     if "run" in kinds:

@@ -21,6 +21,7 @@ from repro.records import STAGE_ORDER, AttemptStatus, Candidate, CandidateStatus
 from repro.store import STORE_FILENAME, RunStore
 
 TEXT_CAP = 2400  # characters kept of one model or Lean text in the page
+SAMPLE_CAP = 1600  # of one prover sample: there are k of them per statement
 
 
 class ReportError(RuntimeError):
@@ -73,10 +74,12 @@ class RunReport(BaseModel):
 
 
 def cap(text: str | None, limit: int = TEXT_CAP) -> str | None:
-    """Head and tail of a long text with a visible marker; models' texts can run to tens of KB."""
+    """Head and tail of a long text with a visible marker; models' texts can run to tens of KB.
+
+    The tail is the larger part: a prover's Lean block and a truncation come at the end."""
     if text is None or len(text) <= limit:
         return text
-    head, tail = text[: limit * 2 // 3], text[-limit // 3 :]
+    head, tail = text[: limit // 3], text[-limit * 2 // 3 :]
     return f"{head}\n[… {len(text) - len(head) - len(tail)} characters omitted; full text: repro audit …]\n{tail}"
 
 
@@ -129,8 +132,14 @@ def _header(run_dir: Path, store: RunStore, config: dict[str, Any], verify: list
     for attempt in verify:
         backend = attempt.output.get("lean_backend")
         if backend:
-            lean[(backend, attempt.output.get("toolchain"), attempt.output.get("mathlib_revision"),
-                  bool(attempt.output.get("real_lean")))] += 1  # fmt: skip
+            lean[
+                (
+                    backend,
+                    attempt.output.get("toolchain"),
+                    attempt.output.get("mathlib_revision"),
+                    bool(attempt.output.get("real_lean")),
+                )
+            ] += 1
     lean_rows = [
         LeanSetup(backend=b, toolchain=t, mathlib_revision=m, real_lean=r, checks=n) for (b, t, m, r), n in lean.items()
     ]
@@ -181,11 +190,15 @@ def _candidate_row(
     samples = []
     for attempt in sorted(by_stage["prove"], key=lambda a: a.attempt_number):
         check = verify.get(attempt.attempt_number)
+        text = attempt.output.get("text") or attempt.output.get("error")
+        checked = check.output.get("checked_code") if check else None
+        # the checked code is our signature + the prover's body: usually verbatim in the output already
+        same = bool(checked and text and checked.strip() in text)
         samples.append(
             {
                 "number": attempt.attempt_number,
                 "round": attempt.attempt_number // max(k, 1),
-                "text": cap(attempt.output.get("text") or attempt.output.get("error")),
+                "text": cap(text, SAMPLE_CAP),
                 "finish": attempt.output.get("finish_reason"),
                 "status": check.status.value if check else attempt.status.value,
                 "reason": (check.reason.value if check and check.reason else None)
@@ -193,7 +206,8 @@ def _candidate_row(
                 "reasons": check.output.get("reasons", []) if check else [],
                 "details": [cap(d, 400) for d in (check.output.get("details") or [])] if check else [],
                 "taxonomy": check.taxonomy if check else [],
-                "checked_code": cap(check.output.get("checked_code")) if check else None,
+                "checked_code": None if same else cap(checked),
+                "checked_code_in_output": same,
                 "messages": _messages(check) if check else [],
                 "real_lean": bool(check.output.get("real_lean")) if check else False,
                 "lean_seconds": round(check.lean_seconds, 3) if check else 0.0,
@@ -277,7 +291,9 @@ def _rate_counts(store: RunStore) -> dict[str, dict[str, list[int]]]:
     return table
 
 
-def _prover_pass_at(prove: list[StageAttempt], verify: list[StageAttempt], k: int) -> tuple[dict[str, float | None], int]:
+def _prover_pass_at(
+    prove: list[StageAttempt], verify: list[StageAttempt], k: int
+) -> tuple[dict[str, float | None], int]:
     """Unbiased pass@j over formal statements whose k samples were all drawn."""
     drawn: dict[tuple[str, int], int] = Counter()
     passed: dict[tuple[str, int], int] = Counter()

@@ -1,6 +1,6 @@
 """The report as one HTML file: header, figures, tables, and the audit table's data and script.
 
-Every text from the store goes through ``html.escape`` (markup) or ``embed_json`` (the data block),
+Every text from the store goes through ``html.escape`` (markup) or ``embed_compressed`` (the data block),
 and the page's Content-Security-Policy allows exactly one script, ours, by its hash: an injected
 ``<script>`` or ``onerror=`` in a model's output could not run even if it escaped escaping.
 """
@@ -8,6 +8,7 @@ and the page's Content-Security-Policy allows exactly one script, ours, by its h
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import json
 from html import escape
@@ -46,6 +47,22 @@ def embed_json(value: Any) -> str:
     """JSON safe inside a <script type="application/json"> block: no '<', '>' or '&' survive as such."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def embed_compressed(value: Any) -> str:
+    """Escaped JSON, gzipped, in base64: the page's script inflates it with the browser's DecompressionStream.
+
+    Thousands of candidates with k prover samples each are tens of MB of text; compressed they are a
+    few MB. Base64 has no character that could end the <script> block, whatever the texts hold.
+    """
+    return base64.b64encode(gzip.compress(embed_json(value).encode("utf-8"), mtime=0)).decode("ascii")
+
+
+def read_embedded(html: str) -> Any:
+    """The audit data of a written report (for tests and tools)."""
+    start = html.index('id="report-data">') + len('id="report-data">')
+    encoded = html[start : html.index("</script>", start)]
+    return json.loads(gzip.decompress(base64.b64decode(encoded)).decode("utf-8"))
 
 
 def _script() -> str:
@@ -159,10 +176,13 @@ def _costs(report: RunReport) -> str:
         for key, v in report.models.items()
     ]
     tokens = [
-        (key.split(" | ")[0], [("in", v["tokens_in"], "#4e79a7"), ("out", v["tokens_out"], "#f28e2b")],
-         f"{v['tokens_in'] + v['tokens_out']} tokens, {v['calls']} calls")
+        (
+            key.split(" | ")[0],
+            [("in", v["tokens_in"], "#4e79a7"), ("out", v["tokens_out"], "#f28e2b")],
+            f"{v['tokens_in'] + v['tokens_out']} tokens, {v['calls']} calls",
+        )
         for key, v in report.models.items()
-    ]  # fmt: skip
+    ]
     figure = stacked_bars(tokens, title="Model tokens per stage (in | out)", figure_id="figure-tokens")
     lean = _table(["stage", "Lean seconds"], [[s, v] for s, v in report.lean_seconds.items()] or [["—", 0]])
     cost = _table(["per retained instance", "value"], [[k, v] for k, v in report.cost_per_retained.items()])
@@ -216,7 +236,7 @@ def render_page(title: str, body: str, data: dict[str, Any]) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{escape(title)}</title>'
         f"<style>{STYLE}</style></head><body>{body}"
-        f'<script type="application/json" id="report-data">{embed_json(data)}</script>'
+        f'<script type="application/gzip+base64" id="report-data">{embed_compressed(data)}</script>'
         f"<script>{script}</script></body></html>\n"
     )
 

@@ -12,9 +12,23 @@ from collections.abc import Sequence
 from html import escape
 
 PALETTE = (
-    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-    "#9c755f", "#bab0ac", "#8cd17d", "#d37295", "#a0cbe8", "#ffbe7d", "#86bcb6", "#f1ce63",
-)  # fmt: skip
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+    "#8cd17d",
+    "#d37295",
+    "#a0cbe8",
+    "#ffbe7d",
+    "#86bcb6",
+    "#f1ce63",
+)
 PASSED = "#59a14f"
 OTHER = "#d4d4d4"
 
@@ -71,9 +85,7 @@ def stacked_bars(
     return "".join(parts)
 
 
-def rate_bars(
-    rows: Sequence[tuple[str, float | None, str]], *, title: str, figure_id: str, width: int = 760
-) -> str:
+def rate_bars(rows: Sequence[tuple[str, float | None, str]], *, title: str, figure_id: str, width: int = 760) -> str:
     """Rates in [0, 1] as horizontal bars, each with its annotation (counts)."""
     segments = [
         (label, [("rate", (value or 0.0), "#4e79a7"), ("rest", 1 - (value or 0.0), "#e8e8e8")], note)
@@ -107,7 +119,9 @@ def line_chart(
 
     parts = [_open(width, height, title, figure_id), _text(0, 16, title, size=14, weight="bold")]
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" stroke="#e4e4e4"/>')
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" stroke="#e4e4e4"/>'
+        )
         parts.append(_text(left - 6, py(tick) + 4, f"{tick:.2f}", anchor="end", size=10))
     for x in sorted(set(xs)):
         parts.append(_text(px(x), top + plot_h + 16, f"{x:g}", anchor="middle", size=10))
