@@ -29,7 +29,8 @@ from repro.records import (
     Stage,
     StageAttempt,
 )
-from repro.report import write_report
+from repro.report import embed_json, write_report
+from repro.report.page import read_embedded
 from repro.store import RunStore
 
 KINDS = ("ok", "corrupt", "restated", "repeat", "truncated", "sorry", "prose")
@@ -75,7 +76,11 @@ def build_store(run_dir: Path, candidates: int, k: int, seed: int = 0) -> None:
         ]
         store.add_problems(problems)
         for index, problem in enumerate(problems):
-            _, rewrite = rewrites[index % len(rewrites)]
+            _, base = rewrites[index % len(rewrites)]
+            # numbers differ from candidate to candidate, as in a real run: texts compress less
+            factor = random.randint(2, 97)
+            given = [(n, str(int(v) * factor) if v.isdigit() else v) for n, v in base.given]
+            rewrite = base.model_copy(update={"given": given, "question": f"{base.question} (variant {factor})"})
             candidate = Candidate(
                 candidate_id=f"{problem.problem_id}#r0", problem_id=problem.problem_id, rewrite_index=0
             )
@@ -244,11 +249,13 @@ def main() -> None:
     build_store(run_dir, arguments.candidates, arguments.k)
     store_seconds = time.perf_counter() - started
     result = write_report(run_dir, Path(arguments.out) / "report.html")
+    audit_json = embed_json(read_embedded(Path(result.path).read_text(encoding="utf-8")))
     figures = {
         "candidates": result.candidates,
         "store_build_s": round(store_seconds, 1),
         "store_mb": round((run_dir / "run.sqlite").stat().st_size / 1e6, 2),
         "report_mb": round(result.size_bytes / 1e6, 2),
+        "audit_json_uncompressed_mb": round(len(audit_json.encode("utf-8")) / 1e6, 2),
         "report_render_s": result.seconds,
         "browser": browser_timings(Path(result.path)),
     }

@@ -236,3 +236,27 @@ def test_hostile_texts_stay_inert_in_chromium(browser: Any, demo_run: Path, tmp_
     assert page.evaluate("window.__pwned") is None
     assert page.locator(".detail-row img, .detail-row script, #audit-body img").count() == 0
     assert problems == []
+
+
+def test_audit_table_pages_and_filters_a_larger_run(browser: Any, tmp_path: Path) -> None:
+    from benchmarks.report_scale import build_store
+
+    build_store(tmp_path / "big", 120, 4)
+    out = tmp_path / "big.html"
+    write_report(tmp_path / "big", out)
+    rows = _data(out.read_text(encoding="utf-8"))["candidates"]
+    page, problems = _open(browser, out)
+    assert page.locator("#audit-body tr.row").count() == 50
+    assert "page 1 of 3" in page.locator("#audit-pager").inner_text()
+    assert sorted(_shown_ids(page)) == sorted(row["id"] for row in rows)
+
+    page.select_option("#filter-level", "Level 3")
+    page.select_option("#filter-type", "Algebra")
+    expected = [row["id"] for row in rows if row["level"] == "Level 3" and row["type"] == "Algebra"]
+    assert expected and sorted(_shown_ids(page)) == sorted(expected)
+    page.select_option("#filter-level", "")
+    page.select_option("#filter-type", "")
+    page.select_option("#filter-stage", "prove")
+    expected = [row["id"] for row in rows if row["stage"] == "prove"]
+    assert expected and sorted(_shown_ids(page)) == sorted(expected)
+    assert problems == []
