@@ -155,6 +155,21 @@ def command_status(arguments: argparse.Namespace) -> int:
     return 0
 
 
+def command_report(arguments: argparse.Namespace) -> int:
+    from repro.report import ReportError, write_report
+
+    try:
+        result = write_report(Path(arguments.directory), Path(arguments.out) if arguments.out else None)
+    except ReportError as error:
+        errors.print(f"error: {error}", style="red")
+        return 2
+    print(
+        f"wrote {result.path} ({result.size_bytes / 1e6:.2f} MB; {', '.join(result.kinds)};"
+        f" {result.candidates} candidates; {result.seconds:.1f} s)"
+    )
+    return 0
+
+
 def command_audit(arguments: argparse.Namespace) -> int:
     from repro.app import audit
 
@@ -387,6 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--limit", type=int)
     audit.add_argument("--json", action="store_true")
     audit.set_defaults(handler=command_audit)
+
+    report = commands.add_parser("report", help="one self-contained HTML report of a run, study or evaluation")
+    report.add_argument("directory", help="a run, study or evaluation directory")
+    report.add_argument("--out", help="the HTML file to write (default: DIRECTORY/report.html)")
+    report.set_defaults(handler=command_report)
 
     release = commands.add_parser("release", help="write retained instances as a dataset (JSONL, Parquet, card)")
     release.add_argument("run_dir")

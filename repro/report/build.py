@@ -1,0 +1,167 @@
+"""Which kind of directory was given (run, study, evaluation), and the page for it.
+
+Detection is by files present, so the study and evaluation parts render as soon as those commands
+write their directories: a run holds ``run.sqlite``; a study holds run directories (one per prover)
+and/or ``study*.json``; an evaluation holds ``eval*.json`` / ``evaluate*.json`` / ``evaluation*.json``
+(the ``--json`` output of its report command). JSON summaries are rendered generically as tables.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from repro.report.collect import ReportError, RunReport, collect_run, retained_problems
+from repro.report.page import _table, render_page, run_sections
+from repro.report.svg import PALETTE, line_chart, rate_bars
+from repro.store import STORE_FILENAME
+
+STUDY_PATTERNS = ("study*.json",)
+EVALUATION_PATTERNS = ("eval*.json", "evaluate*.json", "evaluation*.json")
+
+
+class ReportResult(BaseModel):
+    path: str
+    kinds: list[str]
+    candidates: int
+    size_bytes: int
+    seconds: float
+
+
+def detect_kinds(directory: Path) -> list[str]:
+    kinds = []
+    if (directory / STORE_FILENAME).is_file():
+        kinds.append("run")
+    if _sub_runs(directory) or _json_files(directory, STUDY_PATTERNS):
+        kinds.append("study")
+    if _json_files(directory, EVALUATION_PATTERNS):
+        kinds.append("evaluation")
+    return kinds
+
+
+def _sub_runs(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.iterdir() if p.is_dir() and (p / STORE_FILENAME).is_file())
+
+
+def _json_files(directory: Path, patterns: tuple[str, ...]) -> list[Path]:
+    return sorted({f for p in patterns for f in directory.glob(p) if f.is_file()})
+
+
+def _generic(value: Any, title: str) -> str:
+    """A JSON summary as tables: lists of objects become tables, objects of scalars key/value tables."""
+    if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        headers = list(dict.fromkeys(k for row in value for k in row))
+        rows = [[_flat(row.get(h)) for h in headers] for row in value]
+        return f"<h3>{escape(title)}</h3>{_table(headers, rows)}"
+    if isinstance(value, dict):
+        scalars = [[k, _flat(v)] for k, v in value.items() if not isinstance(v, dict | list)]
+        parts = [f"<h3>{escape(title)}</h3>{_table(['key', 'value'], scalars)}"] if scalars else []
+        parts += [_generic(v, f"{title} / {k}") for k, v in value.items() if isinstance(v, dict | list)]
+        return "".join(parts)
+    return f"<h3>{escape(title)}</h3><pre>{escape(json.dumps(value, ensure_ascii=False, indent=1)[:20000])}</pre>"
+
+
+def _flat(value: Any) -> Any:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
+
+
+def _json_section(directory: Path, patterns: tuple[str, ...], heading: str, anchor: str) -> str:
+    parts = []
+    for path in _json_files(directory, patterns):
+        try:
+            value = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as error:
+            parts.append(f"<p>{escape(path.name)}: unreadable ({escape(str(error))})</p>")
+            continue
+        parts.append(_generic(value, path.name))
+    return f"<h2 id={anchor}>{escape(heading)}</h2>" + "".join(parts) if parts else ""
+
+
+def _study_section(directory: Path) -> tuple[str, list[str]]:
+    """Runs side by side (one per prover): coverage, pass@j on one figure, overlap, taxonomy per run."""
+    runs = [(path.name, collect_run(path)) for path in _sub_runs(directory)]
+    if not runs:
+        return "", []
+    coverage = []
+    for name, report in runs:
+        hit, total = report.rate_counts.get("overall", {}).get("all", [0, 0])
+        coverage.append((name, hit / total if total else None, f"{hit}/{total}"))
+    curves = [
+        (
+            name,
+            [(float(k.split("@")[1]), v) for k, v in report.prover_pass_at.items() if v is not None],
+            PALETTE[i % len(PALETTE)],
+        )
+        for i, (name, report) in enumerate(runs)
+    ]
+    solved = {name: retained_problems(report) for name, report in runs}
+    every = set().union(*solved.values())
+    overlap = [
+        [name, len(s), len(s - set().union(*(o for n, o in solved.items() if n != name)))] for name, s in solved.items()
+    ]
+    common = set.intersection(*solved.values()) if solved else set()
+    taxonomy = [[name, row["fact"], row["count"], f"{row['share']:.1%}"] for name, r in runs for row in r.taxonomy]
+    warnings = sorted({w for _, r in runs for w in r.header.unverified_sources})
+    body = (
+        "<h2 id=study>Study: runs compared</h2>"
+        + rate_bars(coverage, title="Coverage (retained / finished) per run", figure_id="figure-study-coverage")
+        + line_chart(
+            curves, title="Prover pass@j per run", figure_id="figure-study-pass-at", x_label="j", y_label="pass@j"
+        )
+        + _table(["run", "retained problems", "only this run"], overlap)
+        + f"<p class=note>retained by every run: {len(common)}; by at least one (union): {len(every)}</p>"
+        + _table(["run", "fact", "samples", "share"], taxonomy)
+    )
+    return body, warnings
+
+
+def build_report(directory: Path) -> tuple[str, list[str], int]:
+    """(HTML, kinds found, candidates in the audit table) for a run, study or evaluation directory."""
+    if not directory.is_dir():
+        raise ReportError(f"{directory}: not a directory")
+    kinds = detect_kinds(directory)
+    if not kinds:
+        raise ReportError(
+            f"{directory}: nothing to report: expected a run directory ({STORE_FILENAME}), a study directory"
+            f" (run directories inside, or {', '.join(STUDY_PATTERNS)}) or an evaluation directory"
+            f" ({', '.join(EVALUATION_PATTERNS)})"
+        )
+    body, candidates = "", 0
+    data: dict[str, Any] = {"candidates": []}
+    title = f"repro report: {directory.name}"
+    run: RunReport | None = None
+    if "run" in kinds:
+        run = collect_run(directory)
+        body += run_sections(run)
+        data = {"candidates": run.candidates}
+        candidates = len(run.candidates)
+        title = f"repro report: {run.header.run_name}"
+    if "study" in kinds:
+        section, warnings = _study_section(directory)
+        if warnings and run is None:
+            items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
+            body += f'<div class="banner" id="unverified-banner" role="alert">NOT VERIFIED: <ul>{items}</ul></div>'
+        body += section + _json_section(directory, STUDY_PATTERNS, "Study summary", "study-summary")
+    if "evaluation" in kinds:
+        body += _json_section(directory, EVALUATION_PATTERNS, "Evaluation", "evaluation")
+    return render_page(title, body, data), kinds, candidates
+
+
+def write_report(directory: Path, out: Path | None = None) -> ReportResult:
+    started = time.perf_counter()
+    html, kinds, candidates = build_report(directory)
+    target = out or directory / "report.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(html, encoding="utf-8")
+    return ReportResult(
+        path=str(target),
+        kinds=kinds,
+        candidates=candidates,
+        size_bytes=target.stat().st_size,
+        seconds=round(time.perf_counter() - started, 3),
+    )

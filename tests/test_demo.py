@@ -1,0 +1,76 @@
+"""The embedded demo shows what a real run shows: real rewrites, both statement styles, honest proofs
+that pass the gate, and the paper's failure modes failing for their intended reasons."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from repro.app import run
+from repro.config import load_config
+from repro.lean.source import statement_parts
+from repro.llm.hygiene import extract_lean_block
+from repro.records import AttemptStatus, CandidateStatus
+from repro.store import RunStore
+from tests.conftest import REPO
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("demo") / "run"
+    run(load_config(REPO / "configs" / "demo.yaml"), run_dir)
+    return run_dir
+
+
+def test_rewrites_are_new_problems_and_statements_use_both_styles(demo_run: Path) -> None:
+    with RunStore(demo_run, create=False) as store:
+        problems = {p.problem_id: p for p in store.problems()}
+        candidates = store.candidates()
+    assert len(problems) == 20
+    for candidate in candidates:
+        original = problems[candidate.problem_id].question
+        assert candidate.rewritten_question and candidate.rewritten_question[:40] not in original
+    statements = [c.lean_statement for c in candidates if c.lean_statement]
+    assert any("\n    let " in s for s in statements) and any("(h₀ : " in s for s in statements)
+    assert all(s.endswith(":= by sorry") for s in statements)
+
+
+def test_honest_proofs_restate_the_statement_verbatim_and_nothing_is_real_lean(demo_run: Path) -> None:
+    with RunStore(demo_run, create=False) as store:
+        retained = store.candidates(CandidateStatus.retained)
+    assert len(retained) >= 15
+    for candidate in retained:
+        assert candidate.verifier_is_real_lean is False and candidate.verifier_backend == "fake-repl"
+        code = extract_lean_block(candidate.lean_proof or "").code or ""
+        _, their_signature = statement_parts(code)
+        _, our_signature = statement_parts(candidate.lean_statement or "")
+        # textually identical, not merely equal after normalisation
+        assert code.startswith(candidate.lean_statement.replace(" := by sorry", " := by"))  # type: ignore[union-attr]
+        assert their_signature == our_signature
+
+
+def test_failure_modes_fail_for_their_intended_reason(demo_run: Path) -> None:
+    with RunStore(demo_run, create=False) as store:
+        verify = store.attempts(stage="verify")
+        align = store.attempts(stage="align", reason="semantic_mismatch")
+        screen = store.attempts(stage="screen", reason="infeasible")
+        answer = store.attempts(stage="answer", reason="answer_not_final")
+        prove = {(a.candidate_id, a.attempt_number): a for a in store.attempts(stage="prove")}
+    facts = Counter(fact for attempt in verify for fact in attempt.taxonomy)
+    for fact in ("boundary_corruption", "target_corruption", "repetitive_tactics", "truncation", "forbidden_construct"):
+        assert facts[fact] > 0, fact
+    for attempt in verify:
+        text = prove[(attempt.candidate_id, attempt.attempt_number)].output["text"]
+        if "<｜Assistant｜>" in text:
+            assert attempt.reason == "boundary_corruption"
+        if re.search(r"(<;> omega\n\s*){8}", text):
+            assert attempt.status == AttemptStatus.rejected and "repetitive_tactics" in attempt.taxonomy
+        if prove[(attempt.candidate_id, attempt.attempt_number)].output["finish_reason"] == "length":
+            assert attempt.status == AttemptStatus.rejected and "truncation" in attempt.taxonomy
+    assert align and all("Inconsistent" in a.output["verdicts"] for a in align)
+    assert screen and "negative" in json.dumps(screen[0].output)
+    assert answer and answer[0].output["answer_class"] == "intermediate"
