@@ -444,10 +444,10 @@ def command_evaluate_report(arguments: argparse.Namespace) -> int:
     )
     for column in ("metric", "n", "rho", "p"):
         confounds.add_column(column)
-    for row in report.confounds:
-        rho = "n/a" if row.spearman_rho is None else f"{row.spearman_rho:+.3f}"
-        p_value = row.note or "n/a" if row.p_value is None else f"{row.p_value:.3g}"
-        confounds.add_row(row.metric, str(row.instances), rho, p_value)
+    for confound in report.confounds:
+        rho = "n/a" if confound.spearman_rho is None else f"{confound.spearman_rho:+.3f}"
+        p_value = (confound.note or "n/a") if confound.p_value is None else f"{confound.p_value:.3g}"
+        confounds.add_row(confound.metric, str(confound.instances), rho, p_value)
     console.print(confounds)
     console.print("metric definitions: README, section 'Evaluate a release' (also in --json)")
     return 0
