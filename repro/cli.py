@@ -417,7 +417,7 @@ def command_evaluate_report(arguments: argparse.Namespace) -> int:
         errors.print(f"error: {error}", style="red")
         return 2
     if arguments.json:
-        console.print(report.model_dump_json(indent=2))
+        print(report.model_dump_json(indent=2))
         return 0
     for model in report.models:
         table = Table(
