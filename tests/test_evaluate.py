@@ -324,3 +324,28 @@ def test_http_evaluation_killed_and_resumed_repeats_no_stored_request_and_report
     asyncio.run(run_evaluation(plan_for(tmp_path, tmp_path / "scripted")))
     assert resumed_report.model_dump() == build_report(tmp_path / "scripted").model_dump()
     assert main(["evaluate-report", str(eval_dir)]) == 0
+
+
+def test_a_failed_request_is_left_for_resume_not_graded_wrong(tmp_path: Path, release: Path) -> None:
+    from repro.llm import ScriptedBackend
+    from repro.llm.protocol import ModelRequest
+
+    def flaky(request: ModelRequest, sample_index: int) -> str:
+        if "[q7]" in request.prompt_text():
+            raise LookupError("endpoint down for this question")
+        return world.steady(request, sample_index)
+
+    plan = plan_for(tmp_path, tmp_path / "eval")
+    noisy = ScriptedBackend(world.noisy, model_id="noisy")
+    first = asyncio.run(
+        run_evaluation(plan, backends={"steady": ScriptedBackend(flaky, model_id="steady"), "noisy": noisy})
+    )
+    assert (first.answered, first.failed) == (198, 2)
+    assert all("synthetic:7#r0" in line for line in first.errors)
+    assert build_report(tmp_path / "eval").models[0].missing_instances == 1
+    plan.resume = True
+    steady = ScriptedBackend(world.steady, model_id="steady")
+    second = asyncio.run(run_evaluation(plan, backends={"steady": steady, "noisy": noisy}))
+    assert (second.already_done, second.answered, second.failed, steady.calls) == (198, 2, 0, 2)
+    report = build_report(tmp_path / "eval")
+    assert report.models[0].missing_instances == 0 and report.models[0].overall.accuracy_original == 1.0
