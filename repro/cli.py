@@ -376,6 +376,7 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         samples=arguments.samples,
         resume=arguments.resume,
         concurrency=arguments.concurrency,
+        include_unverified=arguments.include_unverified,
     )
     try:
         with Progress(console=errors) as progress:
@@ -390,6 +391,8 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         f"{summary.items} items ({len(models)} models x instances x 2 questions): {summary.already_done} already"
         f" done, {summary.answered} answered now, {summary.failed} failed"
     )
+    if summary.excluded_unverified:
+        errors.print(f"left out {summary.excluded_unverified} rows marked unverified (--include-unverified)")
     for line in summary.errors[:10]:
         errors.print(f"  {line}")
     if summary.failed:
@@ -419,6 +422,10 @@ def command_evaluate_report(arguments: argparse.Namespace) -> int:
     if arguments.json:
         print(report.model_dump_json(indent=2))
         return 0
+    if report.unverified_instances:
+        errors.print(
+            f"{report.unverified_instances} evaluated rows are unverified: their new_answer is not Lean-checked"
+        )
     for model in report.models:
         table = Table(
             title=f"{model.model} ({model.model_id}), {model.samples} sample(s); {model.missing_instances} missing"
@@ -577,6 +584,9 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--seed", type=int, help="override every model's sampling seed (default 0)")
     evaluate.add_argument("--api-key-env", help="environment variable with the API key (default OPENAI_API_KEY)")
     evaluate.add_argument("--concurrency", type=int, default=16, help="questions in flight at once (default 16)")
+    evaluate.add_argument(
+        "--include-unverified", action="store_true", help="also evaluate rows marked unverified (no real Lean check)"
+    )
     evaluate.set_defaults(handler=command_evaluate)
 
     evaluate_report = commands.add_parser(

@@ -349,3 +349,20 @@ def test_a_failed_request_is_left_for_resume_not_graded_wrong(tmp_path: Path, re
     assert (second.already_done, second.answered, second.failed, steady.calls) == (198, 2, 0, 2)
     report = build_report(tmp_path / "eval")
     assert report.models[0].missing_instances == 0 and report.models[0].overall.accuracy_original == 1.0
+
+
+def test_rows_no_real_lean_checked_are_left_out_unless_asked_for(tmp_path: Path) -> None:
+    release = world.write_release(tmp_path / "release")
+    path = release / "data" / "test.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows[:5]:
+        row["unverified"] = True
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    summary = asyncio.run(run_evaluation(plan_for(tmp_path, tmp_path / "eval")))
+    assert (summary.excluded_unverified, summary.items) == (5, 2 * 45 * 2)
+    report = build_report(tmp_path / "eval")
+    assert (report.instances, report.unverified_instances) == (45, 0)
+    included = asyncio.run(run_evaluation(plan_for(tmp_path, tmp_path / "all", include_unverified=True)))
+    assert included.items == 200 and build_report(tmp_path / "all").unverified_instances == 5
+    with pytest.raises(EvaluationError, match="include_unverified"):
+        asyncio.run(run_evaluation(plan_for(tmp_path, tmp_path / "eval", resume=True, include_unverified=True)))

@@ -91,6 +91,7 @@ class EvalReport(BaseModel):
     release_fingerprint: str
     prompt_version: str
     instances: int
+    unverified_instances: int
     interval_level: float
     bootstrap_resamples: int
     bootstrap_seed: int

@@ -186,6 +186,7 @@ def build_report(
         release_fingerprint=fingerprint,
         prompt_version=prompt,
         instances=len(instances),
+        unverified_instances=sum(1 for instance in instances if instance.unverified),
         interval_level=confidence,
         bootstrap_resamples=resamples,
         bootstrap_seed=seed,

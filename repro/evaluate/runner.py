@@ -42,6 +42,7 @@ class EvaluationPlan:
     samples: int = 1
     resume: bool = False
     concurrency: int = 16
+    include_unverified: bool = False
 
 
 @dataclass
@@ -50,6 +51,7 @@ class EvaluationSummary:
     already_done: int
     answered: int
     failed: int
+    excluded_unverified: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -80,12 +82,13 @@ def _plan_meta(plan: EvaluationPlan, fingerprint: str) -> dict[str, str]:
         "release_fingerprint": fingerprint,
         "prompt_version": prompt_version(PROMPT_NAME),
         "samples": str(plan.samples),
+        "include_unverified": str(plan.include_unverified).lower(),
     }
 
 
 def _check_resume(store: EvalStore, plan: EvaluationPlan, fingerprint: str) -> None:
     expected = _plan_meta(plan, fingerprint)
-    for key in ("release_fingerprint", "prompt_version", "samples"):
+    for key in ("release_fingerprint", "prompt_version", "samples", "include_unverified"):
         stored = store.get_meta(key)
         if stored != expected[key]:
             raise EvaluationError(
@@ -103,11 +106,21 @@ def _check_resume(store: EvalStore, plan: EvaluationPlan, fingerprint: str) -> N
         )
 
 
-def open_evaluation(plan: EvaluationPlan) -> tuple[EvalStore, list[ReleasedInstance]]:
-    """Open (or create) the evaluation store for ``plan``, refusing to mix two different evaluations."""
-    instances = read_release(plan.release_dir)
-    if not instances:
+def open_evaluation(plan: EvaluationPlan) -> tuple[EvalStore, list[ReleasedInstance], int]:
+    """Open (or create) the evaluation store for ``plan``, refusing to mix two different evaluations.
+
+    Rows whose proof no real Lean checked (``unverified: true``) have no verified reference answer,
+    so they are left out unless the plan includes them explicitly; returns how many were left out.
+    """
+    released = read_release(plan.release_dir)
+    if not released:
         raise EvaluationError(f"{plan.release_dir}: the release has no instances")
+    instances = [i for i in released if plan.include_unverified or not i.unverified]
+    if not instances:
+        raise EvaluationError(
+            f"{plan.release_dir}: every row is marked unverified (no real Lean checked its proof);"
+            " pass --include-unverified to evaluate them anyway"
+        )
     fingerprint = release_fingerprint(plan.release_dir)
     exists = (plan.eval_dir / EVAL_STORE_FILENAME).exists()
     if exists and not plan.resume:
@@ -124,7 +137,7 @@ def open_evaluation(plan: EvaluationPlan) -> tuple[EvalStore, list[ReleasedInsta
     else:
         models = [EvalModel(name=name, settings=settings) for name, settings in plan.models.items()]
         store.set_plan(_plan_meta(plan, fingerprint), models, instances)
-    return store, instances
+    return store, instances, len(released) - len(instances)
 
 
 async def run_evaluation(
@@ -134,7 +147,7 @@ async def run_evaluation(
     progress: Callable[[int, int], None] | None = None,
 ) -> EvaluationSummary:
     """Answer and grade every (model, instance, variant) not yet stored. ``progress(done, total)``."""
-    store, instances = open_evaluation(plan)
+    store, instances, excluded = open_evaluation(plan)
     cache = RunStore(plan.eval_dir)
     try:
         clients = {
@@ -155,7 +168,9 @@ async def run_evaluation(
             if (name, instance.instance_id, variant.value) not in done
         ]
         total = len(plan.models) * len(instances) * len(Variant)
-        summary = EvaluationSummary(items=total, already_done=total - len(todo), answered=0, failed=0)
+        summary = EvaluationSummary(
+            items=total, already_done=total - len(todo), answered=0, failed=0, excluded_unverified=excluded
+        )
         finished = summary.already_done
         if progress:
             progress(finished, total)
