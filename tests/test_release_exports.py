@@ -93,3 +93,22 @@ def test_lm_eval_loads_the_exported_tasks_with_its_own_task_manager(release: Pat
             assert score == float(grade_response(reply, reference).correct)
     # the group of both tasks resolves too
     assert manager.load("repro_release")["group_map"]["repro_release"] == ["repro_original", "repro_rewritten"]
+
+
+def test_lm_eval_evaluates_the_exported_tasks_end_to_end_with_its_dummy_model(release: Path) -> None:
+    pytest.importorskip("lm_eval", reason="lm-eval is in the dev extra")
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    results = simple_evaluate(
+        model="dummy",
+        tasks=["repro_original", "repro_rewritten"],
+        task_manager=TaskManager(include_path=str(release / "lm_eval"), include_defaults=False),
+        log_samples=True,
+    )
+    assert results is not None
+    for name in ("repro_original", "repro_rewritten"):
+        samples = results["samples"][name]
+        assert len(samples) == world.INSTANCES and all("math_verify" in sample for sample in samples)
+        # the dummy model's reply carries no boxed answer: every sample is scored, and scored wrong
+        assert results["results"][name]["math_verify,none"] == 0.0
