@@ -82,3 +82,20 @@ def test_confound_primitives() -> None:
     assert token_count("Add 3 and 4.") == 5
     assert numeric_literals("From 1,000 to 2.5 and .5, not x2") == [1000.0, 2.5, 0.5, 2.0]
     assert proof_body("theorem t : 1 = 1 := by\n  rfl") == "\n  rfl"
+
+
+def test_fractional_scores_get_a_bootstrap_interval_and_degenerate_cases_are_explicit() -> None:
+    import numpy as np
+
+    from repro.evaluate import mcnemar_exact
+    from repro.evaluate.statistics import accuracy_interval, spearman
+
+    scores = np.array([1 / 3, 2 / 3, 1.0, 0.0, 1 / 3, 1.0, 2 / 3, 2 / 3, 0.0, 1.0] * 3)
+    interval = accuracy_interval(scores, confidence=0.95, resamples=10_000, seed=0)
+    means = scores[np.random.default_rng(7).integers(0, scores.size, size=(40_000, scores.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    assert interval.low == pytest.approx(low, abs=0.02) and interval.high == pytest.approx(high, abs=0.02)
+    assert mcnemar_exact(0, 0) == 1.0 and mcnemar_exact(3, 3) == 1.0
+    assert mcnemar_exact(5, 0) == pytest.approx(2 / 32)
+    assert spearman([1.0, 1.0, 1.0], [0.0, 1.0, 0.5]) == (None, None, "the metric is constant over the instances")
+    assert spearman([1.0, 2.0], [0.0, 1.0])[2] == "fewer than 3 instances"

@@ -9,7 +9,8 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from dataclasses import dataclass
+
+from pydantic import BaseModel
 
 from repro.records import ReleasedInstance
 
@@ -17,8 +18,7 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 _NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+")
 
 
-@dataclass(frozen=True)
-class Solutions:
+class Solutions(BaseModel):
     """Natural-language solutions of an instance, which a release does not carry; given by file."""
 
     original: str

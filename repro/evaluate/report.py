@@ -42,7 +42,9 @@ def read_solutions(path: Path) -> dict[str, Solutions]:
         for key in ("instance_id", "original_solution", "rewritten_solution"):
             if not isinstance(row, dict) or not isinstance(row.get(key), str):
                 raise ReportInputError(f"{path}:{line_number}: field {key!r} missing or not a string")
-        solutions[row["instance_id"]] = Solutions(row["original_solution"], row["rewritten_solution"])
+        solutions[row["instance_id"]] = Solutions(
+            original=row["original_solution"], rewritten=row["rewritten_solution"]
+        )
     return solutions
 
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from repro.config import CacheMode, ModelSettings
 from repro.evaluate.grading import grade_response
@@ -34,25 +35,26 @@ class EvaluationError(RuntimeError):
     pass
 
 
-@dataclass
-class EvaluationPlan:
+class EvaluationPlan(BaseModel):
+    """What to evaluate: a release, where to keep the evaluation, which models, how many samples."""
+
+    model_config = ConfigDict(extra="forbid")
     release_dir: Path
     eval_dir: Path
     models: dict[str, ModelSettings]
-    samples: int = 1
+    samples: int = Field(1, ge=1)
     resume: bool = False
-    concurrency: int = 16
+    concurrency: int = Field(16, ge=1)
     include_unverified: bool = False
 
 
-@dataclass
-class EvaluationSummary:
+class EvaluationSummary(BaseModel):
     items: int
     already_done: int
     answered: int
     failed: int
     excluded_unverified: int = 0
-    errors: list[str] = field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
 
 
 def release_fingerprint(release_dir: Path) -> str:
