@@ -409,7 +409,7 @@ def _interval(low: float, high: float) -> str:
 
 
 def command_evaluate_report(arguments: argparse.Namespace) -> int:
-    from repro.evaluate import EvalStoreError, ReportInputError, build_report, read_solutions
+    from repro.evaluate import EvalStoreError, ReportInputError, build_report, read_solutions, write_report_tables
 
     try:
         solutions = read_solutions(Path(arguments.solutions)) if arguments.solutions else None
@@ -419,6 +419,7 @@ def command_evaluate_report(arguments: argparse.Namespace) -> int:
     except (EvalStoreError, ReportInputError) as error:
         errors.print(f"error: {error}", style="red")
         return 2
+    tables = write_report_tables(arguments.eval_dir, report)
     if arguments.json:
         print(report.model_dump_json(indent=2))
         return 0
@@ -457,6 +458,7 @@ def command_evaluate_report(arguments: argparse.Namespace) -> int:
         confounds.add_row(confound.metric, str(confound.instances), rho, p_value)
     console.print(confounds)
     console.print("metric definitions: README, section 'Evaluate a release' (also in --json)")
+    console.print(f"wrote {tables} (tables for `repro report`)")
     return 0
 
 

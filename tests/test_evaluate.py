@@ -164,7 +164,13 @@ def test_solution_metrics_come_from_a_solutions_file(
             }
             handle.write(json.dumps(row) + "\n")
     assert main(["evaluate-report", str(tmp_path / "eval"), "--json", "--solutions", str(solutions)]) == 0
-    rows = {row["metric"]: row for row in json.loads(capsys.readouterr().out)["confounds"]}
+    printed = json.loads(capsys.readouterr().out)
+    rows = {row["metric"]: row for row in printed["confounds"]}
+    tables = json.loads((tmp_path / "eval" / "evaluation_tables.json").read_text())
+    flat = tables["paired_accuracy"]
+    assert len(flat) == 2 * (1 + len(world.LEVELS) + len(world.TYPES))
+    steady_all = next(row for row in flat if row["model"] == "steady" and row["by"] == "all")
+    assert steady_all["drop"] == printed["models"][0]["overall"]["drop"] == pytest.approx(len(world.STEADY_FAILS) / 50)
     assert rows["rewritten_solution_length"]["instances"] == 50
     assert rows["rewritten_solution_length"]["spearman_rho"] is not None
     (tmp_path / "bad.jsonl").write_text('{"instance_id": "x"}\n')
@@ -262,6 +268,18 @@ def _asked(body: dict[str, object]) -> tuple[str, str]:
     return str(body["model"]), question
 
 
+def _wait_until_quiet(server: OpenAITestServer, quiet_s: float = 1.0, limit_s: float = 30.0) -> None:
+    """Until nothing is in flight and no request has arrived for ``quiet_s``."""
+    deadline = time.monotonic() + limit_s
+    seen, since = len(server.requests), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.05)
+        if len(server.requests) != seen or server.in_flight:
+            seen, since = len(server.requests), time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return
+
+
 def test_http_evaluation_killed_and_resumed_repeats_no_stored_request_and_reports_identically(
     tmp_path: Path, release: Path
 ) -> None:
@@ -281,7 +299,7 @@ def test_http_evaluation_killed_and_resumed_repeats_no_stored_request_and_report
         process.send_signal(signal.SIGKILL)
         process.wait()
         assert process.returncode == -signal.SIGKILL, "the evaluation finished before it could be killed"
-        time.sleep(0.2)  # let the server finish answering requests of the dead client
+        _wait_until_quiet(server)  # requests the dead client sent may still be in the server's buffers
         before = [_asked(body) for body in server.requests]
         stored = _stored_questions(eval_dir, release)
         assert 0 < len(stored) < 200

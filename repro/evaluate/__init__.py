@@ -15,7 +15,7 @@ from repro.evaluate.records import (
     ModelReport,
     Variant,
 )
-from repro.evaluate.report import ReportInputError, build_report, read_solutions
+from repro.evaluate.report import ReportInputError, build_report, read_solutions, report_tables, write_report_tables
 from repro.evaluate.runner import (
     EvaluationError,
     EvaluationPlan,
@@ -54,6 +54,8 @@ __all__ = [
     "paired_drop_interval",
     "parse_model_argument",
     "read_solutions",
+    "report_tables",
     "run_evaluation",
     "wilson_interval",
+    "write_report_tables",
 ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -196,3 +197,57 @@ def build_report(
         confounds=confounds,
         confound_instances=len(complete),
     )
+
+
+TABLES_FILENAME = "evaluation_tables.json"
+
+
+def report_tables(report: EvalReport) -> dict[str, Any]:
+    """The report as flat tables (one row per model and group, one per confound), the shape the HTML
+    report (``repro report DIR``) renders from ``evaluation*.json`` files."""
+    rows = []
+    for model in report.models:
+        for kind, groups in (("all", [model.overall]), ("level", model.by_level), ("type", model.by_type)):
+            for row in groups:
+                rows.append(
+                    {
+                        "model": model.model,
+                        "by": kind,
+                        "group": row.group,
+                        "n": row.instances,
+                        "accuracy_original": row.accuracy_original,
+                        "original_95ci": [row.accuracy_original_interval.low, row.accuracy_original_interval.high],
+                        "accuracy_rewritten": row.accuracy_rewritten,
+                        "rewritten_95ci": [row.accuracy_rewritten_interval.low, row.accuracy_rewritten_interval.high],
+                        "drop": row.drop,
+                        "drop_paired_95ci": [row.drop_interval.low, row.drop_interval.high],
+                        "right_only_on_original": row.discordant_original_only,
+                        "right_only_on_rewrite": row.discordant_rewritten_only,
+                        "mcnemar_exact_p": row.mcnemar_p,
+                    }
+                )
+    return {
+        "instances": report.instances,
+        "unverified_instances": report.unverified_instances,
+        "release_fingerprint": report.release_fingerprint,
+        "prompt_version": report.prompt_version,
+        "bootstrap": f"{report.bootstrap_resamples} paired resamples, seed {report.bootstrap_seed}",
+        "paired_accuracy": rows,
+        "confounds_spearman_with_model_averaged_drop": [
+            {
+                "metric": row.metric,
+                "n": row.instances,
+                "rho": row.spearman_rho,
+                "p": row.p_value,
+                "note": row.note,
+                "definition": row.definition,
+            }
+            for row in report.confounds
+        ],
+    }
+
+
+def write_report_tables(eval_dir: str | Path, report: EvalReport) -> Path:
+    path = Path(eval_dir) / TABLES_FILENAME
+    path.write_text(json.dumps(report_tables(report), indent=1, ensure_ascii=False), encoding="utf-8")
+    return path

@@ -1,9 +1,9 @@
 """Ask every model to solve every released instance twice (original and rewritten) and grade it.
 
-Requests go through :class:`repro.llm.ModelClient`, so responses are cached by content in the run
-store of the evaluation directory (a rerun or a resumed run never pays twice), concurrency is bounded
-per endpoint by the backend and overall by ``concurrency``, and a failed request leaves its item
-unanswered for ``--resume`` instead of recording a wrong answer.
+Requests go through :class:`repro.llm.ModelClient`, so responses are cached by content in a run
+store inside the evaluation directory (``model_cache/``; a rerun or a resumed run never pays twice),
+concurrency is bounded per endpoint by the backend and overall by ``concurrency``, and a failed
+request leaves its item unanswered for ``--resume`` instead of recording a wrong answer.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ from repro.release import SPLIT, read_release
 from repro.store import RunStore
 
 PROMPT_NAME = "evaluate"
+# the model layer's response cache, a run store of its own (kept apart so the directory is not taken for a run)
+MODEL_CACHE_DIR = "model_cache"
 
 
 class EvaluationError(RuntimeError):
@@ -150,7 +152,7 @@ async def run_evaluation(
 ) -> EvaluationSummary:
     """Answer and grade every (model, instance, variant) not yet stored. ``progress(done, total)``."""
     store, instances, excluded = open_evaluation(plan)
-    cache = RunStore(plan.eval_dir)
+    cache = RunStore(plan.eval_dir / MODEL_CACHE_DIR)
     try:
         clients = {
             name: ModelClient(

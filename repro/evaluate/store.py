@@ -2,8 +2,8 @@
 
 The graded answers of one request (all its samples) are written in one transaction, so a process
 killed at any moment leaves an item either fully answered or not at all; ``--resume`` asks only for
-what is missing. Model responses themselves are cached (and paid for once) in the run store that
-sits beside it in the same directory, through :class:`repro.llm.ModelClient`.
+what is missing. Model responses themselves are cached (and paid for once) in the run store in
+``model_cache/`` of the same directory, through :class:`repro.llm.ModelClient`.
 """
 
 from __future__ import annotations
