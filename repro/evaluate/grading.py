@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 
 from math_verify import parse, verify
 
@@ -79,8 +80,11 @@ def _timeout() -> int | None:
     return 5 if threading.current_thread() is threading.main_thread() else None
 
 
-def _parse_answer(answer: str) -> list[object]:
-    return list(parse("\\boxed{" + answer + "}", parsing_timeout=_timeout()))
+@lru_cache(maxsize=8192)
+def _parse_answer(answer: str) -> tuple[object, ...]:
+    """Parsing is most of a grade's cost, and references and common answers repeat across models and
+    samples; sympy objects are immutable, so a parsed answer can be shared."""
+    return tuple(parse("\\boxed{" + answer + "}", parsing_timeout=_timeout()))
 
 
 def compare_answers(extracted: str, reference: str) -> Grade:
@@ -94,7 +98,7 @@ def compare_answers(extracted: str, reference: str) -> Grade:
             symbolic = any(not isinstance(item, str) for item in gold) and any(
                 not isinstance(item, str) for item in predicted
             )
-            correct = bool(verify(gold, predicted, timeout_seconds=_timeout()))
+            correct = bool(verify(list(gold), list(predicted), timeout_seconds=_timeout()))
             return Grade(correct, METHOD_MATH_VERIFY if symbolic else METHOD_MATH_VERIFY_STRING, extracted)
     except Exception:  # noqa: BLE001 - a parser crash on adversarial text must not stop grading
         pass
