@@ -193,6 +193,9 @@ def write_release(run_dir: str | Path, out_dir: str | Path, *, allow_unverified:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     unverified = sum(1 for instance in instances if instance.unverified)
     (out / "README.md").write_text(_card(features, len(rows), unverified, config, num_bytes), encoding="utf-8")
+    from repro.release_exports import write_release_exports  # inspect_ai and lm-eval tasks beside the data
+
+    write_release_exports(out)
     return ReleaseSummary(written=len(rows), unverified=unverified, withheld_unverified=withheld, out_dir=out)
 
 
