@@ -8,6 +8,7 @@ import os
 import shutil
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,15 +18,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from repro import __version__
-from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config
-from repro.data import load_problems, seeded_order
+from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config, resume_changes
+from repro.data import LoadReport, iter_problems, scan_source, seeded_order
 from repro.lean.factory import build_verifier
 from repro.lean.protocol import InfraStatus
+from repro.llm.breaker import EndpointBreaker
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend
+from repro.llm.preflight import preflight_endpoints
 from repro.metrics import run_metrics
 from repro.pipeline import Pipeline, RunSummary
-from repro.records import CandidateStatus
+from repro.records import CandidateStatus, SourceProblem, utc_now
+from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
 from repro.store import STORE_FILENAME, RunStore
 
 PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
@@ -42,11 +46,15 @@ class RunOutcome:
     metrics: dict[str, Any]
 
 
-def build_clients(config: RunConfig, store: RunStore) -> dict[str, ModelClient]:
+def build_clients(
+    config: RunConfig, store: RunStore, breaker: EndpointBreaker | None = None
+) -> dict[str, ModelClient]:
     clients = {}
     for stage in PIPELINE_STAGES:
         settings = config.model_for(stage)
-        clients[stage] = ModelClient(build_backend(settings), store=store, stage=stage, cache_mode=config.cache)
+        clients[stage] = ModelClient(
+            build_backend(settings), store=store, stage=stage, cache_mode=config.cache, breaker=breaker
+        )
     return clients
 
 
@@ -57,7 +65,17 @@ def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[
         if not (run_dir / STORE_FILENAME).exists():
             raise RunError(f"{run_dir}: nothing to resume (no {STORE_FILENAME})")
         resolved = RunConfig.model_validate(yaml.safe_load(stored_config.read_text(encoding="utf-8")))
-        return resolved, RunStore(run_dir)
+        if config is None:
+            return resolved, RunStore(run_dir)
+        changes = resume_changes(resolved, config)  # refuses loudly what a resume may not change
+        store = RunStore(run_dir)
+        if changes:
+            stored_config.write_text(dump_config(config), encoding="utf-8")
+            store.set_meta(
+                f"resume_changes:{utc_now()}",
+                json.dumps({key: {"from": old, "to": new} for key, (old, new) in changes.items()}),
+            )
+        return config, store
     if config is None:
         raise RunError("a config is needed to start a run: --config FILE")
     if (run_dir / STORE_FILENAME).exists():
@@ -69,18 +87,39 @@ def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[
     return config, store
 
 
-async def _execute(config: RunConfig, store: RunStore, console: Console | None) -> RunSummary:
-    problems, report = load_problems(config.dataset)
+def _selected_count(config: RunConfig, report: LoadReport) -> int:
+    count = report.matching
+    for bound in (config.dataset.sample, config.dataset.limit):
+        if bound is not None:
+            count = min(count, bound)
+    return count
+
+
+async def _execute(
+    config: RunConfig, store: RunStore, console: Console | None, report: LoadReport, log: RunLog
+) -> RunSummary:
     if report.skipped:
         store.set_meta("skipped_rows", str(report.skipped))
+        store.set_meta("skip_reasons", json.dumps(report.skip_reasons, ensure_ascii=False))
+        log.write(f"skipped {report.skipped} bad rows")
         if console:
             console.print(
-                f"skipped {report.skipped} malformed rows (first: {report.skip_reasons[0]})",
+                f"skipped {report.skipped} malformed rows (first: {report.skip_reasons[0]}); all in `repro status`",
                 style="yellow",
                 markup=False,
             )
+    breaker = EndpointBreaker(threshold=config.stop_after_failed_calls)
+    stream = iter_problems(config.dataset, matching=report.matching)
     if config.target is not None:
-        problems = seeded_order(problems, config.dataset.seed)
+        stream = iter(seeded_order(list(stream), config.dataset.seed))
+
+    def problems_until_an_endpoint_is_down() -> Iterator[SourceProblem]:
+        for problem in stream:
+            if breaker.reason() is not None:
+                return
+            yield problem
+
+    problems = problems_until_an_endpoint_is_down()
     verifier = build_verifier(config.lean, store)
     preflight = await verifier.check("theorem repro_preflight : True := trivial", config.lean.header)
     if preflight.infra_status != InfraStatus.ok or preflight.has_error:
@@ -90,10 +129,11 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
             f"the Lean backend ({config.lean.backend}) cannot check code: {preflight.infra_status}: {problem[:400]}."
             " Nothing was run. See `repro doctor`; `repro lean setup` installs Mathlib and the REPL."
         )
-    clients = build_clients(config, store)
+    clients = build_clients(config, store, breaker)
     counts: Counter[str] = Counter()
     started = time.monotonic()
-    total = config.target or len(problems)
+    total = config.target or _selected_count(config, report)
+    plain = PlainProgress(console, log, total=None if config.target else total)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -102,11 +142,12 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
         TextColumn("{task.fields[funnel]}"),
         console=console or Console(quiet=True),
         transient=False,
-        disable=console is None,
+        disable=console is None or not console.is_terminal,
     )
     task = progress.add_task("retained" if config.target else "problems", total=total, funnel="")
 
     def on_event(event: str, stage: str, reason: str | None) -> None:
+        plain.on_event(event, stage, reason)
         if event == "rejected":
             counts[f"{stage}:{reason}"] += 1
         elif event == "retained":
@@ -123,17 +164,51 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
     pipeline = Pipeline(config, store, clients, verifier, on_event=on_event)
     with progress:
         try:
-            return await pipeline.run(problems, target=config.target)
+            summary = await pipeline.run(problems, target=config.target)
         finally:
             await verifier.close()
+    plain.emit()
+    stopped = breaker.reason()
+    if stopped is not None:
+        log.write(f"stopped: {stopped}")
+        raise RunError(
+            f"stopped drawing problems: an endpoint keeps failing ({stopped}). Stored work is kept;"
+            f" fix the endpoint, then: repro run --resume --run-dir {store.run_dir}"
+        )
+    return summary
+
+
+def validate_inputs(config: RunConfig) -> LoadReport:
+    """Everything a run can check before it writes anything: endpoints and keys, then the dataset.
+
+    Raises ``EndpointPreflightError`` or ``DataError`` with the cause; nothing is created.
+    """
+    preflight_endpoints(config)
+    return scan_source(config.dataset)
 
 
 def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, console: Console | None = None) -> RunOutcome:
+    if not resume:
+        if config is None:
+            raise RunError("a config is needed to start a run: --config FILE")
+        if (run_dir / STORE_FILENAME).exists():
+            raise RunError(f"{run_dir} already holds a run; pass --resume to continue it, or choose another --run-dir")
+        report = validate_inputs(config)
     resolved, store = open_run(config, run_dir, resume=resume)
+    log = RunLog(run_dir)
     try:
-        summary = asyncio.run(_execute(resolved, store, console))
+        if resume:
+            report = validate_inputs(resolved)
+        log.write(f"{'resume' if resume else 'start'}: repro {__version__}, config {resolved.name}, source {report.source}")
+        with sigterm_as_sigint():
+            summary = asyncio.run(_execute(resolved, store, console, report, log))
+        log.write(f"finished: retained {summary.retained}, rejected {summary.rejected}, unfinished {summary.incomplete}")
         return RunOutcome(run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k))
+    except BaseException as error:
+        log.write(f"stopped: {type(error).__name__}: {error}")
+        raise
     finally:
+        log.close()
         store.close()
 
 
@@ -149,6 +224,7 @@ def status(run_dir: Path) -> dict[str, Any]:
         ]
         metrics["candidates"] = store.candidate_status_counts()
         metrics["schema_version"] = store.schema_version()
+        metrics["skipped_rows"] = json.loads(store.get_meta("skip_reasons") or "[]")
         return metrics
     finally:
         store.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -20,8 +21,20 @@ from repro.data import DataError
 from repro.prompts import bundled_path
 from repro.records import REASON_DESCRIPTIONS
 
-console = Console(markup=False, highlight=False)  # printed content is data: brackets must survive
-errors = Console(stderr=True, markup=False, highlight=False)
+
+
+def _make_console(*, stderr: bool = False) -> Console:
+    """Printed content is data: brackets must survive. Piped output (logs, ``| grep``) is never
+    wrapped at 80 columns nor are table cells cut: a copied command or URL must stay whole."""
+    console = Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True, width=PIPE_WIDTH)
+    return console
+
+
+PIPE_WIDTH = 100_000
+console = _make_console()
+errors = _make_console(stderr=True)
 
 DESCRIPTION = """\
 repro builds contamination-resistant math benchmarks whose reference answers are backed by Lean 4
@@ -38,8 +51,8 @@ Offline demonstration (scripted models, fake Lean; nothing is verified):
 """
 
 
-def _config_from_arguments(arguments: argparse.Namespace) -> RunConfig:
-    path = arguments.config
+def _config_from_arguments(arguments: argparse.Namespace, stored: Path | None = None) -> RunConfig:
+    path = arguments.config or (str(stored) if stored else None)
     if path is None:
         path = str(bundled_path("configs/demo.yaml"))
         errors.print(
@@ -71,10 +84,30 @@ def _config_from_arguments(arguments: argparse.Namespace) -> RunConfig:
     return build_config(data)
 
 
+def _changes_anything(arguments: argparse.Namespace) -> bool:
+    names = ("config", "set", "dataset", "limit", "target", "levels", "types", "ids", "sample", "seed")
+    return any(getattr(arguments, name) for name in names) or arguments.skip_bad_rows
+
+
 def command_run(arguments: argparse.Namespace) -> int:
     from repro.app import run
+    from repro.config import config_warnings
 
-    config = None if arguments.resume else _config_from_arguments(arguments)
+    config = None
+    if not arguments.resume:
+        config = _config_from_arguments(arguments)
+    elif arguments.run_dir and _changes_anything(arguments):
+        # settings given with --resume are applied on top of the run's own config, or refused loudly
+        config = _config_from_arguments(arguments, stored=Path(arguments.run_dir) / "config.yaml")
+    for warning in config_warnings(config) if config is not None else []:
+        errors.print(f"warning: {warning}", style="yellow")
+    if config is not None and config.target is not None and config.dataset.limit is not None:
+        if config.target > config.dataset.limit:
+            errors.print(
+                f"warning: --target {config.target} is larger than --limit {config.dataset.limit}:"
+                f" at most {config.dataset.limit} problems will be drawn, so the target cannot be reached",
+                style="yellow",
+            )
     if arguments.run_dir:
         run_dir = Path(arguments.run_dir)
     elif arguments.resume:
@@ -455,15 +488,30 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
     from repro.app import RunError
+    from repro.llm.preflight import EndpointPreflightError
     from repro.release import ReleaseError
     from repro.repair import RepairInputError
     from repro.store import StoreError
 
     try:
         return int(arguments.handler(arguments))
-    except (ConfigError, DataError, RunError, ReleaseError, StoreError, RepairInputError, FileNotFoundError) as error:
+    except (
+        ConfigError,
+        DataError,
+        RunError,
+        ReleaseError,
+        StoreError,
+        RepairInputError,
+        FileNotFoundError,
+        EndpointPreflightError,
+    ) as error:
         errors.print(f"error: {error}", style="red")
         return 2
+    except BrokenPipeError:
+        # the reader went away (`repro audit --json | head`): stop quietly, as other Unix tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         errors.print("interrupted; resume with: repro run --resume --run-dir DIR")
         return 130

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from repro.config import RunConfig
@@ -285,7 +285,7 @@ class Pipeline:
         return ReasonCode.lean_unavailable if infrastructure_only else ReasonCode.proof_not_found
 
     # -- many problems ---------------------------------------------------------------------------
-    async def run(self, problems: list[SourceProblem], *, target: int | None = None) -> RunSummary:
+    async def run(self, problems: Iterable[SourceProblem], *, target: int | None = None) -> RunSummary:
         """Process ``problems`` in order; with ``target``, stop drawing once that many are retained."""
         summary = RunSummary()
         outcomes = self.store.problem_outcomes()
