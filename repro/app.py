@@ -46,9 +46,7 @@ class RunOutcome:
     metrics: dict[str, Any]
 
 
-def build_clients(
-    config: RunConfig, store: RunStore, breaker: EndpointBreaker | None = None
-) -> dict[str, ModelClient]:
+def build_clients(config: RunConfig, store: RunStore, breaker: EndpointBreaker | None = None) -> dict[str, ModelClient]:
     clients = {}
     for stage in PIPELINE_STAGES:
         settings = config.model_for(stage)
@@ -199,10 +197,13 @@ def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, consol
     try:
         if resume:
             report = validate_inputs(resolved)
-        log.write(f"{'resume' if resume else 'start'}: repro {__version__}, config {resolved.name}, source {report.source}")
+        action = "resume" if resume else "start"
+        log.write(f"{action}: repro {__version__}, config {resolved.name}, source {report.source}")
         with sigterm_as_sigint():
             summary = asyncio.run(_execute(resolved, store, console, report, log))
-        log.write(f"finished: retained {summary.retained}, rejected {summary.rejected}, unfinished {summary.incomplete}")
+        log.write(
+            f"finished: retained {summary.retained}, rejected {summary.rejected}, unfinished {summary.incomplete}"
+        )
         return RunOutcome(run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k))
     except BaseException as error:
         log.write(f"stopped: {type(error).__name__}: {error}")

@@ -22,7 +22,6 @@ from repro.prompts import bundled_path
 from repro.records import REASON_DESCRIPTIONS
 
 
-
 def _make_console(*, stderr: bool = False) -> Console:
     """Printed content is data: brackets must survive. Piped output (logs, ``| grep``) is never
     wrapped at 80 columns nor are table cells cut: a copied command or URL must stay whole."""
@@ -101,13 +100,13 @@ def command_run(arguments: argparse.Namespace) -> int:
         config = _config_from_arguments(arguments, stored=Path(arguments.run_dir) / "config.yaml")
     for warning in config_warnings(config) if config is not None else []:
         errors.print(f"warning: {warning}", style="yellow")
-    if config is not None and config.target is not None and config.dataset.limit is not None:
-        if config.target > config.dataset.limit:
-            errors.print(
-                f"warning: --target {config.target} is larger than --limit {config.dataset.limit}:"
-                f" at most {config.dataset.limit} problems will be drawn, so the target cannot be reached",
-                style="yellow",
-            )
+    limit = config.dataset.limit if config is not None else None
+    if config is not None and config.target is not None and limit is not None and config.target > limit:
+        errors.print(
+            f"warning: --target {config.target} is larger than --limit {config.dataset.limit}:"
+            f" at most {config.dataset.limit} problems will be drawn, so the target cannot be reached",
+            style="yellow",
+        )
     if arguments.run_dir:
         run_dir = Path(arguments.run_dir)
     elif arguments.resume:

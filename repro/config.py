@@ -300,7 +300,8 @@ def resume_changes(stored: RunConfig, requested: RunConfig) -> dict[str, tuple[A
     """
     old = _flatten(stored.model_dump(mode="json"))
     new = _flatten(requested.model_dump(mode="json"))
-    changes = {key: (old.get(key), new.get(key)) for key in sorted(old.keys() | new.keys()) if old.get(key) != new.get(key)}
+    keys = sorted(old.keys() | new.keys())
+    changes = {key: (old.get(key), new.get(key)) for key in keys if old.get(key) != new.get(key)}
     refused = [key for key, (before, after) in changes.items() if not _may_change_on_resume(key, before, after)]
     if refused:
         shown = "\n  ".join(f"{key}: {changes[key][0]!r} -> {changes[key][1]!r}" for key in refused)

@@ -70,9 +70,10 @@ class PlainProgress:
         rate = done / (elapsed / 60) if elapsed > 0 else 0.0
         total = f"/{self.total}" if self.total is not None else ""
         hours, rest = divmod(int(elapsed), 3600)
+        clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
         return (
             f"progress: problems done {done}{total}, candidates retained {self.counts['retained']},"
-            f" rejected {self.counts['rejected']}, {rate:.1f} problems/min, elapsed {hours}:{rest // 60:02d}:{rest % 60:02d}"
+            f" rejected {self.counts['rejected']}, {rate:.1f} problems/min, elapsed {clock}"
         )
 
     def on_event(self, event: str, stage: str, reason: str | None) -> None:

@@ -16,7 +16,7 @@ import random
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from repro.config import DatasetSettings
 from repro.data.answers import last_boxed_answer, parse_gsm8k_answer
@@ -150,7 +150,9 @@ def _format_suffix(path: Path) -> str:
 def _open_binary(path: Path) -> IO[bytes]:
     with path.open("rb") as probe:
         compressed = probe.read(2) == _GZIP_MAGIC
-    return gzip.open(path, "rb") if compressed else path.open("rb")
+    if compressed:
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return path.open("rb")
 
 
 def _decode(raw: bytes, line: int) -> tuple[str | None, str | None]:
@@ -199,9 +201,9 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | N
         return
     with _open_binary(path) as handle:
         for index, raw in enumerate(handle, start=1):
-            text, problem = _decode(raw, index)
+            text, unreadable = _decode(raw, index)
             if text is None:
-                yield index, None, problem
+                yield index, None, unreadable
                 continue
             if not text.strip():
                 continue
