@@ -201,14 +201,14 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | N
         return
     with _open_binary(path) as handle:
         for index, raw in enumerate(handle, start=1):
-            text, unreadable = _decode(raw, index)
-            if text is None:
+            decoded, unreadable = _decode(raw, index)
+            if decoded is None:
                 yield index, None, unreadable
                 continue
-            if not text.strip():
+            if not decoded.strip():
                 continue
             try:
-                row = json.loads(text)
+                row = json.loads(decoded)
             except json.JSONDecodeError as error:
                 yield index, None, f"not valid JSON ({error.msg} at column {error.colno})"
                 continue
