@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import time
 from collections import Counter
@@ -28,7 +27,7 @@ from repro.llm.factory import build_backend
 from repro.llm.preflight import preflight_endpoints
 from repro.metrics import run_metrics
 from repro.pipeline import Pipeline, RunSummary
-from repro.records import CandidateStatus, SourceProblem, utc_now
+from repro.records import SourceProblem, utc_now
 from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
 from repro.store import STORE_FILENAME, RunStore
 
@@ -234,54 +233,10 @@ def status(run_dir: Path) -> dict[str, Any]:
 def audit(
     run_dir: Path, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
 ) -> list[dict[str, Any]]:
-    """Rejected candidates (or rejected attempts of a stage/reason) with their texts and Lean messages."""
-    store = RunStore(run_dir, create=False)
-    try:
-        rows = []
-        for candidate in store.candidates(CandidateStatus.rejected):
-            attempts = store.attempts(candidate_id=candidate.candidate_id)
-            matching = [
-                a
-                for a in attempts
-                if a.status != "passed"
-                and (stage is None or a.stage.value == stage)
-                and (reason is None or a.reason == reason)
-            ]
-            candidate_matches = (
-                stage is None or (candidate.reject_stage and candidate.reject_stage.value == stage)
-            ) and (reason is None or (candidate.reject_reason and candidate.reject_reason.value == reason))
-            if not matching and not candidate_matches:
-                continue
-            problem = store.problem(candidate.problem_id)
-            rows.append(
-                {
-                    "candidate_id": candidate.candidate_id,
-                    "reject_stage": candidate.reject_stage,
-                    "reject_reason": candidate.reject_reason,
-                    "original_question": problem.question,
-                    "rewritten_question": candidate.rewritten_question,
-                    "lean_statement": candidate.lean_statement,
-                    "attempts": [
-                        {
-                            "stage": a.stage.value,
-                            "attempt": a.attempt_number,
-                            "status": a.status.value,
-                            "reason": a.reason.value if a.reason else None,
-                            "taxonomy": a.taxonomy,
-                            "lean_messages": [m.model_dump() for m in a.lean_messages],
-                            "details": a.output.get("details"),
-                            "error": a.output.get("error"),
-                            "text": a.output.get("text") or a.output.get("reply"),
-                        }
-                        for a in (matching or [a for a in attempts if a.status != "passed"])
-                    ],
-                }
-            )
-            if limit is not None and len(rows) >= limit:
-                break
-        return rows
-    finally:
-        store.close()
+    """Every rejected attempt with its evidence (see :mod:`repro.audit`)."""
+    from repro.audit import audit_rows
+
+    return audit_rows(run_dir, stage=stage, reason=reason, limit=limit)
 
 
 @dataclass
@@ -289,14 +244,34 @@ class DoctorLine:
     ok: bool
     name: str
     detail: str
+    # whether what the given config runs needs this; a missing optional item is shown, not counted
+    required: bool = True
+
+
+def _needed_extras(config: RunConfig | None) -> set[str]:
+    if config is None:
+        return set()
+    backends = {settings.backend for settings in config.models.values()}
+    return {
+        extra
+        for extra, backend in (("vllm", ModelBackendName.vllm), ("local", ModelBackendName.transformers))
+        if backend in backends
+    }
 
 
 def doctor(config: RunConfig | None) -> list[DoctorLine]:
+    """What is installed and reachable, each line marked with whether ``config`` needs it.
+
+    Without a config only the core packages are required: Lean and the model extras are reported
+    but a run of the offline demo works without them.
+    """
     import importlib.util
 
     from repro.lean.project import lean_health
+    from repro.llm.preflight import check_endpoints
 
     lines = []
+    extras = _needed_extras(config)
     for package, extra in (
         ("pydantic", None),
         ("openai", None),
@@ -316,15 +291,18 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
                 found,
                 f"python package {package}" + (f" (optional, extra {extra})" if extra else ""),
                 "installed" if found else f"MISSING: {fix}",
+                required=extra is None or extra in extras,
             )
         )
     project = Path(config.lean.project_path if config else "lean_project")
+    needs_local_lean = config is not None and config.lean.backend == LeanBackendName.repl
     health = lean_health(project)
     lines.append(
         DoctorLine(
             bool(health.lean and health.lake),
             "Lean toolchain (lean, lake)",
             f"{health.lean}, {health.lake}" if health.lean and health.lake else "MISSING: " + health.problems[0],
+            required=needs_local_lean,
         )
     )
     lines.append(
@@ -332,6 +310,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             health.mathlib_built,
             f"Mathlib project {project} ({health.toolchain})",
             "built" if health.mathlib_built else "MISSING: run `repro lean setup` (needs network once)",
+            required=needs_local_lean,
         )
     )
     lines.append(
@@ -339,25 +318,20 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             shutil.which("elan") is not None,
             "elan",
             shutil.which("elan") or "MISSING: install elan, or use docker/Dockerfile",
+            required=False,
         )
     )
     if config is not None:
         if config.lean.backend == LeanBackendName.kimina:
             lines.append(_reachable("Kimina Lean server", config.lean.kimina_url, "/"))
-        seen = set()
         for stage in PIPELINE_STAGES:
             try:
-                settings = config.model_for(stage)
+                config.model_for(stage)
             except ConfigError as error:
                 lines.append(DoctorLine(False, f"model for {stage}", f"MISSING: {error}"))
-                continue
-            if settings.backend != ModelBackendName.openai or not settings.base_url or settings.base_url in seen:
-                continue
-            seen.add(settings.base_url)
-            line = _reachable(f"endpoint {settings.base_url} ({settings.model})", settings.base_url, "/models")
-            if line.ok and settings.api_key_env and not os.environ.get(settings.api_key_env):
-                line = DoctorLine(False, line.name, f"MISSING: environment variable {settings.api_key_env} is not set")
-            lines.append(line)
+        for check in asyncio.run(check_endpoints(config)):
+            models = ", ".join(sorted(set(check.models)))
+            lines.append(DoctorLine(check.ok, f"endpoint {check.base_url} ({models})", check.detail))
     return lines
 
 

@@ -187,48 +187,78 @@ def command_status(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def command_audit(arguments: argparse.Namespace) -> int:
-    from repro.app import audit
+def _print_block(label: str, text: str | None, *, indent: str = "    ") -> None:
+    if text:
+        console.print(f"  {label}:")
+        for line in str(text).splitlines() or [""]:
+            console.print(f"{indent}{line}")
 
-    rows = audit(Path(arguments.run_dir), stage=arguments.stage, reason=arguments.reason, limit=arguments.limit)
+
+def command_audit(arguments: argparse.Namespace) -> int:
+    from repro.audit import audit_rows
+
+    rows = audit_rows(Path(arguments.run_dir), stage=arguments.stage, reason=arguments.reason, limit=arguments.limit)
     if arguments.json:
         print(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
         return 0
     for row in rows:
-        console.rule(f"{row['candidate_id']}  rejected at {row['reject_stage']}: {row['reject_reason']}")
-        console.print(f"original: {row['original_question']}")
-        console.print(f"rewritten: {row['rewritten_question']}")
-        if row["lean_statement"]:
-            console.print(f"statement: {row['lean_statement']}")
-        for attempt in row["attempts"]:
-            console.print(
-                f"  {attempt['stage']} #{attempt['attempt']}: {attempt['status']} {attempt['reason'] or ''}"
-                f" {attempt['taxonomy'] or ''}"
-            )
-            for message in attempt["lean_messages"][:3]:
-                console.print(f"    lean {message['severity']} line {message['line']}: {message['text'][:200]}")
-    console.print(f"{len(rows)} rejected candidates")
+        console.print(
+            f"== {row['candidate_id']} ({row['candidate_status']})  {row['reject_stage']} #{row['attempt']}:"
+            f" {row['status']} {row['reject_reason'] or ''} {' '.join(row['taxonomy'])}".rstrip()
+        )
+        console.print(f"  original: {row['original_question']}")
+        if row["rewritten_question"]:
+            console.print(f"  rewritten: {row['rewritten_question']}")
+        _print_block("statement", row["lean_statement"])
+        analysis = row["analysis"]
+        _print_block("judge analysis", "\n".join(analysis) if isinstance(analysis, list) else analysis)
+        if not row["prover_output"]:
+            for text in row["texts"]:
+                _print_block("model output", text)
+        _print_block("prover output", row["prover_output"])
+        _print_block("checked code", row["checked_code"])
+        details = row["details"]
+        _print_block("details", "\n".join(map(str, details)) if isinstance(details, list) else details)
+        for message in row["lean_messages"]:
+            console.print(f"  lean {message['severity']} line {message['line']}: {message['text']}")
+        if row["error"]:
+            console.print(f"  error: {row['error']}")
+    console.print(f"{len(rows)} rejected attempts" + (f" (--limit {arguments.limit})" if arguments.limit else ""))
     return 0
 
 
 def command_release(arguments: argparse.Namespace) -> int:
     from repro.release import write_release
 
-    summary = write_release(arguments.run_dir, arguments.out, allow_unverified=arguments.allow_unverified)
-    console.print(
-        f"wrote {summary.written} instances to {summary.out_dir} (data/test.parquet, data/test.jsonl, README.md)"
+    summary = write_release(
+        arguments.run_dir,
+        arguments.out,
+        allow_unverified=arguments.allow_unverified,
+        license=arguments.license,
+        attribution=arguments.attribution,
     )
-    if summary.written == 0:
-        errors.print("the release is empty (note: `datasets` cannot load a split with no rows)", style="yellow")
-    if summary.unverified:
+    if summary.unfinished_problems:
         errors.print(
-            f"{summary.unverified} rows are marked unverified (not checked by a real Lean backend)", style="yellow"
+            f"warning: {summary.unfinished_problems} problems of this run are unfinished; the release holds only"
+            f" what was finished (continue with: repro run --resume --run-dir {arguments.run_dir})",
+            style="yellow",
         )
     if summary.withheld_unverified:
         errors.print(
             f"withheld {summary.withheld_unverified} instances not checked by a real Lean backend;"
             " pass --allow-unverified to write them, marked as such",
             style="yellow",
+        )
+    if summary.written == 0:
+        errors.print(f"error: nothing to release from {arguments.run_dir}: no retained instance; nothing written")
+        return 1
+    console.print(
+        f"wrote {summary.written} instances to {summary.out_dir}"
+        " (data/test.parquet, data/test.jsonl, README.md, SHA256SUMS)"
+    )
+    if summary.unverified:
+        errors.print(
+            f"{summary.unverified} rows are marked unverified (not checked by a real Lean backend)", style="yellow"
         )
     return 0
 
@@ -281,13 +311,17 @@ def command_reverify(arguments: argparse.Namespace) -> int:
     lean = _lean_settings(arguments)
     results = asyncio.run(reverify_release(arguments.release_dir, lean))
     for result in results:
-        if not result.passed_gate:
+        if not (result.passed_gate and result.answer_grounded):
             console.print(f"NOT verified: {result.instance_id}: {result.reasons}")
-    passed = sum(result.passed_gate for result in results)
-    console.print(f"{passed} of {len(results)} instances passed the soundness gate with backend {lean.backend}")
+    passed = sum(result.passed_gate and result.answer_grounded for result in results)
+    console.print(
+        f"{passed} of {len(results)} instances passed the soundness gate and the answer check"
+        f" with backend {lean.backend} (files match SHA256SUMS; Parquet and JSONL agree)"
+    )
     if any(not result.real_lean for result in results):
         errors.print("the Lean backend was not real (fake): these verdicts re-verify nothing", style="yellow")
-    return 0 if results and all(result.passed_gate and result.real_lean for result in results) else 1
+    good = all(result.passed_gate and result.answer_grounded and result.real_lean for result in results)
+    return 0 if results and good else 1
 
 
 def command_doctor(arguments: argparse.Namespace) -> int:
@@ -296,18 +330,28 @@ def command_doctor(arguments: argparse.Namespace) -> int:
     config = load_config(arguments.config) if arguments.config else None
     lines = doctor(config)
     for line in lines:
-        mark = "OK     " if line.ok else "MISSING"
+        mark = "OK     " if line.ok else ("MISSING" if line.required else "absent ")
         detail = line.detail.removeprefix("MISSING: ")
-        console.print(Text.assemble((mark, "green" if line.ok else "red"), f" {line.name}: {detail}"))
+        if not line.ok and not line.required:
+            detail += " (not needed" + (" by this config)" if config is not None else " without --config)")
+        color = "green" if line.ok else ("red" if line.required else "yellow")
+        console.print(Text.assemble((mark, color), f" {line.name}: {detail}"))
     if config is None:
         console.print("(pass --config FILE to also check the configured model endpoints)")
+    missing = [line.name for line in lines if line.required and not line.ok]
+    if missing:
+        errors.print(f"{len(missing)} things this setup needs are missing: {', '.join(missing)}", style="red")
+        return 1
     return 0
 
 
 def command_lean_setup(arguments: argparse.Namespace) -> int:
     from repro.lean import SetupError, setup_lean_project
+    from repro.lean.project import materialize_project
 
     try:
+        if materialize_project(Path(arguments.project)):
+            console.print(f"OK created {arguments.project} from the template shipped with repro")
         done = setup_lean_project(Path(arguments.project))
     except SetupError as error:
         errors.print(f"lean setup failed: {error}", style="red")
@@ -412,11 +456,13 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.set_defaults(handler=command_status)
 
-    audit = commands.add_parser("audit", help="list rejected candidates with texts, Lean messages and taxonomy")
+    audit = commands.add_parser(
+        "audit", help="list every rejected attempt with its texts, judge analysis, prover output and Lean messages"
+    )
     audit.add_argument("run_dir")
     audit.add_argument("--stage", help="rewrite | screen | formalize | align | prove | verify | answer")
     audit.add_argument("--reason", help="a reason code (see `repro reasons`)")
-    audit.add_argument("--limit", type=int)
+    audit.add_argument("--limit", type=int, help="show at most N attempts (0 shows none)")
     audit.add_argument("--json", action="store_true")
     audit.set_defaults(handler=command_audit)
 
@@ -428,6 +474,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write instances not checked by a real Lean backend, marked unverified",
     )
+    release.add_argument("--license", help="license of the source dataset (SPDX id), for sources repro does not know")
+    release.add_argument("--attribution", help="who made the source dataset and where it is from (for the card)")
     release.set_defaults(handler=command_release)
 
     reverify = commands.add_parser("reverify", help="re-check every proof of a released dataset with Lean")
@@ -487,6 +535,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
     from repro.app import RunError
+    from repro.audit import AuditError
     from repro.llm.preflight import EndpointPreflightError
     from repro.release import ReleaseError
     from repro.repair import RepairInputError
@@ -503,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
         RepairInputError,
         FileNotFoundError,
         EndpointPreflightError,
+        AuditError,
     ) as error:
         errors.print(f"error: {error}", style="red")
         return 2

@@ -31,7 +31,9 @@ def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
                 SourceProblem(problem_id="gsm8k:1", source="gsm8k", source_id="1", question="Q?", answer="5"),
             ]
         )
-        for problem_id, answer in (("math:7", "300"), ("gsm8k:1", "3 / 4")):
+        for problem_id, answer, literal in (("math:7", "300", "300"), ("gsm8k:1", "3 / 4", "(3 : ℚ) / 4")):
+            statement = f"theorem t : {literal} = {literal} := by sorry"
+            proof = f"theorem t : {literal} = {literal} := by\n  rfl"
             store.save_candidate(
                 Candidate(
                     candidate_id=f"{problem_id}#r0",
@@ -40,10 +42,10 @@ def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
                     status=CandidateStatus.retained,
                     rewritten_question=f"Rewritten {problem_id}",
                     new_answer=answer,
-                    lean_statement="theorem t : (1 : ℕ) = 1 := by sorry",
+                    lean_statement=statement,
                     theorem_name="t",
-                    lean_proof="```lean4\ntheorem t : (1 : ℕ) = 1 := by\n  rfl\n```",
-                    verified_code="theorem t : (1 : ℕ) = 1 := by\n  rfl",
+                    lean_proof=f"```lean4\n{proof}\n```",
+                    verified_code=proof,
                     verifier_backend="lean-interact-repl",
                     verifier_is_real_lean=real_lean,
                     lean_toolchain="leanprover/lean4:v4.15.0",
@@ -83,7 +85,7 @@ def test_unverified_rows_are_withheld_or_marked(tmp_path: Path) -> None:
     synthetic_run(tmp_path / "run", real_lean=False)
     strict = write_release(tmp_path / "run", tmp_path / "strict")
     assert (strict.written, strict.withheld_unverified) == (0, 2)
-    assert (tmp_path / "strict" / "data" / "test.jsonl").read_text() == ""
+    assert not (tmp_path / "strict").exists(), "nothing releasable: nothing is written"
     summary = write_release(tmp_path / "run", tmp_path / "loose", allow_unverified=True)
     assert summary.written == summary.unverified == 2
     rows = list(datasets.load_dataset(str(tmp_path / "loose"), cache_dir=str(tmp_path / "cache"))["test"])
@@ -105,10 +107,15 @@ def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path)
     write_release(tmp_path / "run", tmp_path / "out")
     # the fake backend runs the whole gate, but a fake verdict never counts as re-verified
     assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 1
-    rows = (tmp_path / "out" / "data" / "test.jsonl").read_text().splitlines()
-    tampered = json.loads(rows[0])
-    tampered["lean_proof"] = tampered["lean_proof"].replace("rfl", "sorry")
-    (tmp_path / "out" / "data" / "test.jsonl").write_text("\n".join([json.dumps(tampered), *rows[1:]]) + "\n")
     results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1)))
+    assert [(r.passed_gate, r.answer_grounded) for r in results] == [(True, True), (True, True)]
+    # a self-consistent release (files match their manifest) whose proof is bad: the gate catches it
+    with RunStore(tmp_path / "run") as store:
+        candidate = store.candidates(CandidateStatus.retained)[1]
+        assert candidate.problem_id == "math:7"
+        candidate.lean_proof = (candidate.lean_proof or "").replace("rfl", "sorry")
+        store.save_candidate(candidate)
+    write_release(tmp_path / "run", tmp_path / "bad")
+    results = asyncio.run(reverify_release(tmp_path / "bad", LeanSettings(backend="fake", workers=1)))
     assert [r.passed_gate for r in results] == [False, True]
     assert "forbidden_construct" in results[0].reasons and not any(r.real_lean for r in results)
