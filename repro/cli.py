@@ -174,6 +174,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
         attempts.add_row(row["stage"], row["status"], row["reason"] or "", str(row["count"]))
     console.print(attempts)
     console.print(f"cost per retained instance: {metrics['cost_per_retained']}")
+    skipped = metrics.get("skipped_rows") or []
+    if skipped:
+        console.print(f"skipped source rows ({len(skipped)}, --skip-bad-rows):")
+        for reason in skipped:
+            console.print(f"  {reason}")
 
 
 def command_status(arguments: argparse.Namespace) -> int:
