@@ -243,7 +243,8 @@ def config_warnings(config: RunConfig) -> list[str]:
     """Settings that are valid but almost certainly not what the user meant."""
     warnings = []
     prove = config.models.get("prove")
-    if prove is not None and config.prove.k > 1 and prove.temperature == 0:
+    sampled = prove is not None and prove.backend not in (ModelBackendName.scripted, ModelBackendName.replay)
+    if prove is not None and sampled and config.prove.k > 1 and prove.temperature == 0:
         warnings.append(
             f"prove.k={config.prove.k} with models.prove.temperature=0: every sample is the same"
             " (greedy decoding); set a temperature > 0 (e.g. 1.0) or prove.k=1"
