@@ -192,7 +192,7 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | N
             data = json.loads(_read_whole(path))
         except json.JSONDecodeError as error:
             raise DataError(
-                str(path), error.lineno, None, f"not valid JSON ({error.msg} at column {error.colno})"
+                str(path), error.lineno, None, f"not valid JSON: {error.msg} (column {error.colno})"
             ) from None
         if not isinstance(data, list):
             raise DataError(str(path), None, None, "expected a JSON list of objects")
@@ -210,7 +210,7 @@ def _read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str | N
             try:
                 row = json.loads(decoded)
             except json.JSONDecodeError as error:
-                yield index, None, f"not valid JSON ({error.msg} at column {error.colno})"
+                yield index, None, f"not valid JSON: {error.msg} (column {error.colno})"
                 continue
             yield index, row if isinstance(row, dict) else None, None if isinstance(row, dict) else "not a JSON object"
 
