@@ -191,6 +191,8 @@ def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, consol
         if (run_dir / STORE_FILENAME).exists():
             raise RunError(f"{run_dir} already holds a run; pass --resume to continue it, or choose another --run-dir")
         report = validate_inputs(config)
+        if report.missing_ids and console is not None:
+            console.print(f"warning: --ids not in the source: {', '.join(report.missing_ids)}", style="yellow")
     resolved, store = open_run(config, run_dir, resume=resume)
     log = RunLog(run_dir)
     try:

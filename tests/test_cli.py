@@ -31,7 +31,7 @@ def test_doctor_reports_missing_lean_and_endpoints_without_a_traceback(tmp_path:
         "models:\n  prove: {backend: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key_env: null}\n"
     )
     result = repro("doctor", "--config", str(config))
-    assert result.returncode == 0 and "Traceback" not in result.stdout + result.stderr
+    assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr
     assert "python package pydantic: installed" in result.stdout
     assert "MISSING Lean toolchain" in result.stdout or "OK      Lean toolchain" in result.stdout
     assert "MISSING endpoint http://127.0.0.1:9/v1 (m): unreachable" in result.stdout

@@ -119,3 +119,43 @@ def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path)
     results = asyncio.run(reverify_release(tmp_path / "bad", LeanSettings(backend="fake", workers=1)))
     assert [r.passed_gate for r in results] == [False, True]
     assert "forbidden_construct" in results[0].reasons and not any(r.real_lean for r in results)
+
+
+def test_reverify_checks_the_parquet_users_load_against_the_manifest_and_the_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pyarrow.parquet as parquet
+
+    synthetic_run(tmp_path / "run", real_lean=True)
+    write_release(tmp_path / "run", tmp_path / "out")
+    manifest = (tmp_path / "out" / "SHA256SUMS").read_text()
+    assert "data/test.parquet" in manifest and "data/test.jsonl" in manifest and "README.md" in manifest
+    path = tmp_path / "out" / "data" / "test.parquet"
+    table = parquet.read_table(path)
+    rows = table.to_pylist()
+    rows[0]["lean_proof"] = rows[0]["lean_proof"].replace("rfl", "sorry")
+    parquet.write_table(type(table).from_pylist(rows, schema=table.schema), path)
+    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 2
+    error = capsys.readouterr().err
+    assert "data/test.parquet: SHA-256 differs" in error
+    assert "row 1 (math:7#r0): Parquet and JSONL differ in lean_proof" in error
+
+
+def test_reverify_requires_the_answer_read_from_the_verified_statement(tmp_path: Path) -> None:
+    synthetic_run(tmp_path / "run", real_lean=True)
+    with RunStore(tmp_path / "run") as store:
+        candidate = next(c for c in store.candidates(CandidateStatus.retained) if c.problem_id == "math:7")
+        candidate.new_answer = "301"
+        store.save_candidate(candidate)
+    write_release(tmp_path / "run", tmp_path / "out")
+    results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1)))
+    assert [r.answer_grounded for r in results] == [False, True]
+    assert "not the answer read from the verified statement" in results[0].reasons[-1]
+
+
+def test_the_card_takes_license_and_attribution_from_the_source_and_flags_math(tmp_path: Path) -> None:
+    synthetic_run(tmp_path / "run", real_lean=True)
+    write_release(tmp_path / "run", tmp_path / "out")
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "Cobbe et al., 2021" in card and "Hendrycks et al., 2021" in card
+    assert "redistribution of these problems is disputed" in card
