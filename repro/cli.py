@@ -255,7 +255,12 @@ def command_release(arguments: argparse.Namespace) -> int:
             style="yellow",
         )
     if summary.written == 0:
-        errors.print(f"error: nothing to release from {arguments.run_dir}: no retained instance; nothing written")
+        why = (
+            "every retained instance was withheld as unverified"
+            if summary.withheld_unverified
+            else "no retained instance"
+        )
+        errors.print(f"error: nothing to release from {arguments.run_dir}: {why}; nothing written")
         return 1
     console.print(
         f"wrote {summary.written} instances to {summary.out_dir}"

@@ -47,7 +47,7 @@ def test_demo_run_status_audit_and_release(tmp_path: Path) -> None:
     audit = json.loads(repro("audit", str(run_dir), "--json").stdout)
     assert all(row["reject_reason"] for row in audit)
     release = repro("release", str(run_dir), "--out", str(tmp_path / "rel"))
-    assert release.returncode == 0 and "withheld" in release.stderr
+    assert release.returncode == 1 and "withheld" in release.stderr and "nothing to release" in release.stderr
     again = repro("run", "--config", "configs/demo.yaml", "--run-dir", str(run_dir))
     assert again.returncode == 2 and "--resume" in again.stderr
 
