@@ -47,9 +47,15 @@ def world_problems(path: Path, cases: list[str]) -> Path:
 
 
 @pytest.fixture(scope="module")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run_dir = tmp_path_factory.mktemp("demo") / "run"
-    result = repro("run", "--config", "configs/demo.yaml", "--run-dir", str(run_dir), "--limit", "6")
+def world_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A scripted run (tests/pipeline_world.py) in which two retained candidates had a first proof
+    sample rejected for ``sorry``, plus a screen and an align rejection."""
+    base = tmp_path_factory.mktemp("world")
+    cases = ["second_attempt", "infeasible", "second_attempt", "semantic_mismatch", "retained"]
+    dataset = world_problems(base / "p.jsonl", cases)
+    (base / "world.yaml").write_text(yaml.safe_dump(world_config(str(dataset))))
+    run_dir = base / "run"
+    result = repro("run", "--config", str(base / "world.yaml"), "--run-dir", str(run_dir))
     assert result.returncode == 0, result.stderr
     return run_dir
 
@@ -58,36 +64,36 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_audit_shows_rejected_attempts_of_retained_candidates_with_prover_output_and_checked_code(
-    demo_run: Path,
+    world_run_dir: Path,
 ) -> None:
-    counted = json.loads(repro("status", str(demo_run), "--json").stdout)["attempts"]
+    counted = json.loads(repro("status", str(world_run_dir), "--json").stdout)["attempts"]
     forbidden = sum(
         row["count"] for row in counted if (row["stage"], row["reason"]) == ("verify", "forbidden_construct")
     )
-    assert forbidden > 0
-    rows = json.loads(repro("audit", str(demo_run), "--json", "--reason", "forbidden_construct").stdout)
+    assert forbidden == 2
+    rows = json.loads(repro("audit", str(world_run_dir), "--json", "--reason", "forbidden_construct").stdout)
     assert len(rows) == forbidden, "audit shows every rejection that status counts"
     assert all(row["candidate_status"] == "retained" for row in rows)
     assert all(row["prover_output"] and "sorry" in row["checked_code"] for row in rows)
-    text = repro("audit", str(demo_run), "--stage", "verify").stdout
+    text = repro("audit", str(world_run_dir), "--stage", "verify").stdout
     assert "(retained)" in text and "prover output:" in text and "checked code:" in text
     assert "forbidden construct: sorry" in text
 
 
-def test_audit_validates_its_filters_and_limit_zero_shows_none(demo_run: Path) -> None:
-    bad_stage = repro("audit", str(demo_run), "--stage", "verfy")
+def test_audit_validates_its_filters_and_limit_zero_shows_none(world_run_dir: Path) -> None:
+    bad_stage = repro("audit", str(world_run_dir), "--stage", "verfy")
     assert bad_stage.returncode == 2 and "unknown stage" in bad_stage.stderr and "verify" in bad_stage.stderr
-    bad_reason = repro("audit", str(demo_run), "--reason", "nope")
+    bad_reason = repro("audit", str(world_run_dir), "--reason", "nope")
     assert bad_reason.returncode == 2 and "unknown reason code" in bad_reason.stderr
-    none = repro("audit", str(demo_run), "--limit", "0", "--json")
+    none = repro("audit", str(world_run_dir), "--limit", "0", "--json")
     assert none.returncode == 0 and json.loads(none.stdout) == []
 
 
-def test_audit_piped_into_a_closed_reader_ends_without_a_traceback(demo_run: Path, tmp_path: Path) -> None:
+def test_audit_piped_into_a_closed_reader_ends_without_a_traceback(world_run_dir: Path, tmp_path: Path) -> None:
     errors = tmp_path / "stderr.txt"
     # `true` exits without reading: every write of the audit meets a closed pipe
     subprocess.run(
-        f"'{sys.executable}' -m repro.cli audit '{demo_run}' --json 2> '{errors}' | true",
+        f"'{sys.executable}' -m repro.cli audit '{world_run_dir}' --json 2> '{errors}' | true",
         shell=True,
         cwd=REPO,
         check=False,
