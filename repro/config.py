@@ -266,6 +266,8 @@ _RESUMABLE_KEYS = frozenset(
         "lean.kimina_url",
         "lean.kimina_api_key_env",
         "lean.project_path",
+        "dataset.license",
+        "dataset.attribution",
     }
 )
 _GROWABLE_KEYS = frozenset({"target", "dataset.limit"})

@@ -73,7 +73,8 @@ class PlainProgress:
         clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
         return (
             f"progress: problems done {done}{total}, candidates retained {self.counts['retained']},"
-            f" rejected {self.counts['rejected']}, {rate:.1f} problems/min, elapsed {clock}"
+            f" rejected {self.counts['rejected']}, unfinished {self.counts['unfinished']},"
+            f" {rate:.1f} problems/min, elapsed {clock}"
         )
 
     def on_event(self, event: str, stage: str, reason: str | None) -> None:
