@@ -18,7 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from repro import __version__
 from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config, resume_changes
-from repro.data import LoadReport, iter_problems, scan_source, seeded_order
+from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
 from repro.lean.factory import build_verifier
 from repro.lean.protocol import InfraStatus
 from repro.llm.breaker import EndpointBreaker
@@ -106,9 +106,10 @@ async def _execute(
                 markup=False,
             )
     breaker = EndpointBreaker(threshold=config.stop_after_failed_calls)
-    stream = iter_problems(config.dataset, matching=report.matching)
     if config.target is not None:
-        stream = iter(seeded_order(list(stream), config.dataset.seed))
+        stream = iter_seeded_order(config.dataset, _selected_count(config, report), matching=report.matching)
+    else:
+        stream = iter_problems(config.dataset, matching=report.matching)
 
     def problems_until_an_endpoint_is_down() -> Iterator[SourceProblem]:
         for problem in stream:

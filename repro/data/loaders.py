@@ -13,6 +13,7 @@ import io
 import itertools
 import json
 import random
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -429,6 +430,33 @@ def scan_source(settings: DatasetSettings) -> LoadReport:
 def load_problems(settings: DatasetSettings) -> tuple[list[SourceProblem], LoadReport]:
     report = LoadReport(source="")
     return list(iter_problems(settings, report)), report
+
+
+def iter_seeded_order(
+    settings: DatasetSettings, total: int, *, matching: int | None = None, chunk_size: int = 10_000
+) -> Iterator[SourceProblem]:
+    """The selected problems in :func:`seeded_order`, holding at most ``chunk_size`` problems.
+
+    ``random.shuffle`` permutes by position only, so shuffling the positions ``0..total-1`` gives
+    the same order as shuffling the problems. Each chunk of that order is collected in one pass over
+    the source; ``--target`` usually stops within the first chunk, so the source is rarely read twice.
+    """
+    order = list(range(total))
+    random.Random(settings.seed).shuffle(order)
+    positions = array("q", order)
+    del order
+    for start in range(0, total, chunk_size):
+        chunk = positions[start : start + chunk_size]
+        wanted = {index: slot for slot, index in enumerate(chunk)}
+        found: dict[int, SourceProblem] = {}
+        for index, problem in enumerate(iter_problems(settings, matching=matching)):
+            if index in wanted:
+                found[wanted[index]] = problem
+                if len(found) == len(chunk):
+                    break
+        for slot in range(len(chunk)):
+            if slot in found:
+                yield found[slot]
 
 
 def seeded_order(problems: list[SourceProblem], seed: int) -> list[SourceProblem]:
