@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,15 +17,18 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from repro import __version__
-from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config
-from repro.data import load_problems, seeded_order
+from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config, resume_changes
+from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
 from repro.lean.factory import build_verifier
 from repro.lean.protocol import InfraStatus
+from repro.llm.breaker import EndpointBreaker
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend
+from repro.llm.preflight import preflight_endpoints
 from repro.metrics import run_metrics
 from repro.pipeline import Pipeline, RunSummary
-from repro.records import CandidateStatus
+from repro.records import SourceProblem, utc_now
+from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
 from repro.store import STORE_FILENAME, RunStore
 
 PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
@@ -42,11 +45,13 @@ class RunOutcome:
     metrics: dict[str, Any]
 
 
-def build_clients(config: RunConfig, store: RunStore) -> dict[str, ModelClient]:
+def build_clients(config: RunConfig, store: RunStore, breaker: EndpointBreaker | None = None) -> dict[str, ModelClient]:
     clients = {}
     for stage in PIPELINE_STAGES:
         settings = config.model_for(stage)
-        clients[stage] = ModelClient(build_backend(settings), store=store, stage=stage, cache_mode=config.cache)
+        clients[stage] = ModelClient(
+            build_backend(settings), store=store, stage=stage, cache_mode=config.cache, breaker=breaker
+        )
     return clients
 
 
@@ -57,7 +62,17 @@ def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[
         if not (run_dir / STORE_FILENAME).exists():
             raise RunError(f"{run_dir}: nothing to resume (no {STORE_FILENAME})")
         resolved = RunConfig.model_validate(yaml.safe_load(stored_config.read_text(encoding="utf-8")))
-        return resolved, RunStore(run_dir)
+        if config is None:
+            return resolved, RunStore(run_dir)
+        changes = resume_changes(resolved, config)  # refuses loudly what a resume may not change
+        store = RunStore(run_dir)
+        if changes:
+            stored_config.write_text(dump_config(config), encoding="utf-8")
+            store.set_meta(
+                f"resume_changes:{utc_now()}",
+                json.dumps({key: {"from": old, "to": new} for key, (old, new) in changes.items()}),
+            )
+        return config, store
     if config is None:
         raise RunError("a config is needed to start a run: --config FILE")
     if (run_dir / STORE_FILENAME).exists():
@@ -69,18 +84,40 @@ def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[
     return config, store
 
 
-async def _execute(config: RunConfig, store: RunStore, console: Console | None) -> RunSummary:
-    problems, report = load_problems(config.dataset)
+def _selected_count(config: RunConfig, report: LoadReport) -> int:
+    count = report.matching
+    for bound in (config.dataset.sample, config.dataset.limit):
+        if bound is not None:
+            count = min(count, bound)
+    return count
+
+
+async def _execute(
+    config: RunConfig, store: RunStore, console: Console | None, report: LoadReport, log: RunLog
+) -> RunSummary:
     if report.skipped:
         store.set_meta("skipped_rows", str(report.skipped))
+        store.set_meta("skip_reasons", json.dumps(report.skip_reasons, ensure_ascii=False))
+        log.write(f"skipped {report.skipped} bad rows")
         if console:
             console.print(
-                f"skipped {report.skipped} malformed rows (first: {report.skip_reasons[0]})",
+                f"skipped {report.skipped} malformed rows (first: {report.skip_reasons[0]}); all in `repro status`",
                 style="yellow",
                 markup=False,
             )
+    breaker = EndpointBreaker(threshold=config.stop_after_failed_calls)
     if config.target is not None:
-        problems = seeded_order(problems, config.dataset.seed)
+        stream = iter_seeded_order(config.dataset, _selected_count(config, report), matching=report.matching)
+    else:
+        stream = iter_problems(config.dataset, matching=report.matching)
+
+    def problems_until_an_endpoint_is_down() -> Iterator[SourceProblem]:
+        for problem in stream:
+            if breaker.reason() is not None:
+                return
+            yield problem
+
+    problems = problems_until_an_endpoint_is_down()
     verifier = build_verifier(config.lean, store)
     preflight = await verifier.check("theorem repro_preflight : True := trivial", config.lean.header)
     if preflight.infra_status != InfraStatus.ok or preflight.has_error:
@@ -90,10 +127,11 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
             f"the Lean backend ({config.lean.backend}) cannot check code: {preflight.infra_status}: {problem[:400]}."
             " Nothing was run. See `repro doctor`; `repro lean setup` installs Mathlib and the REPL."
         )
-    clients = build_clients(config, store)
+    clients = build_clients(config, store, breaker)
     counts: Counter[str] = Counter()
     started = time.monotonic()
-    total = config.target or len(problems)
+    total = config.target or _selected_count(config, report)
+    plain = PlainProgress(console, log, total=None if config.target else total)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -102,11 +140,12 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
         TextColumn("{task.fields[funnel]}"),
         console=console or Console(quiet=True),
         transient=False,
-        disable=console is None,
+        disable=console is None or not console.is_terminal,
     )
     task = progress.add_task("retained" if config.target else "problems", total=total, funnel="")
 
     def on_event(event: str, stage: str, reason: str | None) -> None:
+        plain.on_event(event, stage, reason)
         if event == "rejected":
             counts[f"{stage}:{reason}"] += 1
         elif event == "retained":
@@ -123,17 +162,56 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
     pipeline = Pipeline(config, store, clients, verifier, on_event=on_event)
     with progress:
         try:
-            return await pipeline.run(problems, target=config.target)
+            summary = await pipeline.run(problems, target=config.target)
         finally:
             await verifier.close()
+    plain.emit()
+    stopped = breaker.reason()
+    if stopped is not None:
+        log.write(f"stopped: {stopped}")
+        raise RunError(
+            f"stopped drawing problems: an endpoint keeps failing ({stopped}). Stored work is kept;"
+            f" fix the endpoint, then: repro run --resume --run-dir {store.run_dir}"
+        )
+    return summary
+
+
+def validate_inputs(config: RunConfig) -> LoadReport:
+    """Everything a run can check before it writes anything: endpoints and keys, then the dataset.
+
+    Raises ``EndpointPreflightError`` or ``DataError`` with the cause; nothing is created.
+    """
+    preflight_endpoints(config)
+    return scan_source(config.dataset)
 
 
 def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, console: Console | None = None) -> RunOutcome:
+    if not resume:
+        if config is None:
+            raise RunError("a config is needed to start a run: --config FILE")
+        if (run_dir / STORE_FILENAME).exists():
+            raise RunError(f"{run_dir} already holds a run; pass --resume to continue it, or choose another --run-dir")
+        report = validate_inputs(config)
+        if report.missing_ids and console is not None:
+            console.print(f"warning: --ids not in the source: {', '.join(report.missing_ids)}", style="yellow")
     resolved, store = open_run(config, run_dir, resume=resume)
+    log = RunLog(run_dir)
     try:
-        summary = asyncio.run(_execute(resolved, store, console))
+        if resume:
+            report = validate_inputs(resolved)
+        action = "resume" if resume else "start"
+        log.write(f"{action}: repro {__version__}, config {resolved.name}, source {report.source}")
+        with sigterm_as_sigint():
+            summary = asyncio.run(_execute(resolved, store, console, report, log))
+        log.write(
+            f"finished: retained {summary.retained}, rejected {summary.rejected}, unfinished {summary.incomplete}"
+        )
         return RunOutcome(run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k))
+    except BaseException as error:
+        log.write(f"stopped: {type(error).__name__}: {error}")
+        raise
     finally:
+        log.close()
         store.close()
 
 
@@ -149,6 +227,7 @@ def status(run_dir: Path) -> dict[str, Any]:
         ]
         metrics["candidates"] = store.candidate_status_counts()
         metrics["schema_version"] = store.schema_version()
+        metrics["skipped_rows"] = json.loads(store.get_meta("skip_reasons") or "[]")
         return metrics
     finally:
         store.close()
@@ -157,54 +236,10 @@ def status(run_dir: Path) -> dict[str, Any]:
 def audit(
     run_dir: Path, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
 ) -> list[dict[str, Any]]:
-    """Rejected candidates (or rejected attempts of a stage/reason) with their texts and Lean messages."""
-    store = RunStore(run_dir, create=False)
-    try:
-        rows = []
-        for candidate in store.candidates(CandidateStatus.rejected):
-            attempts = store.attempts(candidate_id=candidate.candidate_id)
-            matching = [
-                a
-                for a in attempts
-                if a.status != "passed"
-                and (stage is None or a.stage.value == stage)
-                and (reason is None or a.reason == reason)
-            ]
-            candidate_matches = (
-                stage is None or (candidate.reject_stage and candidate.reject_stage.value == stage)
-            ) and (reason is None or (candidate.reject_reason and candidate.reject_reason.value == reason))
-            if not matching and not candidate_matches:
-                continue
-            problem = store.problem(candidate.problem_id)
-            rows.append(
-                {
-                    "candidate_id": candidate.candidate_id,
-                    "reject_stage": candidate.reject_stage,
-                    "reject_reason": candidate.reject_reason,
-                    "original_question": problem.question,
-                    "rewritten_question": candidate.rewritten_question,
-                    "lean_statement": candidate.lean_statement,
-                    "attempts": [
-                        {
-                            "stage": a.stage.value,
-                            "attempt": a.attempt_number,
-                            "status": a.status.value,
-                            "reason": a.reason.value if a.reason else None,
-                            "taxonomy": a.taxonomy,
-                            "lean_messages": [m.model_dump() for m in a.lean_messages],
-                            "details": a.output.get("details"),
-                            "error": a.output.get("error"),
-                            "text": a.output.get("text") or a.output.get("reply"),
-                        }
-                        for a in (matching or [a for a in attempts if a.status != "passed"])
-                    ],
-                }
-            )
-            if limit is not None and len(rows) >= limit:
-                break
-        return rows
-    finally:
-        store.close()
+    """Every rejected attempt with its evidence (see :mod:`repro.audit`)."""
+    from repro.audit import audit_rows
+
+    return audit_rows(run_dir, stage=stage, reason=reason, limit=limit)
 
 
 @dataclass
@@ -212,14 +247,34 @@ class DoctorLine:
     ok: bool
     name: str
     detail: str
+    # whether what the given config runs needs this; a missing optional item is shown, not counted
+    required: bool = True
+
+
+def _needed_extras(config: RunConfig | None) -> set[str]:
+    if config is None:
+        return set()
+    backends = {settings.backend for settings in config.models.values()}
+    return {
+        extra
+        for extra, backend in (("vllm", ModelBackendName.vllm), ("local", ModelBackendName.transformers))
+        if backend in backends
+    }
 
 
 def doctor(config: RunConfig | None) -> list[DoctorLine]:
+    """What is installed and reachable, each line marked with whether ``config`` needs it.
+
+    Without a config only the core packages are required: Lean and the model extras are reported
+    but a run of the offline demo works without them.
+    """
     import importlib.util
 
     from repro.lean.project import lean_health
+    from repro.llm.preflight import check_endpoints
 
     lines = []
+    extras = _needed_extras(config)
     for package, extra in (
         ("pydantic", None),
         ("openai", None),
@@ -239,15 +294,18 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
                 found,
                 f"python package {package}" + (f" (optional, extra {extra})" if extra else ""),
                 "installed" if found else f"MISSING: {fix}",
+                required=extra is None or extra in extras,
             )
         )
     project = Path(config.lean.project_path if config else "lean_project")
+    needs_local_lean = config is not None and config.lean.backend == LeanBackendName.repl
     health = lean_health(project)
     lines.append(
         DoctorLine(
             bool(health.lean and health.lake),
             "Lean toolchain (lean, lake)",
             f"{health.lean}, {health.lake}" if health.lean and health.lake else "MISSING: " + health.problems[0],
+            required=needs_local_lean,
         )
     )
     lines.append(
@@ -255,6 +313,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             health.mathlib_built,
             f"Mathlib project {project} ({health.toolchain})",
             "built" if health.mathlib_built else "MISSING: run `repro lean setup` (needs network once)",
+            required=needs_local_lean,
         )
     )
     lines.append(
@@ -262,25 +321,20 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             shutil.which("elan") is not None,
             "elan",
             shutil.which("elan") or "MISSING: install elan, or use docker/Dockerfile",
+            required=False,
         )
     )
     if config is not None:
         if config.lean.backend == LeanBackendName.kimina:
             lines.append(_reachable("Kimina Lean server", config.lean.kimina_url, "/"))
-        seen = set()
         for stage in PIPELINE_STAGES:
             try:
-                settings = config.model_for(stage)
+                config.model_for(stage)
             except ConfigError as error:
                 lines.append(DoctorLine(False, f"model for {stage}", f"MISSING: {error}"))
-                continue
-            if settings.backend != ModelBackendName.openai or not settings.base_url or settings.base_url in seen:
-                continue
-            seen.add(settings.base_url)
-            line = _reachable(f"endpoint {settings.base_url} ({settings.model})", settings.base_url, "/models")
-            if line.ok and settings.api_key_env and not os.environ.get(settings.api_key_env):
-                line = DoctorLine(False, line.name, f"MISSING: environment variable {settings.api_key_env} is not set")
-            lines.append(line)
+        for check in asyncio.run(check_endpoints(config)):
+            models = ", ".join(sorted(set(check.models)))
+            lines.append(DoctorLine(check.ok, f"endpoint {check.base_url} ({models})", check.detail))
     return lines
 
 

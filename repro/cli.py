@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -20,8 +21,19 @@ from repro.data import DataError
 from repro.prompts import bundled_path
 from repro.records import REASON_DESCRIPTIONS
 
-console = Console(markup=False, highlight=False)  # printed content is data: brackets must survive
-errors = Console(stderr=True, markup=False, highlight=False)
+
+def _make_console(*, stderr: bool = False) -> Console:
+    """Printed content is data: brackets must survive. Piped output (logs, ``| grep``) is never
+    wrapped at 80 columns nor are table cells cut: a copied command or URL must stay whole."""
+    console = Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        console = Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True, width=PIPE_WIDTH)
+    return console
+
+
+PIPE_WIDTH = 100_000
+console = _make_console()
+errors = _make_console(stderr=True)
 
 DESCRIPTION = """\
 repro builds contamination-resistant math benchmarks whose reference answers are backed by Lean 4
@@ -38,8 +50,8 @@ Offline demonstration (scripted models, fake Lean; nothing is verified):
 """
 
 
-def _config_from_arguments(arguments: argparse.Namespace) -> RunConfig:
-    path = arguments.config
+def _config_from_arguments(arguments: argparse.Namespace, stored: Path | None = None) -> RunConfig:
+    path = arguments.config or (str(stored) if stored else None)
     if path is None:
         path = str(bundled_path("configs/demo.yaml"))
         errors.print(
@@ -71,10 +83,30 @@ def _config_from_arguments(arguments: argparse.Namespace) -> RunConfig:
     return build_config(data)
 
 
+def _changes_anything(arguments: argparse.Namespace) -> bool:
+    names = ("config", "set", "dataset", "limit", "target", "levels", "types", "ids", "sample", "seed")
+    return any(getattr(arguments, name) for name in names) or arguments.skip_bad_rows
+
+
 def command_run(arguments: argparse.Namespace) -> int:
     from repro.app import run
+    from repro.config import config_warnings
 
-    config = None if arguments.resume else _config_from_arguments(arguments)
+    config = None
+    if not arguments.resume:
+        config = _config_from_arguments(arguments)
+    elif arguments.run_dir and _changes_anything(arguments):
+        # settings given with --resume are applied on top of the run's own config, or refused loudly
+        config = _config_from_arguments(arguments, stored=Path(arguments.run_dir) / "config.yaml")
+    for warning in config_warnings(config) if config is not None else []:
+        errors.print(f"warning: {warning}", style="yellow")
+    limit = config.dataset.limit if config is not None else None
+    if config is not None and config.target is not None and limit is not None and config.target > limit:
+        errors.print(
+            f"warning: --target {config.target} is larger than --limit {config.dataset.limit}:"
+            f" at most {config.dataset.limit} problems will be drawn, so the target cannot be reached",
+            style="yellow",
+        )
     if arguments.run_dir:
         run_dir = Path(arguments.run_dir)
     elif arguments.resume:
@@ -142,6 +174,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
         attempts.add_row(row["stage"], row["status"], row["reason"] or "", str(row["count"]))
     console.print(attempts)
     console.print(f"cost per retained instance: {metrics['cost_per_retained']}")
+    skipped = metrics.get("skipped_rows") or []
+    if skipped:
+        console.print(f"skipped source rows ({len(skipped)}, --skip-bad-rows):")
+        for reason in skipped:
+            console.print(f"  {reason}")
 
 
 def command_status(arguments: argparse.Namespace) -> int:
@@ -170,48 +207,83 @@ def command_report(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def command_audit(arguments: argparse.Namespace) -> int:
-    from repro.app import audit
+def _print_block(label: str, text: str | None, *, indent: str = "    ") -> None:
+    if text:
+        console.print(f"  {label}:")
+        for line in str(text).splitlines() or [""]:
+            console.print(f"{indent}{line}")
 
-    rows = audit(Path(arguments.run_dir), stage=arguments.stage, reason=arguments.reason, limit=arguments.limit)
+
+def command_audit(arguments: argparse.Namespace) -> int:
+    from repro.audit import audit_rows
+
+    rows = audit_rows(Path(arguments.run_dir), stage=arguments.stage, reason=arguments.reason, limit=arguments.limit)
     if arguments.json:
         print(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
         return 0
     for row in rows:
-        console.rule(f"{row['candidate_id']}  rejected at {row['reject_stage']}: {row['reject_reason']}")
-        console.print(f"original: {row['original_question']}")
-        console.print(f"rewritten: {row['rewritten_question']}")
-        if row["lean_statement"]:
-            console.print(f"statement: {row['lean_statement']}")
-        for attempt in row["attempts"]:
-            console.print(
-                f"  {attempt['stage']} #{attempt['attempt']}: {attempt['status']} {attempt['reason'] or ''}"
-                f" {attempt['taxonomy'] or ''}"
-            )
-            for message in attempt["lean_messages"][:3]:
-                console.print(f"    lean {message['severity']} line {message['line']}: {message['text'][:200]}")
-    console.print(f"{len(rows)} rejected candidates")
+        console.print(
+            f"== {row['candidate_id']} ({row['candidate_status']})  {row['reject_stage']} #{row['attempt']}:"
+            f" {row['status']} {row['reject_reason'] or ''} {' '.join(row['taxonomy'])}".rstrip()
+        )
+        console.print(f"  original: {row['original_question']}")
+        if row["rewritten_question"]:
+            console.print(f"  rewritten: {row['rewritten_question']}")
+        _print_block("statement", row["lean_statement"])
+        analysis = row["analysis"]
+        _print_block("judge analysis", "\n".join(analysis) if isinstance(analysis, list) else analysis)
+        if not row["prover_output"]:
+            for text in row["texts"]:
+                _print_block("model output", text)
+        _print_block("prover output", row["prover_output"])
+        _print_block("checked code", row["checked_code"])
+        details = row["details"]
+        _print_block("details", "\n".join(map(str, details)) if isinstance(details, list) else details)
+        for message in row["lean_messages"]:
+            console.print(f"  lean {message['severity']} line {message['line']}: {message['text']}")
+        if row["error"]:
+            console.print(f"  error: {row['error']}")
+    console.print(f"{len(rows)} rejected attempts" + (f" (--limit {arguments.limit})" if arguments.limit else ""))
     return 0
 
 
 def command_release(arguments: argparse.Namespace) -> int:
     from repro.release import write_release
 
-    summary = write_release(arguments.run_dir, arguments.out, allow_unverified=arguments.allow_unverified)
-    console.print(
-        f"wrote {summary.written} instances to {summary.out_dir} (data/test.parquet, data/test.jsonl, README.md)"
+    summary = write_release(
+        arguments.run_dir,
+        arguments.out,
+        allow_unverified=arguments.allow_unverified,
+        license=arguments.license,
+        attribution=arguments.attribution,
     )
-    if summary.written == 0:
-        errors.print("the release is empty (note: `datasets` cannot load a split with no rows)", style="yellow")
-    if summary.unverified:
+    if summary.unfinished_problems:
         errors.print(
-            f"{summary.unverified} rows are marked unverified (not checked by a real Lean backend)", style="yellow"
+            f"warning: {summary.unfinished_problems} problems of this run are unfinished; the release holds only"
+            f" what was finished (continue with: repro run --resume --run-dir {arguments.run_dir})",
+            style="yellow",
         )
     if summary.withheld_unverified:
         errors.print(
             f"withheld {summary.withheld_unverified} instances not checked by a real Lean backend;"
             " pass --allow-unverified to write them, marked as such",
             style="yellow",
+        )
+    if summary.written == 0:
+        why = (
+            "every retained instance was withheld as unverified"
+            if summary.withheld_unverified
+            else "no retained instance"
+        )
+        errors.print(f"error: nothing to release from {arguments.run_dir}: {why}; nothing written")
+        return 1
+    console.print(
+        f"wrote {summary.written} instances to {summary.out_dir}"
+        " (data/test.parquet, data/test.jsonl, README.md, SHA256SUMS)"
+    )
+    if summary.unverified:
+        errors.print(
+            f"{summary.unverified} rows are marked unverified (not checked by a real Lean backend)", style="yellow"
         )
     return 0
 
@@ -264,13 +336,17 @@ def command_reverify(arguments: argparse.Namespace) -> int:
     lean = _lean_settings(arguments)
     results = asyncio.run(reverify_release(arguments.release_dir, lean))
     for result in results:
-        if not result.passed_gate:
+        if not (result.passed_gate and result.answer_grounded):
             console.print(f"NOT verified: {result.instance_id}: {result.reasons}")
-    passed = sum(result.passed_gate for result in results)
-    console.print(f"{passed} of {len(results)} instances passed the soundness gate with backend {lean.backend}")
+    passed = sum(result.passed_gate and result.answer_grounded for result in results)
+    console.print(
+        f"{passed} of {len(results)} instances passed the soundness gate and the answer check"
+        f" with backend {lean.backend} (files match SHA256SUMS; Parquet and JSONL agree)"
+    )
     if any(not result.real_lean for result in results):
         errors.print("the Lean backend was not real (fake): these verdicts re-verify nothing", style="yellow")
-    return 0 if results and all(result.passed_gate and result.real_lean for result in results) else 1
+    good = all(result.passed_gate and result.answer_grounded and result.real_lean for result in results)
+    return 0 if results and good else 1
 
 
 def command_doctor(arguments: argparse.Namespace) -> int:
@@ -279,18 +355,28 @@ def command_doctor(arguments: argparse.Namespace) -> int:
     config = load_config(arguments.config) if arguments.config else None
     lines = doctor(config)
     for line in lines:
-        mark = "OK     " if line.ok else "MISSING"
+        mark = "OK     " if line.ok else ("MISSING" if line.required else "absent ")
         detail = line.detail.removeprefix("MISSING: ")
-        console.print(Text.assemble((mark, "green" if line.ok else "red"), f" {line.name}: {detail}"))
+        if not line.ok and not line.required:
+            detail += " (not needed" + (" by this config)" if config is not None else " without --config)")
+        color = "green" if line.ok else ("red" if line.required else "yellow")
+        console.print(Text.assemble((mark, color), f" {line.name}: {detail}"))
     if config is None:
         console.print("(pass --config FILE to also check the configured model endpoints)")
+    missing = [line.name for line in lines if line.required and not line.ok]
+    if missing:
+        errors.print(f"{len(missing)} things this setup needs are missing: {', '.join(missing)}", style="red")
+        return 1
     return 0
 
 
 def command_lean_setup(arguments: argparse.Namespace) -> int:
     from repro.lean import SetupError, setup_lean_project
+    from repro.lean.project import materialize_project
 
     try:
+        if materialize_project(Path(arguments.project)):
+            console.print(f"OK created {arguments.project} from the template shipped with repro")
         done = setup_lean_project(Path(arguments.project))
     except SetupError as error:
         errors.print(f"lean setup failed: {error}", style="red")
@@ -509,11 +595,13 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_argument("--json", action="store_true")
     status.set_defaults(handler=command_status)
 
-    audit = commands.add_parser("audit", help="list rejected candidates with texts, Lean messages and taxonomy")
+    audit = commands.add_parser(
+        "audit", help="list every rejected attempt with its texts, judge analysis, prover output and Lean messages"
+    )
     audit.add_argument("run_dir")
     audit.add_argument("--stage", help="rewrite | screen | formalize | align | prove | verify | answer")
     audit.add_argument("--reason", help="a reason code (see `repro reasons`)")
-    audit.add_argument("--limit", type=int)
+    audit.add_argument("--limit", type=int, help="show at most N attempts (0 shows none)")
     audit.add_argument("--json", action="store_true")
     audit.set_defaults(handler=command_audit)
 
@@ -530,6 +618,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also write instances not checked by a real Lean backend, marked unverified",
     )
+    release.add_argument("--license", help="license of the source dataset (SPDX id), for sources repro does not know")
+    release.add_argument("--attribution", help="who made the source dataset and where it is from (for the card)")
     release.set_defaults(handler=command_release)
 
     reverify = commands.add_parser("reverify", help="re-check every proof of a released dataset with Lean")
@@ -629,15 +719,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
     from repro.app import RunError
+    from repro.audit import AuditError
+    from repro.llm.preflight import EndpointPreflightError
     from repro.release import ReleaseError
     from repro.repair import RepairInputError
     from repro.store import StoreError
 
     try:
         return int(arguments.handler(arguments))
-    except (ConfigError, DataError, RunError, ReleaseError, StoreError, RepairInputError, FileNotFoundError) as error:
+    except (
+        ConfigError,
+        DataError,
+        RunError,
+        ReleaseError,
+        StoreError,
+        RepairInputError,
+        FileNotFoundError,
+        EndpointPreflightError,
+        AuditError,
+    ) as error:
         errors.print(f"error: {error}", style="red")
         return 2
+    except BrokenPipeError:
+        # the reader went away (`repro audit --json | head`): stop quietly, as other Unix tools do
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         errors.print("interrupted; resume with: repro run --resume --run-dir DIR")
         return 130

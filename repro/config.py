@@ -58,8 +58,13 @@ class ModelSettings(_Strict):
     script: str | None = None
 
 
+# Each sample is a model request slot and a Lean check held in memory: a k in the millions blocks the
+# event loop for minutes and exhausts memory before the first sample returns.
+MAX_PROVE_K = 1024
+
+
 class ProveSettings(_Strict):
-    k: int = Field(3, ge=1)
+    k: int = Field(3, ge=1, le=MAX_PROVE_K)
     strategy: Literal["parallel", "sequential"] = "parallel"
 
 
@@ -114,6 +119,11 @@ class DatasetSettings(_Strict):
     sample: int | None = Field(None, ge=1)
     seed: int = 0
     skip_bad_rows: bool = False
+    # a question longer than this is refused as a bad row: it would be sent whole as a prompt
+    max_question_chars: int = Field(20_000, ge=1)
+    # licence and attribution for the dataset card; required to release a run over a local file
+    license: str | None = None
+    attribution: str | None = None
 
 
 class RunConfig(_Strict):
@@ -130,6 +140,8 @@ class RunConfig(_Strict):
     cache: CacheMode = CacheMode.read_write
     problems_in_flight: int = Field(16, ge=1)
     target: int | None = Field(None, ge=1)
+    # stop the run once one endpoint has failed this many calls in a row (each after its own retries)
+    stop_after_failed_calls: int = Field(20, ge=1)
 
     @model_validator(mode="after")
     def _known_stages(self) -> RunConfig:
@@ -203,8 +215,21 @@ def build_config(data: dict[str, Any]) -> RunConfig:
         raise ConfigError(_explain(error, data)) from None
 
 
+def unshare(value: Any) -> Any:
+    """A copy in which no two places share a dict or list.
+
+    YAML anchors (``align: *judge``) load as one shared object: without this, ``--set
+    models.align.model=X`` would also change every stage that reuses the anchor.
+    """
+    if isinstance(value, dict):
+        return {key: unshare(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [unshare(item) for item in value]
+    return value
+
+
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> RunConfig:
-    data = _read_file(Path(path)) if path else {}
+    data = unshare(_read_file(Path(path))) if path else {}
     for assignment in overrides or []:
         apply_override(data, assignment)
     return build_config(data)
@@ -212,3 +237,81 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
 
 def dump_config(config: RunConfig) -> str:
     return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False, allow_unicode=True)
+
+
+def config_warnings(config: RunConfig) -> list[str]:
+    """Settings that are valid but almost certainly not what the user meant."""
+    warnings = []
+    prove = config.models.get("prove")
+    sampled = prove is not None and prove.backend not in (ModelBackendName.scripted, ModelBackendName.replay)
+    if prove is not None and sampled and config.prove.k > 1 and prove.temperature == 0:
+        warnings.append(
+            f"prove.k={config.prove.k} with models.prove.temperature=0: every sample is the same"
+            " (greedy decoding); set a temperature > 0 (e.g. 1.0) or prove.k=1"
+        )
+    return warnings
+
+
+# What a resumed run may change: where and how fast things are reached, and how much more to draw.
+# Everything else decides what a candidate is, so changing it mid-run would mix two experiments.
+_RESUMABLE_MODEL_KEYS = frozenset({"base_url", "api_key_env", "timeout_s", "max_retries", "max_concurrency"})
+_RESUMABLE_KEYS = frozenset(
+    {
+        "problems_in_flight",
+        "stop_after_failed_calls",
+        "lean.timeout_s",
+        "lean.workers",
+        "lean.recycle_after",
+        "lean.memory_limit_mb",
+        "lean.kimina_url",
+        "lean.kimina_api_key_env",
+        "lean.project_path",
+        "dataset.license",
+        "dataset.attribution",
+    }
+)
+_GROWABLE_KEYS = frozenset({"target", "dataset.limit"})
+
+
+def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _may_change_on_resume(key: str, old: Any, new: Any) -> bool:
+    if key in _RESUMABLE_KEYS:
+        return True
+    parts = key.split(".")
+    if len(parts) == 3 and parts[0] == "models" and parts[2] in _RESUMABLE_MODEL_KEYS:
+        return True
+    if key in _GROWABLE_KEYS:
+        # a larger (or removed) bound only draws more of the same seeded order
+        return new is None or (old is not None and new >= old)
+    return False
+
+
+def resume_changes(stored: RunConfig, requested: RunConfig) -> dict[str, tuple[Any, Any]]:
+    """The settings ``requested`` changes relative to the run's stored config, as key -> (old, new).
+
+    Raises :class:`ConfigError` naming every change a resume may not make.
+    """
+    old = _flatten(stored.model_dump(mode="json"))
+    new = _flatten(requested.model_dump(mode="json"))
+    keys = sorted(old.keys() | new.keys())
+    changes = {key: (old.get(key), new.get(key)) for key in keys if old.get(key) != new.get(key)}
+    refused = [key for key, (before, after) in changes.items() if not _may_change_on_resume(key, before, after)]
+    if refused:
+        shown = "\n  ".join(f"{key}: {changes[key][0]!r} -> {changes[key][1]!r}" for key in refused)
+        raise ConfigError(
+            "--resume cannot change settings that decide what a candidate is (start a new run instead):\n  "
+            + shown
+            + "\nA resume may change endpoints, keys, timeouts, retries, concurrency, Lean workers, and raise"
+            " --target or --limit."
+        )
+    return changes

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from repro.config import RunConfig
@@ -93,10 +93,12 @@ class Pipeline:
         self.on_event("attempt", stage.value, result.reason.value if result.reason else None)
 
     def _reject(self, candidate: Candidate, stage: Stage, reason: ReasonCode) -> None:
-        candidate.status = CandidateStatus.rejected
+        # an infrastructure failure is no verdict: the candidate is unfinished, not rejected
+        unfinished = reason in INFRASTRUCTURE_REASONS
+        candidate.status = CandidateStatus.unfinished if unfinished else CandidateStatus.rejected
         candidate.reject_stage, candidate.reject_reason = stage, reason
         self.store.save_candidate(candidate)
-        self.on_event("rejected", stage.value, reason.value)
+        self.on_event("unfinished" if unfinished else "rejected", stage.value, reason.value)
 
     # -- one problem ------------------------------------------------------------------------------
     async def process_problem(self, problem: SourceProblem) -> bool | None:
@@ -126,6 +128,8 @@ class Pipeline:
                 return True
             previous_rewrite = candidate.rewritten_question or previous_rewrite
             infrastructure_failed |= candidate.reject_reason in INFRASTRUCTURE_REASONS
+            if infrastructure_failed:
+                break  # another rewrite would meet the same failing endpoint; --resume continues here
         if infrastructure_failed:
             return None  # not a verdict about the problem: leave it for --resume
         self.store.set_problem_outcome(problem.problem_id, "rejected")
@@ -285,7 +289,7 @@ class Pipeline:
         return ReasonCode.lean_unavailable if infrastructure_only else ReasonCode.proof_not_found
 
     # -- many problems ---------------------------------------------------------------------------
-    async def run(self, problems: list[SourceProblem], *, target: int | None = None) -> RunSummary:
+    async def run(self, problems: Iterable[SourceProblem], *, target: int | None = None) -> RunSummary:
         """Process ``problems`` in order; with ``target``, stop drawing once that many are retained."""
         summary = RunSummary()
         outcomes = self.store.problem_outcomes()

@@ -44,6 +44,8 @@ class CandidateStatus(StrEnum):
     in_progress = "in_progress"
     retained = "retained"
     rejected = "rejected"
+    # an endpoint or Lean failed: no verdict on the candidate; `--resume` takes it up again
+    unfinished = "unfinished"
 
 
 class ReasonCode(StrEnum):

@@ -205,6 +205,12 @@ def _render(template: str) -> str:
     )
 
 
+def exported_file_names() -> list[str]:
+    """Paths (relative to the release) that :func:`write_release_exports` writes; the manifest lists them."""
+    lm_eval = [f"{LM_EVAL_DIR}/{name}" for name in ("utils.py", "repro_original.yaml", "repro_rewritten.yaml")]
+    return [GRADING_FILE, INSPECT_FILE, *lm_eval, f"{LM_EVAL_DIR}/repro_release.yaml"]
+
+
 def write_release_exports(out_dir: str | Path) -> list[Path]:
     """Write the inspect_ai task, the lm-eval tasks and the shared grader beside the release data."""
     out = Path(out_dir)

@@ -260,6 +260,28 @@ class RunStore:
         sql += " ORDER BY attempt_id"
         return [StageAttempt.model_validate_json(row["payload"]) for row in self._query(sql, parameters)]
 
+    def rejected_attempt_rows(
+        self, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
+    ) -> list[sqlite3.Row]:
+        """Not-passed attempts (any candidate status) with their candidate, problem and, for a
+        verify attempt, the prove attempt it checked: one query with LIMIT, never every attempt."""
+        clauses, parameters = ["a.status != 'passed'"], []
+        for column, value in (("a.stage", stage), ("a.reason", reason)):
+            if value is not None:
+                clauses.append(f"{column}=?")
+                parameters.append(value)
+        sql = (
+            "SELECT a.payload AS attempt, c.payload AS candidate, p.payload AS problem,"
+            " (SELECT q.payload FROM attempts q WHERE q.candidate_id=a.candidate_id AND q.stage='prove'"
+            "  AND q.attempt_number=a.attempt_number AND a.stage='verify') AS prove_attempt"
+            " FROM attempts a JOIN candidates c ON c.candidate_id=a.candidate_id"
+            " JOIN problems p ON p.problem_id=a.problem_id WHERE " + " AND ".join(clauses) + " ORDER BY a.attempt_id"
+        )
+        if limit is not None:
+            sql += " LIMIT ?"
+            parameters.append(str(limit))
+        return self._query(sql, parameters)
+
     def stage_status_counts(self) -> list[tuple[str, str, str | None, int]]:
         rows = self._query(
             "SELECT stage, status, reason, COUNT(*) AS n FROM attempts GROUP BY stage, status, reason"

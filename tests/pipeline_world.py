@@ -96,7 +96,7 @@ def world_config(dataset: str, **overrides: Any) -> dict[str, Any]:
     }
     config: dict[str, Any] = {
         "name": "world",
-        "dataset": {"name": "world", "path": dataset},
+        "dataset": {"name": "world", "path": dataset, "license": "cc0-1.0", "attribution": "synthetic test problems"},
         "models": {
             stage: dict(scripted)
             for stage in ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")

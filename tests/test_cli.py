@@ -31,7 +31,7 @@ def test_doctor_reports_missing_lean_and_endpoints_without_a_traceback(tmp_path:
         "models:\n  prove: {backend: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key_env: null}\n"
     )
     result = repro("doctor", "--config", str(config))
-    assert result.returncode == 0 and "Traceback" not in result.stdout + result.stderr
+    assert result.returncode == 1 and "Traceback" not in result.stdout + result.stderr
     assert "python package pydantic: installed" in result.stdout
     assert "MISSING Lean toolchain" in result.stdout or "OK      Lean toolchain" in result.stdout
     assert "MISSING endpoint http://127.0.0.1:9/v1 (m): unreachable" in result.stdout
@@ -47,7 +47,7 @@ def test_demo_run_status_audit_and_release(tmp_path: Path) -> None:
     audit = json.loads(repro("audit", str(run_dir), "--json").stdout)
     assert all(row["reject_reason"] for row in audit)
     release = repro("release", str(run_dir), "--out", str(tmp_path / "rel"))
-    assert release.returncode == 0 and "withheld" in release.stderr
+    assert release.returncode == 1 and "withheld" in release.stderr and "nothing to release" in release.stderr
     again = repro("run", "--config", "configs/demo.yaml", "--run-dir", str(run_dir))
     assert again.returncode == 2 and "--resume" in again.stderr
 

@@ -141,3 +141,19 @@ def test_every_math_test_problem_has_a_boxed_answer_level_and_type() -> None:
     assert all(problem.answer.strip() for problem in problems)
     assert {p.level for p in problems} >= {f"Level {i}" for i in range(1, 6)}
     assert len({p.type for p in problems}) == 7
+
+
+def test_loading_streams_and_the_target_order_matches_the_seeded_shuffle(tmp_path: Path) -> None:
+    from repro.data import iter_problems, iter_seeded_order, seeded_order
+
+    path = _write(tmp_path / "g.jsonl", [{"question": f"q{i}", "answer": f"#### {i}"} for i in range(95)])
+    settings = DatasetSettings(path=str(path), seed=3, limit=90)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(path.read_text() + "not json\n")
+    stream = iter_problems(DatasetSettings(path=str(broken)))
+    assert next(stream).answer == "0", "the first problem arrives before the bad last line is read"
+    with pytest.raises(DataError, match="broken.jsonl:96"):
+        list(stream)
+    expected = [p.problem_id for p in seeded_order(list(iter_problems(settings)), 3)]
+    chunked = [p.problem_id for p in iter_seeded_order(settings, 90, chunk_size=7)]
+    assert chunked == expected and len(set(chunked)) == 90

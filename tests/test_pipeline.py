@@ -165,10 +165,11 @@ def test_a_restated_target_is_rejected_by_the_gate(world_run: dict[str, Any]) ->
 
 def test_audit_filters_by_stage_and_reason(world_run: dict[str, Any]) -> None:
     rows = audit(world_run["run_dir"], stage="verify", reason="statement_mismatch")
-    assert len(rows) == 1 and rows[0]["reject_reason"] == ReasonCode.proof_not_found
-    assert all(a["reason"] == "statement_mismatch" for a in rows[0]["attempts"])
+    # one row per rejected attempt: every prover sample of the restated-target case, each with its evidence
+    assert rows and {row["candidate_id"] for row in rows} == {world_run["by_case"]["restated_target"][0].candidate_id}
+    assert all(row["reject_reason"] == "statement_mismatch" and row["prover_output"] for row in rows)
     compile_rows = audit(world_run["run_dir"], reason="formalization_compile_error")
-    assert compile_rows[0]["attempts"][0]["lean_messages"][0]["text"] == "unknown identifier 'BADSTMT'"
+    assert compile_rows[0]["lean_messages"][0]["text"] == "unknown identifier 'BADSTMT'"
 
 
 def test_release_withholds_fake_lean_rows_unless_allowed(world_run: dict[str, Any], tmp_path: Path) -> None:

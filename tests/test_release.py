@@ -31,7 +31,9 @@ def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
                 SourceProblem(problem_id="gsm8k:1", source="gsm8k", source_id="1", question="Q?", answer="5"),
             ]
         )
-        for problem_id, answer in (("math:7", "300"), ("gsm8k:1", "3 / 4")):
+        for problem_id, answer, literal in (("math:7", "300", "300"), ("gsm8k:1", "3 / 4", "(3 : ℚ) / 4")):
+            statement = f"theorem t : {literal} = {literal} := by sorry"
+            proof = f"theorem t : {literal} = {literal} := by\n  rfl"
             store.save_candidate(
                 Candidate(
                     candidate_id=f"{problem_id}#r0",
@@ -40,10 +42,10 @@ def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
                     status=CandidateStatus.retained,
                     rewritten_question=f"Rewritten {problem_id}",
                     new_answer=answer,
-                    lean_statement="theorem t : (1 : ℕ) = 1 := by sorry",
+                    lean_statement=statement,
                     theorem_name="t",
-                    lean_proof="```lean4\ntheorem t : (1 : ℕ) = 1 := by\n  rfl\n```",
-                    verified_code="theorem t : (1 : ℕ) = 1 := by\n  rfl",
+                    lean_proof=f"```lean4\n{proof}\n```",
+                    verified_code=proof,
                     verifier_backend="lean-interact-repl",
                     verifier_is_real_lean=real_lean,
                     lean_toolchain="leanprover/lean4:v4.15.0",
@@ -83,7 +85,7 @@ def test_unverified_rows_are_withheld_or_marked(tmp_path: Path) -> None:
     synthetic_run(tmp_path / "run", real_lean=False)
     strict = write_release(tmp_path / "run", tmp_path / "strict")
     assert (strict.written, strict.withheld_unverified) == (0, 2)
-    assert (tmp_path / "strict" / "data" / "test.jsonl").read_text() == ""
+    assert not (tmp_path / "strict").exists(), "nothing releasable: nothing is written"
     summary = write_release(tmp_path / "run", tmp_path / "loose", allow_unverified=True)
     assert summary.written == summary.unverified == 2
     rows = list(datasets.load_dataset(str(tmp_path / "loose"), cache_dir=str(tmp_path / "cache"))["test"])
@@ -105,10 +107,68 @@ def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path)
     write_release(tmp_path / "run", tmp_path / "out")
     # the fake backend runs the whole gate, but a fake verdict never counts as re-verified
     assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 1
-    rows = (tmp_path / "out" / "data" / "test.jsonl").read_text().splitlines()
-    tampered = json.loads(rows[0])
-    tampered["lean_proof"] = tampered["lean_proof"].replace("rfl", "sorry")
-    (tmp_path / "out" / "data" / "test.jsonl").write_text("\n".join([json.dumps(tampered), *rows[1:]]) + "\n")
     results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1)))
+    assert [(r.passed_gate, r.answer_grounded) for r in results] == [(True, True), (True, True)]
+    # a self-consistent release (files match their manifest) whose proof is bad: the gate catches it
+    with RunStore(tmp_path / "run") as store:
+        candidate = store.candidates(CandidateStatus.retained)[1]
+        assert candidate.problem_id == "math:7"
+        candidate.lean_proof = (candidate.lean_proof or "").replace("rfl", "sorry")
+        store.save_candidate(candidate)
+    write_release(tmp_path / "run", tmp_path / "bad")
+    results = asyncio.run(reverify_release(tmp_path / "bad", LeanSettings(backend="fake", workers=1)))
     assert [r.passed_gate for r in results] == [False, True]
     assert "forbidden_construct" in results[0].reasons and not any(r.real_lean for r in results)
+
+
+def test_reverify_checks_the_parquet_users_load_against_the_manifest_and_the_jsonl(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pyarrow.parquet as parquet
+
+    synthetic_run(tmp_path / "run", real_lean=True)
+    write_release(tmp_path / "run", tmp_path / "out")
+    manifest = (tmp_path / "out" / "SHA256SUMS").read_text()
+    assert "data/test.parquet" in manifest and "data/test.jsonl" in manifest and "README.md" in manifest
+    path = tmp_path / "out" / "data" / "test.parquet"
+    table = parquet.read_table(path)
+    rows = table.to_pylist()
+    rows[0]["lean_proof"] = rows[0]["lean_proof"].replace("rfl", "sorry")
+    parquet.write_table(type(table).from_pylist(rows, schema=table.schema), path)
+    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 2
+    error = capsys.readouterr().err
+    assert "data/test.parquet: SHA-256 differs" in error
+    assert "row 1 (math:7#r0): Parquet and JSONL differ in lean_proof" in error
+
+
+def test_reverify_catches_a_changed_exported_evaluation_task(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The exported grader decides scores others publish: a changed copy must not pass as the release's own."""
+    synthetic_run(tmp_path / "run", real_lean=True)
+    write_release(tmp_path / "run", tmp_path / "out")
+    assert "repro_grading.py" in (tmp_path / "out" / "SHA256SUMS").read_text()
+    grader = tmp_path / "out" / "repro_grading.py"
+    grader.write_text(grader.read_text() + "\ndef grade(*args, **kwargs):\n    return True\n")
+    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 2
+    assert "repro_grading.py: SHA-256 differs" in capsys.readouterr().err
+
+
+def test_reverify_requires_the_answer_read_from_the_verified_statement(tmp_path: Path) -> None:
+    synthetic_run(tmp_path / "run", real_lean=True)
+    with RunStore(tmp_path / "run") as store:
+        candidate = next(c for c in store.candidates(CandidateStatus.retained) if c.problem_id == "math:7")
+        candidate.new_answer = "301"
+        store.save_candidate(candidate)
+    write_release(tmp_path / "run", tmp_path / "out")
+    results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1)))
+    assert [r.answer_grounded for r in results] == [False, True]
+    assert "not the answer read from the verified statement" in results[0].reasons[-1]
+
+
+def test_the_card_takes_license_and_attribution_from_the_source_and_flags_math(tmp_path: Path) -> None:
+    synthetic_run(tmp_path / "run", real_lean=True)
+    write_release(tmp_path / "run", tmp_path / "out")
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "Cobbe et al., 2021" in card and "Hendrycks et al., 2021" in card
+    assert "redistribution of these problems is disputed" in card

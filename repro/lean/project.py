@@ -63,9 +63,33 @@ def _run(command: list[str], cwd: Path) -> None:
         raise SetupError(f"`{' '.join(command)}` failed in {cwd}:{hint}\n{tail}")
 
 
+PROJECT_FILES = ("lean-toolchain", "lakefile.toml", "ReproLean.lean")
+
+
+def materialize_project(project: Path) -> bool:
+    """Create ``project`` from the template shipped with repro when it does not exist yet.
+
+    After ``pip install repro`` there is no ``./lean_project``; the wheel carries the pinned
+    toolchain, the lakefile and the file its default target builds. Returns whether it was created.
+    """
+    from repro.prompts import bundled_path
+
+    if (project / "lakefile.toml").is_file() or (project / "lakefile.lean").is_file():
+        return False
+    missing = [name for name in PROJECT_FILES if not bundled_path(f"lean_project/{name}").is_file()]
+    if missing:
+        raise SetupError(f"this repro installation lacks its Lean project template ({missing}); reinstall repro")
+    project.mkdir(parents=True, exist_ok=True)
+    for name in PROJECT_FILES:
+        shutil.copyfile(bundled_path(f"lean_project/{name}"), project / name)
+    return True
+
+
 def setup_lean_project(project: Path) -> list[str]:
     """Fetch Mathlib, its build cache and the REPL. Fails with a clear message when offline."""
     done = []
+    if materialize_project(project):
+        done.append(f"created {project} from the template shipped with repro")
     if not shutil.which("lake"):
         raise SetupError(f"lake is not on PATH: {ELAN_INSTALL_HINT}")
     _run(["lake", "update"], project)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.config import CacheMode
+from repro.llm.breaker import EndpointBreaker
 from repro.llm.cache import cache_key
 from repro.llm.protocol import ModelBackend, ModelCallError, ModelRequest, ModelResponse
 from repro.records import ModelCallRecord
@@ -33,9 +34,16 @@ class ReplayBackend:
 
 class ModelClient:
     def __init__(
-        self, backend: ModelBackend, *, store: RunStore | None, stage: str, cache_mode: CacheMode = CacheMode.read_write
+        self,
+        backend: ModelBackend,
+        *,
+        store: RunStore | None,
+        stage: str,
+        cache_mode: CacheMode = CacheMode.read_write,
+        breaker: EndpointBreaker | None = None,
     ) -> None:
         self.backend = backend
+        self.breaker = breaker
         self.store = store
         self.stage = stage
         self.cache_mode = CacheMode.read_only if isinstance(backend, ReplayBackend) else cache_mode
@@ -64,9 +72,13 @@ class ModelClient:
         if missing:
             # Ask for the missing samples only, numbered from the first missing index.
             partial = request.model_copy(update={"n": len(missing), "sample_offset": indices[missing[0]]})
+            if self.breaker is not None:
+                self.breaker.check(self.backend.backend_id)
             try:
                 fresh = await self.backend.generate(partial)
             except ModelCallError as error:
+                if self.breaker is not None:
+                    self.breaker.failure(self.backend.backend_id, error.cause)
                 self._account(
                     keys[missing[0]],
                     cache_hit=False,
@@ -75,6 +87,8 @@ class ModelClient:
                     retries=max(error.attempts - 1, 0),
                 )
                 raise
+            if self.breaker is not None:
+                self.breaker.success(self.backend.backend_id)
             entries: dict[str, dict[str, object]] = {}
             for slot, position in enumerate(missing):
                 entry: dict[str, object] = {

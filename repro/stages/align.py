@@ -30,6 +30,8 @@ async def check_alignment(
     prompt = render_prompt("align", question=question, statement=statement)
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("align", prompt, attempt))
     verdicts: list[str] = []
+    analyses: list[str] = []
+    replies: list[str] = []
     zero_temperature = settings.model_copy(update={"temperature": 0.0})
     try:
         for ask in range(asks):
@@ -37,11 +39,14 @@ async def check_alignment(
             answer = await ask_json(client, request, AlignAnswer)
             account(result, client, answer.responses)
             verdicts.append(answer.value.verdict if answer.value else "unparseable")
+            analyses.append(answer.value.analysis if answer.value else "")
+            replies.extend(answer.texts)
     except ModelCallError as error:
         result.status, result.reason = AttemptStatus.error, ReasonCode.model_call_failed
         result.output = {"error": str(error), "verdicts": verdicts}
         return result
-    result.output = {"verdicts": verdicts}
+    # the judge's analyses are the evidence `repro audit` shows for a semantic mismatch
+    result.output = {"verdicts": verdicts, "analyses": analyses, "replies": replies}
     if any(verdict.lower() != "consistent" for verdict in verdicts):
         result.status, result.reason = AttemptStatus.rejected, ReasonCode.semantic_mismatch
     result.elapsed_s = clock.elapsed()

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel
 
 from repro.config import ModelSettings
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.llm.client import ModelClient
+from repro.llm.hygiene import extract_lean_block
 from repro.llm.protocol import ModelCallError
 from repro.prompts import render_prompt
 from repro.records import AttemptStatus, LeanMessageRecord, ReasonCode
 from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
+
+_DECLARATION = re.compile(r"\b(theorem|lemma|example)\b")
+
+
+def has_no_lean(text: str) -> bool:
+    """Output with neither a Lean code block nor a declaration: prose, an apology, garbage."""
+    return extract_lean_block(text).code is None and _DECLARATION.search(text) is None
 
 
 class ProofSample(BaseModel):
@@ -71,6 +81,8 @@ async def verify_sample(
     else:
         status = AttemptStatus.error if set(verdict.reasons) <= infra and verdict.reasons else AttemptStatus.rejected
         reason = verdict.reasons[0] if verdict.reasons else ReasonCode.lean_error
+        if reason == ReasonCode.statement_mismatch and has_no_lean(sample.text):
+            reason = ReasonCode.no_lean_block  # nothing was restated: there was no Lean at all
     lean = verdict.lean
     result = StageResult(
         status=status,

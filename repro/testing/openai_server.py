@@ -8,6 +8,7 @@ requests it ever had in flight, so tests can check what the client actually sent
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -39,21 +40,34 @@ class _Server(ThreadingHTTPServer):
 
 
 class OpenAITestServer:
-    def __init__(self, responder: Responder = echo_responder, *, latency_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        responder: Responder = echo_responder,
+        *,
+        latency_s: float = 0.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        api_key: str | None = None,
+        fail_status: int | None = None,
+    ) -> None:
         self.responder = responder
         self.latency_s = latency_s
+        # with api_key set, a request without ``Authorization: Bearer <api_key>`` gets 401
+        self.api_key = api_key
+        # with fail_status set, every request (GET included) is answered with that HTTP status
+        self.fail_status = fail_status
         self.faults: list[Fault] = []
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), self._handler())
+        self._server = _Server((host, port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def base_url(self) -> str:
-        port = self._server.server_address[1]
-        return f"http://127.0.0.1:{port}/v1"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
 
     def __enter__(self) -> OpenAITestServer:
         self._thread.start()
@@ -85,12 +99,28 @@ class OpenAITestServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _refused(self) -> bool:
+                """Answer 401 (wrong key) or the configured failure status; True when answered."""
+                if server.api_key is not None and self.headers.get("Authorization") != f"Bearer {server.api_key}":
+                    message = {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}}
+                    self._send(401, json.dumps(message))
+                    return True
+                if server.fail_status is not None:
+                    message = {"error": {"message": f"injected {server.fail_status}", "type": "test"}}
+                    self._send(server.fail_status, json.dumps(message))
+                    return True
+                return False
+
             def do_GET(self) -> None:  # noqa: N802 - stdlib name
+                if self._refused():
+                    return
                 self._send(200, json.dumps({"object": "list", "data": [{"id": "test-model", "object": "model"}]}))
 
             def do_POST(self) -> None:  # noqa: N802 - stdlib name
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                if self._refused():
+                    return
                 with server._lock:
                     server.requests.append(body)
                     server.in_flight += 1
@@ -157,3 +187,60 @@ class OpenAITestServer:
             "choices": choices,
             "usage": usage,
         }
+
+
+def script_responder(spec: str) -> Responder:
+    """Answer with the scripted backend's rules (a rules file, or ``module:function``)."""
+    from repro.llm.protocol import ChatMessage, ModelRequest
+    from repro.llm.scripted import load_script
+
+    script = load_script(spec)
+
+    def respond(body: dict[str, Any], index: int) -> str:
+        if "messages" in body:
+            messages = [ChatMessage(role=m["role"], content=str(m["content"])) for m in body["messages"]]
+            request = ModelRequest(messages=messages)
+        else:
+            request = ModelRequest(prompt=str(body.get("prompt", "")))
+        reply = script(request, index)
+        return reply[0] if isinstance(reply, tuple) else reply
+
+    return respond
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m repro.testing.openai_server``: dry-run a config against a local scripted endpoint."""
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(
+        prog="python -m repro.testing.openai_server",
+        description="An OpenAI-compatible server on this machine that answers from a script, for dry runs.",
+    )
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    parser.add_argument("--script", help="rules file (YAML list of {when, reply}) or module:function; default: echo")
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
+    parser.add_argument("--api-key", help="require this bearer key (401 otherwise)")
+    parser.add_argument("--fail-status", type=int, help="answer every request with this HTTP status")
+    arguments = parser.parse_args(argv)
+    responder = script_responder(arguments.script) if arguments.script else echo_responder
+    server = OpenAITestServer(
+        responder,
+        latency_s=arguments.latency,
+        host=arguments.host,
+        port=arguments.port,
+        api_key=arguments.api_key,
+        fail_status=arguments.fail_status,
+    )
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with server:
+        print(f"serving an OpenAI-compatible API at {server.base_url} (Ctrl-C stops)", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            stop.wait()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

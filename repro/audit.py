@@ -1,0 +1,93 @@
+"""What a user reads to see why work was rejected: every rejected attempt with its evidence.
+
+Rejections of candidates that were finally retained count too (a forbidden construct in the
+first proof sample is evidence even when the third sample verified). Each row carries the stored
+texts, the judge's analysis, the prover output, the code Lean checked, Lean's messages and the
+error message. Rows come from one SQL query with LIMIT, so auditing a 100k-problem run reads only
+the rows it shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from repro.records import Candidate, ReasonCode, SourceProblem, Stage, StageAttempt
+from repro.store import RunStore
+
+STAGES = tuple(stage.value for stage in Stage)
+REASONS = tuple(reason.value for reason in ReasonCode)
+
+
+class AuditError(ValueError):
+    """An audit filter that can never match (a stage or reason that does not exist)."""
+
+
+def validate_filters(stage: str | None, reason: str | None, limit: int | None) -> None:
+    if stage is not None and stage not in STAGES:
+        raise AuditError(f"--stage {stage!r}: unknown stage; expected one of {', '.join(STAGES)}")
+    if reason is not None and reason not in REASONS:
+        raise AuditError(f"--reason {reason!r}: unknown reason code; see `repro reasons` for the {len(REASONS)} codes")
+    if limit is not None and limit < 0:
+        raise AuditError(f"--limit {limit}: expected 0 or more")
+
+
+def _texts(output: dict[str, Any]) -> list[str]:
+    """The model's own words stored for the attempt, whatever the stage called them."""
+    texts: list[str] = []
+    for key in ("text", "reply"):
+        value = output.get(key)
+        if isinstance(value, str) and value:
+            texts.append(value)
+    replies = output.get("replies")
+    if isinstance(replies, list):
+        texts.extend(str(reply) for reply in replies)
+    return texts
+
+
+def audit_rows(
+    run_dir: Path, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Rejected (and infrastructure-failed) attempts, oldest first, each with its evidence."""
+    validate_filters(stage, reason, limit)
+    if limit == 0:
+        return []
+    store = RunStore(run_dir, create=False)
+    try:
+        rows = store.rejected_attempt_rows(stage=stage, reason=reason, limit=limit)
+    finally:
+        store.close()
+    result = []
+    for row in rows:
+        attempt = StageAttempt.model_validate_json(row["attempt"])
+        candidate = Candidate.model_validate_json(row["candidate"])
+        problem = SourceProblem.model_validate_json(row["problem"])
+        output = dict(attempt.output)
+        prover_output = None
+        if row["prove_attempt"]:
+            prover_output = StageAttempt.model_validate_json(row["prove_attempt"]).output.get("text")
+        elif attempt.stage == Stage.prove:
+            prover_output = output.get("text")
+        result.append(
+            {
+                "candidate_id": candidate.candidate_id,
+                "candidate_status": candidate.status.value,
+                "reject_stage": attempt.stage.value,
+                "reject_reason": attempt.reason.value if attempt.reason else None,
+                "attempt": attempt.attempt_number,
+                "status": attempt.status.value,
+                "taxonomy": attempt.taxonomy,
+                "original_question": problem.question,
+                "rewritten_question": candidate.rewritten_question,
+                "lean_statement": output.get("statement") or candidate.lean_statement,
+                "texts": _texts(output),
+                "analysis": output.get("analysis") or output.get("analyses"),
+                "prover_output": prover_output,
+                "checked_code": output.get("checked_code"),
+                "details": output.get("details") or output.get("problem") or output.get("lean_detail"),
+                "lean_messages": [message.model_dump() for message in attempt.lean_messages],
+                "error": output.get("error"),
+                "output": output,
+            }
+        )
+    return result

@@ -1,0 +1,115 @@
+"""What a long run leaves behind when nobody watches a terminal: a log file and plain progress lines.
+
+On a cluster, output goes to a file and the job is ended with SIGTERM. A live progress bar writes
+nothing useful there, so when the console is not a terminal a plain line is printed every
+``interval_s`` seconds; every such line (and the start, stop and any stop reason) also goes to
+``run.log`` in the run directory. SIGTERM is turned into SIGINT so that it stops the run exactly as
+Ctrl-C does: stored work is kept and ``--resume`` continues.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+from rich.console import Console
+
+from repro.records import utc_now
+
+LOG_FILENAME = "run.log"
+DEFAULT_INTERVAL_S = 30.0
+
+
+class RunLog:
+    """Appends timestamped lines to ``run.log``; each line is flushed, so a killed run keeps its log."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / LOG_FILENAME
+        self._handle = self.path.open("a", encoding="utf-8")
+
+    def write(self, message: str) -> None:
+        self._handle.write(f"{utc_now()} {message}\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+
+class PlainProgress:
+    """Counts pipeline events; prints a progress line to a non-terminal console now and then."""
+
+    def __init__(
+        self,
+        console: Console | None,
+        log: RunLog | None,
+        *,
+        total: int | None,
+        interval_s: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.console = console if console is not None and not console.is_terminal else None
+        self.log = log
+        self.total = total
+        if interval_s is None:
+            interval_s = float(os.environ.get("REPRO_PROGRESS_INTERVAL_S", DEFAULT_INTERVAL_S))
+        self.interval_s = interval_s
+        self.clock = clock
+        self.started = clock()
+        self.last = self.started
+        self.counts: Counter[str] = Counter()
+
+    def line(self) -> str:
+        elapsed = self.clock() - self.started
+        done = self.counts["problem_done"]
+        rate = done / (elapsed / 60) if elapsed > 0 else 0.0
+        total = f"/{self.total}" if self.total is not None else ""
+        hours, rest = divmod(int(elapsed), 3600)
+        clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
+        return (
+            f"progress: problems done {done}{total}, candidates retained {self.counts['retained']},"
+            f" rejected {self.counts['rejected']}, unfinished {self.counts['unfinished']},"
+            f" {rate:.1f} problems/min, elapsed {clock}"
+        )
+
+    def on_event(self, event: str, stage: str, reason: str | None) -> None:
+        self.counts[event] += 1
+        now = self.clock()
+        if now - self.last >= self.interval_s:
+            self.last = now
+            self.emit()
+
+    def emit(self) -> None:
+        text = self.line()
+        if self.console is not None:
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        if self.log is not None:
+            self.log.write(text)
+
+
+@contextmanager
+def sigterm_as_sigint() -> Iterator[None]:
+    """Within the block, SIGTERM interrupts like Ctrl-C (asyncio cancels, the store stays consistent)."""
+    try:
+        previous = signal.getsignal(signal.SIGTERM)
+    except ValueError:  # not the main thread: signals cannot be handled here
+        yield
+        return
+
+    def forward(signum: int, frame: FrameType | None) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+
+    try:
+        signal.signal(signal.SIGTERM, forward)
+    except ValueError:
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
