@@ -80,7 +80,9 @@ def write_lean_config(directory: Path, workers: int = 2) -> Path:
 
 
 def _good(i: int) -> str:
-    return f"```lean4\ntheorem study_{i:02d} (x : ℕ) (h₀ : x = {i}) : x + 1 = {i + 1} := by\n  subst h₀\n  norm_num\n```"
+    return (
+        f"```lean4\ntheorem study_{i:02d} (x : ℕ) (h₀ : x = {i}) : x + 1 = {i + 1} := by\n  subst h₀\n  norm_num\n```"
+    )
 
 
 def _corrupt(i: int, repeat: bool) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from repro.lean.source import statement_parts
+from repro.lean.source import ends_in_sorry, statement_parts
 from repro.records import AttemptStatus, Stage
 from repro.store import RunStore
 from repro.study.records import StudyStatement
@@ -121,6 +121,8 @@ def read_statements(path: str | Path) -> list[StudyStatement]:
             name, _ = statement_parts(row.statement)
         except ValueError as error:
             raise StatementSetError(f"{source}:{number}: field 'statement': {error}") from None
+        if not ends_in_sorry(row.statement):
+            raise StatementSetError(f"{source}:{number}: field 'statement': must end in ':= by sorry'")
         if name != row.theorem_name:
             raise StatementSetError(
                 f"{source}:{number}: field 'theorem_name': {row.theorem_name!r} but the statement declares {name!r}"

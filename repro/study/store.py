@@ -237,6 +237,10 @@ class StudyStore:
         rows = self._query("SELECT result FROM lean_cache WHERE code_hash=?", (code_hash,))
         return json.loads(rows[0]["result"]) if rows else None
 
+    def lean_result_count(self) -> int:
+        """How many distinct codes Lean has judged for this study (each exactly once)."""
+        return int(self._query("SELECT COUNT(*) AS n FROM lean_cache")[0]["n"])
+
     def cache_lean_result(self, code_hash: str, result: dict[str, Any]) -> None:
         with self.transaction() as connection:
             connection.execute(
