@@ -20,7 +20,7 @@ from repro import __version__
 from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config
 from repro.data import load_problems, seeded_order
 from repro.lean.factory import build_verifier
-from repro.lean.protocol import InfraStatus
+from repro.lean.protocol import InfraStatus, Verifier
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend
 from repro.metrics import run_metrics
@@ -69,7 +69,9 @@ def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[
     return config, store
 
 
-async def _execute(config: RunConfig, store: RunStore, console: Console | None) -> RunSummary:
+async def _execute(
+    config: RunConfig, store: RunStore, console: Console | None, reprove_with: Path | None = None
+) -> RunSummary:
     problems, report = load_problems(config.dataset)
     if report.skipped:
         store.set_meta("skipped_rows", str(report.skipped))
@@ -123,15 +125,54 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
     pipeline = Pipeline(config, store, clients, verifier, on_event=on_event)
     with progress:
         try:
-            return await pipeline.run(problems, target=config.target)
+            summary = await pipeline.run(problems, target=config.target)
+            if reprove_with is not None:
+                summary = await _reprove_with(config, store, clients, verifier, reprove_with, summary, console)
+            return summary
         finally:
             await verifier.close()
 
 
-def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, console: Console | None = None) -> RunOutcome:
+async def _reprove_with(
+    config: RunConfig,
+    store: RunStore,
+    clients: dict[str, ModelClient],
+    verifier: Verifier,
+    study_dir: Path,
+    summary: RunSummary,
+    console: Console | None,
+) -> RunSummary:
+    """``--reprove-with``: candidates that failed only at prove/verify take a study's verified proof."""
+    from repro.study import reprove_with_study
+
+    reused = await reprove_with_study(config, store, clients, verifier, study_dir)
+    summary.retained += reused.retained
+    summary.rejected = max(summary.rejected - reused.retained, 0)
+    if console:
+        console.print(
+            f"--reprove-with {study_dir}: {reused.considered} candidates failed only at prove/verify;"
+            f" {len(reused.reused)} took a study proof, {reused.retained} retained,"
+            f" {reused.without_study_proof} had no study proof for their exact statement and header",
+            markup=False,
+        )
+    return summary
+
+
+def run(
+    config: RunConfig | None,
+    run_dir: Path,
+    *,
+    resume: bool = False,
+    console: Console | None = None,
+    reprove_with: Path | None = None,
+) -> RunOutcome:
+    if reprove_with is not None and not resume:
+        raise RunError("--reprove-with needs --resume --run-dir RUN_DIR (it feeds an existing run)")
+    if reprove_with is not None and not (reprove_with / "study.sqlite").is_file():
+        raise RunError(f"--reprove-with {reprove_with}: not a study directory (no study.sqlite); see repro prove-study")
     resolved, store = open_run(config, run_dir, resume=resume)
     try:
-        summary = asyncio.run(_execute(resolved, store, console))
+        summary = asyncio.run(_execute(resolved, store, console, reprove_with))
         return RunOutcome(run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k))
     finally:
         store.close()

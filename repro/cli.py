@@ -85,7 +85,8 @@ def command_run(arguments: argparse.Namespace) -> int:
         run_dir = Path("runs") / f"{config.name}-{datetime.now():%Y%m%d-%H%M%S}"
     if config is not None and config.demonstration:
         errors.print("demonstration config: scripted models and fake Lean; nothing here is verified", style="yellow")
-    outcome = run(config, run_dir, resume=arguments.resume, console=console)
+    reprove_with = Path(arguments.reprove_with) if arguments.reprove_with else None
+    outcome = run(config, run_dir, resume=arguments.resume, console=console, reprove_with=reprove_with)
     rates = outcome.metrics["rates"]
     console.print(f"run directory: {outcome.run_dir}")
     console.print(f"drawn {rates['drawn']}, retained {rates['retained']}, generation rate {rates['generation_rate']}")
@@ -463,6 +464,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="seed for --sample and --target draws")
     run.add_argument("--skip-bad-rows", action="store_true", help="skip and count malformed rows instead of failing")
     run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value, e.g. prove.k=8")
+    run.add_argument(
+        "--reprove-with",
+        metavar="STUDY_DIR",
+        help="with --resume: candidates that failed only at prove/verify take a study's verified proof",
+    )
     run.set_defaults(handler=command_run)
 
     status = commands.add_parser("status", help="funnel, generation rates, pass@k and cost of a run")

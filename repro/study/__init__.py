@@ -14,6 +14,7 @@ from repro.study.lean_cache import StoredLeanResults
 from repro.study.provers import ProverSpecError, parse_prover_spec
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 from repro.study.report import StudyReport, build_report, study_report
+from repro.study.reprove import ReproveSummary, reprove_with_study, reusable, study_proofs
 from repro.study.runner import StudyRunner, StudySummary, lean_error_classes
 from repro.study.statements import (
     StatementSetError,
@@ -29,6 +30,7 @@ __all__ = [
     "UNBIASED",
     "ProverEntry",
     "ProverSpecError",
+    "ReproveSummary",
     "SampleOutcome",
     "StatementSetError",
     "StoredLeanResults",
@@ -52,9 +54,12 @@ __all__ = [
     "pass_at",
     "prove_study",
     "read_statements",
+    "reprove_with_study",
+    "reusable",
     "run_study",
     "statements_from_run",
     "study_report",
+    "study_proofs",
     "study_size",
     "write_statements",
 ]

@@ -39,8 +39,8 @@ def report_tables(report: StudyReport) -> list[Table | str]:
     groups.add_column("covered")
     groups.add_column(f"pass@{report.k}")
     for prover in report.provers:
-        for label, table in (("level", prover.by_level), ("type", prover.by_type)):
-            for group, figure in table.items():
+        for label, figures_by_group in (("level", prover.by_level), ("type", prover.by_type)):
+            for group, figure in figures_by_group.items():
                 groups.add_row(
                     prover.name, f"{label} {group}", f"{figure.covered}/{figure.statements}", _number(figure.pass_at_k)
                 )
