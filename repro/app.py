@@ -173,7 +173,9 @@ def run(
     resolved, store = open_run(config, run_dir, resume=resume)
     try:
         summary = asyncio.run(_execute(resolved, store, console, reprove_with))
-        return RunOutcome(run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k))
+        return RunOutcome(
+            run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k, resolved.prove.strategy)
+        )
     finally:
         store.close()
 
@@ -182,8 +184,10 @@ def status(run_dir: Path) -> dict[str, Any]:
     store = RunStore(run_dir, create=False)
     try:
         config_path = run_dir / "config.yaml"
-        k = RunConfig.model_validate(yaml.safe_load(config_path.read_text())).prove.k if config_path.exists() else 1
-        metrics = run_metrics(store, k)
+        prove = (
+            RunConfig.model_validate(yaml.safe_load(config_path.read_text())).prove if config_path.exists() else None
+        )
+        metrics = run_metrics(store, prove.k if prove else 1, prove.strategy if prove else "parallel")
         metrics["attempts"] = [
             {"stage": stage, "status": state, "reason": reason, "count": count}
             for stage, state, reason, count in store.stage_status_counts()

@@ -110,7 +110,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
         f"problems drawn {rates['drawn']}, finished {rates['finished']}, retained {rates['retained']}, "
         f"generation rate {rates['generation_rate']}"
     )
-    console.print("generation rate at " + ", ".join(f"{k} {v}" for k, v in rates["generation_rate_at"].items()))
+    console.print(
+        "generation rate at "
+        + ", ".join(f"{k} {v}" for k, v in rates["generation_rate_at"].items())
+        + f" ({rates.get('pass_at_estimator', '')})"
+    )
     for label in ("by_level", "by_type"):
         if rates[label]:
             console.print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in rates[label].items()))
