@@ -32,6 +32,7 @@ from repro.study import (
 )
 from repro.study.report import StudyReport
 from repro.testing import OpenAITestServer
+from repro.testing.openai_server import Fault
 from tests import study_world as world
 
 PROVERS = ("corrupt", "restate", "slow")
@@ -237,3 +238,23 @@ def test_a_study_directory_is_not_overwritten_and_resume_needs_one(tmp_path: Pat
         prove_study(tmp_path / "none", resume=True)
     with pytest.raises(StudyError, match="at least one --prover"):
         prove_study(tmp_path / "new", statements_path=statements, settings=StudySettings(k=1))
+
+
+def test_a_failed_request_leaves_its_pair_for_resume(tmp_path: Path) -> None:
+    rows = world.statement_rows()[5:10]  # all in SLOW_PROVES
+    statements = tmp_path / "five.jsonl"
+    statements.write_text("\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n")
+    lean = load_config(world.write_lean_config(tmp_path)).lean
+    with OpenAITestServer(world.http_responder) as server:
+        server.faults = [Fault(status=400)]  # not retryable: the request fails for good
+        provers = [parse_prover_spec(f"slow=slow@{server.base_url}")]
+        first = prove_study(
+            tmp_path / "study", statements_path=statements, provers=provers, settings=StudySettings(k=2, lean=lean)
+        )
+        assert (first.failed_requests, first.pairs) == (1, 5) and "HTTP 400" in first.errors[0]
+        assert study_report(tmp_path / "study").provers[0].incomplete_pairs == 1
+        second = prove_study(tmp_path / "study", resume=True)
+        assert (second.fresh_requests, second.failed_requests) == (1, 0)
+        assert len(server.requests) == 6
+    report = study_report(tmp_path / "study")
+    assert report.provers[0].incomplete_pairs == 0 and report.provers[0].covered == 5

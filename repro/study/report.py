@@ -214,7 +214,7 @@ def build_report(
                     lean_seconds_per_verified=_per(cost_totals["lean_seconds"], len(covered)),
                     **cost_totals,
                 ),
-                verified_by_real_lean=bool(own) and all(s.real_lean for s in own if s.verified),
+                verified_by_real_lean=any(s.verified for s in own) and all(s.real_lean for s in own if s.verified),
             )
         )
         covered_sets[name] = covered
