@@ -51,8 +51,10 @@ def failed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_statements_export_every_aligned_candidate(failed_run: Path, tmp_path: Path) -> None:
     written = export_statements(failed_run, tmp_path / "statements.jsonl")
     rows = read_statements(tmp_path / "statements.jsonl")
-    # the retained problem aligned once; each rejected one aligned in both formalization rounds
-    assert written == len(rows) == 1 + 2 + 2
+    # the retained problem aligned once; each rejected one aligned in both formalization rounds, but the world's
+    # formalizer wrote the same statement twice, and an identical statement is exported once
+    assert written == len(rows) == 3
+    assert sorted(row.id for row in rows) == ["world:0#r0/f0", "world:1#r0/f0", "world:2#r0/f0"]
     with RunStore(failed_run, create=False) as store:
         candidates = {c.candidate_id: c for c in store.candidates()}
     for row in rows:
@@ -60,6 +62,19 @@ def test_statements_export_every_aligned_candidate(failed_run: Path, tmp_path: P
         assert row.statement == candidate.lean_statement and row.theorem_name == candidate.theorem_name
         assert row.header == DEFAULT_HEADER and row.run == "world" and row.source_dataset == "world"
         assert row.question == candidate.rewritten_question
+
+
+def test_statement_commands_on_the_command_line(failed_run: Path, tmp_path: Path) -> None:
+    from repro.cli import main
+
+    assert main(["statements", str(failed_run), "--out", str(tmp_path / "s.jsonl")]) == 0
+    assert len(read_statements(tmp_path / "s.jsonl")) == 3
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text((tmp_path / "s.jsonl").read_text() + '{"id": "x"}\n')
+    arguments = ["prove-study", str(bad), "--prover", "p=m@http://127.0.0.1:9/v1", "--study-dir", str(tmp_path / "st")]
+    assert main(arguments) == 2
+    assert not (tmp_path / "st" / "study.sqlite").exists()
+    assert main(["study-report", str(tmp_path / "missing")]) == 2
 
 
 def _study(tmp_path: Path, statements: Path) -> Path:

@@ -38,7 +38,7 @@ def statements_from_run(run_dir: str | Path) -> list[StudyStatement]:
     """Every statement that passed alignment, retained or not, in candidate order.
 
     A candidate may have several aligned statements (a formalization regenerated after its proof
-    failed); each is its own row, identified by candidate and formalization round.
+    failed); each distinct one is its own row, identified by candidate and formalization round.
     """
     directory = Path(run_dir)
     header, run_name = _run_header_and_name(directory)
@@ -57,10 +57,12 @@ def statements_from_run(run_dir: str | Path) -> list[StudyStatement]:
             if not aligned:
                 continue
             problem = store.problem(candidate.problem_id)
+            exported: set[str] = set()
             for round_index in aligned:
                 statement = statements.get(round_index)
-                if not statement:
-                    continue
+                if not statement or statement in exported:
+                    continue  # a regenerated formalization identical to an earlier one is the same statement
+                exported.add(statement)
                 rows.append(
                     StudyStatement(
                         id=f"{candidate.candidate_id}/f{round_index}",
