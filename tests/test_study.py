@@ -92,6 +92,9 @@ def test_coverage_per_level_and_type(parallel_study: dict[str, Any]) -> None:
         "Algebra": (15, 30),
         "Number Theory": (5, 30),
     }
+    # pass@j per group, same estimator: 15 Algebra statements with c = 1 of 4 -> 15 * j/4 / 30
+    algebra = corrupt.by_type["Algebra"].pass_at
+    assert [algebra[f"pass@{j}"] for j in range(1, 5)] == pytest.approx([0.125, 0.25, 0.375, 0.5], abs=1e-6)
     slow = _prover(parallel_study["report"], "slow")
     assert slow.by_type["Algebra"].covered == 25 and slow.by_type["Number Theory"].covered == 15
 

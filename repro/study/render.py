@@ -37,12 +37,16 @@ def report_tables(report: StudyReport) -> list[Table | str]:
     groups.add_column("prover")
     groups.add_column("group")
     groups.add_column("covered")
-    groups.add_column(f"pass@{report.k}")
+    for j in range(1, report.k + 1):
+        groups.add_column(f"pass@{j}")
     for prover in report.provers:
         for label, figures_by_group in (("level", prover.by_level), ("type", prover.by_type)):
             for group, figure in figures_by_group.items():
                 groups.add_row(
-                    prover.name, f"{label} {group}", f"{figure.covered}/{figure.statements}", _number(figure.pass_at_k)
+                    prover.name,
+                    f"{label} {group}",
+                    f"{figure.covered}/{figure.statements}",
+                    *(_number(value) for value in figure.pass_at.values()),
                 )
     if groups.row_count:
         items.append(groups)

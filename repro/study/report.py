@@ -30,7 +30,7 @@ class GroupFigures(BaseModel):
     statements: int
     covered: int
     coverage: float
-    pass_at_k: float
+    pass_at: dict[str, float]  # same estimator as the prover's overall pass@j, over this group's statements
 
 
 class CostFigures(BaseModel):
@@ -107,22 +107,24 @@ def _per(total: float, covered: int) -> float | None:
 
 
 def _groups(
-    statements: list[StudyStatement], covered: set[str], best: dict[str, float], key: str
+    statements: list[StudyStatement], covered: set[str], per_statement: dict[str, list[float]], key: str
 ) -> dict[str, GroupFigures]:
     members: dict[str, list[str]] = defaultdict(list)
     for statement in statements:
         value = getattr(statement, key)
         if value:
             members[str(value)].append(statement.id)
-    return {
-        group: GroupFigures(
+    figures = {}
+    for group, ids in sorted(members.items()):
+        hits = sum(1 for i in ids if i in covered)
+        columns = zip(*(per_statement[i] for i in ids), strict=True)
+        figures[group] = GroupFigures(
             statements=len(ids),
-            covered=sum(1 for i in ids if i in covered),
-            coverage=_round(sum(1 for i in ids if i in covered) / len(ids)),
-            pass_at_k=_round(sum(best[i] for i in ids) / len(ids)),
+            covered=hits,
+            coverage=_round(hits / len(ids)),
+            pass_at={f"pass@{j}": _round(sum(column) / len(ids)) for j, column in enumerate(columns, start=1)},
         )
-        for group, ids in sorted(members.items())
-    }
+    return figures
 
 
 def _shares(counter: Counter[str], total: int) -> dict[str, float]:
@@ -152,7 +154,7 @@ def build_report(
         per_statement: dict[int, list[float]] = {j: [] for j in range(1, k + 1)}
         covered: set[str] = set()
         pair_counts: list[tuple[int, int]] = []
-        best: dict[str, float] = {}
+        by_statement: dict[str, list[float]] = {}
         incomplete = 0
         own = [s for s in samples if s.prover == name]
         for statement in statements:
@@ -171,7 +173,7 @@ def build_report(
                 else:
                     value = pass_at(n, c, min(j, n)) if n else 0.0
                 per_statement[j].append(value)
-            best[statement.id] = per_statement[k][-1]
+            by_statement[statement.id] = [per_statement[j][-1] for j in range(1, k + 1)]
         pass_figures = {}
         for j, values in per_statement.items():
             low, high = bootstrap_interval(values, seed=bootstrap_seed + j)
@@ -199,8 +201,8 @@ def build_report(
                 covered=len(covered),
                 coverage=_round(len(covered) / len(statements)) if statements else 0.0,
                 pass_at=pass_figures,
-                by_level=_groups(statements, covered, best, "level"),
-                by_type=_groups(statements, covered, best, "type"),
+                by_level=_groups(statements, covered, by_statement, "level"),
+                by_type=_groups(statements, covered, by_statement, "type"),
                 failed_samples=len(failed),
                 taxonomy=_shares(taxonomy, len(failed)),
                 reasons=_shares(reasons, len(failed)),
