@@ -6,6 +6,20 @@ from rich.table import Table
 
 from repro.study.report import StudyReport
 
+# the taxonomy's fact names, in the words of the paper's failure analysis (App. J)
+FACT_LABELS = {
+    "boundary_corruption": "boundary corruption",
+    "target_corruption": "restated target",
+    "repetitive_tactics": "repetition",
+    "truncation": "truncation",
+    "natural_language_intrusion": "natural-language intrusion",
+    "forbidden_construct": "forbidden construct",
+    "compile_error": "Lean error",
+    "timeout": "timeout",
+    "sorry": "sorry",
+    "axiom_violation": "axiom violation",
+}
+
 
 def _number(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
@@ -82,7 +96,7 @@ def report_tables(report: StudyReport) -> list[Table | str]:
         taxonomy.add_row(
             prover.name,
             str(prover.failed_samples),
-            ", ".join(f"{name} {share:.1%}" for name, share in prover.taxonomy.items()),
+            ", ".join(f"{FACT_LABELS.get(name, name)} {share:.1%}" for name, share in prover.taxonomy.items()),
             ", ".join(f"{name} {share:.1%}" for name, share in prover.lean_error_classes.items()),
         )
     items.append(taxonomy)
