@@ -380,6 +380,9 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
         study_size,
     )
 
+    if arguments.k < 1 or (arguments.lean_workers is not None and arguments.lean_workers < 1):
+        errors.print("error: --k and --lean-workers must be at least 1", style="red")
+        return 2
     try:
         provers = [parse_prover_spec(spec, api_key_env=arguments.api_key_env) for spec in arguments.prover or []]
         settings = None
