@@ -20,7 +20,7 @@ from repro import __version__
 from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config, resume_changes
 from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
 from repro.lean.factory import build_verifier
-from repro.lean.protocol import InfraStatus
+from repro.lean.protocol import InfraStatus, Verifier
 from repro.llm.breaker import EndpointBreaker
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend
@@ -93,7 +93,12 @@ def _selected_count(config: RunConfig, report: LoadReport) -> int:
 
 
 async def _execute(
-    config: RunConfig, store: RunStore, console: Console | None, report: LoadReport, log: RunLog
+    config: RunConfig,
+    store: RunStore,
+    console: Console | None,
+    report: LoadReport,
+    log: RunLog,
+    reprove_with: Path | None = None,
 ) -> RunSummary:
     if report.skipped:
         store.set_meta("skipped_rows", str(report.skipped))
@@ -163,6 +168,8 @@ async def _execute(
     with progress:
         try:
             summary = await pipeline.run(problems, target=config.target)
+            if reprove_with is not None:
+                summary = await _reprove_with(config, store, clients, verifier, reprove_with, summary, console)
         finally:
             await verifier.close()
     plain.emit()
@@ -185,7 +192,43 @@ def validate_inputs(config: RunConfig) -> LoadReport:
     return scan_source(config.dataset)
 
 
-def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, console: Console | None = None) -> RunOutcome:
+async def _reprove_with(
+    config: RunConfig,
+    store: RunStore,
+    clients: dict[str, ModelClient],
+    verifier: Verifier,
+    study_dir: Path,
+    summary: RunSummary,
+    console: Console | None,
+) -> RunSummary:
+    """``--reprove-with``: candidates that failed only at prove/verify take a study's verified proof."""
+    from repro.study import reprove_with_study
+
+    reused = await reprove_with_study(config, store, clients, verifier, study_dir)
+    summary.retained += reused.retained
+    summary.rejected = max(summary.rejected - reused.retained, 0)
+    if console:
+        console.print(
+            f"--reprove-with {study_dir}: {reused.considered} candidates failed only at prove/verify;"
+            f" {len(reused.reused)} took a study proof, {reused.retained} retained,"
+            f" {reused.without_study_proof} had no study proof for their exact statement and header",
+            markup=False,
+        )
+    return summary
+
+
+def run(
+    config: RunConfig | None,
+    run_dir: Path,
+    *,
+    resume: bool = False,
+    console: Console | None = None,
+    reprove_with: Path | None = None,
+) -> RunOutcome:
+    if reprove_with is not None and not resume:
+        raise RunError("--reprove-with needs --resume --run-dir RUN_DIR (it feeds an existing run)")
+    if reprove_with is not None and not (reprove_with / "study.sqlite").is_file():
+        raise RunError(f"--reprove-with {reprove_with}: not a study directory (no study.sqlite); see repro prove-study")
     if not resume:
         if config is None:
             raise RunError("a config is needed to start a run: --config FILE")
@@ -202,11 +245,13 @@ def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, consol
         action = "resume" if resume else "start"
         log.write(f"{action}: repro {__version__}, config {resolved.name}, source {report.source}")
         with sigterm_as_sigint():
-            summary = asyncio.run(_execute(resolved, store, console, report, log))
+            summary = asyncio.run(_execute(resolved, store, console, report, log, reprove_with))
         log.write(
             f"finished: retained {summary.retained}, rejected {summary.rejected}, unfinished {summary.incomplete}"
         )
-        return RunOutcome(run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k))
+        return RunOutcome(
+            run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k, resolved.prove.strategy)
+        )
     except BaseException as error:
         log.write(f"stopped: {type(error).__name__}: {error}")
         raise
@@ -219,8 +264,10 @@ def status(run_dir: Path) -> dict[str, Any]:
     store = RunStore(run_dir, create=False)
     try:
         config_path = run_dir / "config.yaml"
-        k = RunConfig.model_validate(yaml.safe_load(config_path.read_text())).prove.k if config_path.exists() else 1
-        metrics = run_metrics(store, k)
+        prove = (
+            RunConfig.model_validate(yaml.safe_load(config_path.read_text())).prove if config_path.exists() else None
+        )
+        metrics = run_metrics(store, prove.k if prove else 1, prove.strategy if prove else "parallel")
         metrics["attempts"] = [
             {"stage": stage, "status": state, "reason": reason, "count": count}
             for stage, state, reason, count in store.stage_status_counts()

@@ -37,7 +37,7 @@ def _rate(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
 
-def generation_rates(store: RunStore, k: int) -> dict[str, Any]:
+def generation_rates(store: RunStore, k: int, strategy: str = "parallel") -> dict[str, Any]:
     problems = store.problems()
     outcomes = store.problem_outcomes()
     finished = [p for p in problems if outcomes.get(p.problem_id) is not None]
@@ -50,11 +50,10 @@ def generation_rates(store: RunStore, k: int) -> dict[str, Any]:
             if key:
                 table[key][0] += hit
                 table[key][1] += 1
-    # pass@j: a retained problem counts at j when its verified proof was among its first j samples.
-    pass_at = {}
-    for j in range(1, k + 1):
-        hits = sum(1 for c in retained.values() if c.proof_attempt_number is not None and c.proof_attempt_number < j)
-        pass_at[f"pass@{j}"] = _rate(hits, len(finished))
+    # pass@j: unbiased when all k samples were drawn, else the first success index (repro.study.run_pass_at)
+    from repro.study.run_pass_at import run_pass_at
+
+    pass_at, estimator = run_pass_at(store, retained.values(), len(finished), k, strategy)
     return {
         "drawn": len(problems),
         "finished": len(finished),
@@ -63,6 +62,7 @@ def generation_rates(store: RunStore, k: int) -> dict[str, Any]:
         "by_level": {key: _rate(*value) for key, value in sorted(by_level.items())},
         "by_type": {key: _rate(*value) for key, value in sorted(by_type.items())},
         "generation_rate_at": pass_at,
+        "pass_at_estimator": estimator,
     }
 
 
@@ -96,10 +96,10 @@ def cost_per_retained(store: RunStore) -> dict[str, float | None]:
     }
 
 
-def run_metrics(store: RunStore, k: int) -> dict[str, Any]:
+def run_metrics(store: RunStore, k: int, strategy: str = "parallel") -> dict[str, Any]:
     return {
         "funnel": funnel(store),
-        "rates": generation_rates(store, k),
+        "rates": generation_rates(store, k, strategy),
         "models": model_accounting(store),
         "cost_per_retained": cost_per_retained(store),
         "stage_order": [stage.value for stage in Stage],

@@ -1,0 +1,118 @@
+"""Library entry points behind ``repro statements``, ``repro prove-study`` and ``repro study-report``."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+
+from repro.config import LeanSettings
+from repro.lean import InfraStatus, build_verifier
+from repro.llm.factory import build_backend
+from repro.llm.protocol import ModelBackend
+from repro.study.lean_cache import StoredLeanResults
+from repro.study.records import ProverEntry, StudySettings
+from repro.study.runner import ProgressHook, StudyRunner, StudySummary
+from repro.study.statements import read_statements
+from repro.study.store import STUDY_FILENAME, StudyStore
+
+BackendFactory = Callable[[ProverEntry], ModelBackend]
+
+
+class StudyError(RuntimeError):
+    pass
+
+
+def open_study(
+    study_dir: Path,
+    *,
+    statements_path: str | Path | None,
+    provers: list[ProverEntry],
+    settings: StudySettings | None,
+    resume: bool,
+) -> StudyStore:
+    """Create a study directory, or reopen one to resume (optionally adding provers or statements)."""
+    exists = (study_dir / STUDY_FILENAME).exists()
+    if exists and not resume:
+        raise StudyError(
+            f"{study_dir} already holds a study; pass --resume to continue it, or choose another --study-dir"
+        )
+    if resume and not exists:
+        raise StudyError(f"{study_dir}: nothing to resume (no {STUDY_FILENAME})")
+    if not resume:
+        if statements_path is None:
+            raise StudyError("a new study needs a statement file (repro statements RUN_DIR --out FILE makes one)")
+        if not provers:
+            raise StudyError("a new study needs at least one --prover NAME=MODEL@BASE_URL or NAME=FILE.yaml")
+        if settings is None:
+            raise StudyError("a new study needs its settings (k, strategy)")
+    statements = read_statements(statements_path) if statements_path is not None else []
+    store = StudyStore(study_dir)
+    try:
+        if settings is not None and not resume:
+            store.save_settings(settings)
+        store.add_statements(statements)
+        for prover in provers:
+            store.add_prover(prover)
+    except Exception:
+        store.close()
+        raise
+    return store
+
+
+async def run_study(
+    store: StudyStore,
+    *,
+    backend_factory: BackendFactory | None = None,
+    lean: LeanSettings | None = None,
+    on_progress: ProgressHook | None = None,
+) -> tuple[StudySummary, StoredLeanResults]:
+    """Prove every (prover, statement) pair the store does not have complete yet."""
+    settings = store.settings()
+    lean_settings = lean or settings.lean
+    statements = store.statements()
+    provers = store.provers()
+    factory = backend_factory or (lambda prover: build_backend(prover.settings))
+    backends = {prover.name: factory(prover) for prover in provers}
+    verifier = StoredLeanResults(build_verifier(lean_settings), store)
+    try:
+        header = statements[0].header if statements else lean_settings.header
+        preflight = await verifier.check("theorem repro_preflight : True := trivial", header)
+        if preflight.infra_status != InfraStatus.ok or preflight.has_error:
+            detail = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
+            raise StudyError(
+                f"the Lean backend ({lean_settings.backend}) cannot check code: {preflight.infra_status}: "
+                f"{detail[:400]}. Nothing was run. See `repro doctor`."
+            )
+        runner = StudyRunner(store, provers, backends, verifier, settings, on_progress=on_progress)
+        summary = await runner.run(statements)
+    finally:
+        await verifier.close()
+    return summary, verifier
+
+
+def prove_study(
+    study_dir: str | Path,
+    *,
+    statements_path: str | Path | None = None,
+    provers: list[ProverEntry] | None = None,
+    settings: StudySettings | None = None,
+    resume: bool = False,
+    backend_factory: BackendFactory | None = None,
+    on_progress: ProgressHook | None = None,
+) -> StudySummary:
+    """``repro prove-study``: open (or resume) the study and run it to completion."""
+    store = open_study(
+        Path(study_dir), statements_path=statements_path, provers=provers or [], settings=settings, resume=resume
+    )
+    try:
+        summary, _ = asyncio.run(run_study(store, backend_factory=backend_factory, on_progress=on_progress))
+        return summary
+    finally:
+        store.close()
+
+
+def study_size(store: StudyStore) -> tuple[int, int]:
+    """(pairs to prove, statements), for a progress bar."""
+    statements = store.statements()
+    return len(statements) * len(store.provers()), len(statements)

@@ -1,0 +1,73 @@
+"""pass@j estimators and the bootstrap interval over statements.
+
+With n samples of which c passed, the unbiased estimate of "at least one of j fresh samples passes" is
+1 - C(n-c, j) / C(n, j) (Chen et al. 2021); it needs all n samples drawn without looking at them.
+A sequential strategy stops at the first success, which biases that estimator; there the honest
+figure is the "first success index": the statement counts at j when its first success came within j.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from math import comb
+
+import numpy as np
+from scipy import stats
+
+UNBIASED = "unbiased (all k samples drawn)"
+FIRST_SUCCESS = "first success index (sequential early stop)"
+
+
+def failure_probability(n: int, c: int, j: int) -> float:
+    """Probability that j samples drawn without replacement from n (c of them passing) all fail."""
+    if j <= 0:
+        return 1.0
+    if n <= 0:
+        return 1.0
+    if j > n:
+        raise ValueError(f"pass@{j} needs at least {j} samples, got {n}")
+    return comb(n - c, j) / comb(n, j)
+
+
+def pass_at(n: int, c: int, j: int) -> float:
+    return 1.0 - failure_probability(n, c, j)
+
+
+def first_success_pass_at(first_success: int | None, j: int) -> float:
+    """1 when the first verified sample (0-based) came among the first j, else 0."""
+    return 1.0 if first_success is not None and first_success < j else 0.0
+
+
+def bootstrap_interval(
+    values: Sequence[float], *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap of the mean over statements (statements are the unit that varies)."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return (float("nan"), float("nan"))
+    if np.all(data == data[0]):
+        return (float(data[0]), float(data[0]))
+    result = stats.bootstrap(
+        (data,),
+        np.mean,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        random_state=np.random.default_rng(seed),
+    )
+    return (float(result.confidence_interval.low), float(result.confidence_interval.high))
+
+
+def best_budget_split(first: Sequence[tuple[int, int]], second: Sequence[tuple[int, int]], budget: int) -> list[float]:
+    """Expected coverage when j of ``budget`` samples go to the first prover and the rest to the second.
+
+    ``first`` and ``second`` hold (n, c) per statement, aligned. Samples of two provers are independent,
+    so a statement fails only when both shares fail: 1 - f1(j) * f2(budget - j). Index j of the result.
+    """
+    curve = []
+    for j in range(budget + 1):
+        total = 0.0
+        for (n1, c1), (n2, c2) in zip(first, second, strict=True):
+            total += 1.0 - failure_probability(n1, c1, min(j, n1)) * failure_probability(n2, c2, min(budget - j, n2))
+        curve.append(total / len(first) if first else 0.0)
+    return curve

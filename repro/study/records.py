@@ -1,0 +1,72 @@
+"""Typed records of a coverage study: the statements it proves, the provers, and every sample's outcome."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repro.config import LeanSettings, ModelSettings
+
+STUDY_RECORD_VERSION = 1
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    schema_version: int = STUDY_RECORD_VERSION
+
+
+class StudyStatement(_Record):
+    """One formal statement of a statement set (exported from a run, or brought from elsewhere)."""
+
+    id: str = Field(min_length=1)
+    statement: str = Field(min_length=1)
+    header: str
+    theorem_name: str = Field(min_length=1)
+    source_dataset: str | None = None
+    source_id: str | None = None
+    level: str | None = None
+    type: str | None = None
+    run: str | None = None
+    question: str | None = None
+
+
+class ProverEntry(_Record):
+    """A named prover of a study: the model settings every request to it is built from."""
+
+    name: str
+    settings: ModelSettings
+
+
+class StudySettings(_Record):
+    """What a study does, stored once so ``--resume`` needs nothing but the study directory."""
+
+    k: int = Field(ge=1)
+    strategy: Literal["parallel", "sequential"] = "parallel"
+    allow_native_decide: bool = False
+    lean: LeanSettings = Field(default_factory=LeanSettings)
+
+
+class SampleOutcome(_Record):
+    """One prover sample for one statement and what the soundness gate said about it."""
+
+    prover: str
+    statement_id: str
+    sample_index: int
+    text: str
+    finish_reason: str
+    judged: bool = False
+    verified: bool = False
+    real_lean: bool = False
+    reasons: list[str] = Field(default_factory=list)
+    taxonomy: list[str] = Field(default_factory=list)
+    lean_error_classes: list[str] = Field(default_factory=list)
+    checked_code: str | None = None
+    lean_backend: str | None = None
+    toolchain: str | None = None
+    mathlib_revision: str | None = None
+    # request accounting rides on the first sample of each request (the others carry zero)
+    tokens_in: int = 0
+    tokens_out: int = 0
+    model_seconds: float = 0.0
+    lean_seconds: float = 0.0

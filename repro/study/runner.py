@@ -1,0 +1,202 @@
+"""Run every prover of a study on every statement, streaming, resumable, every sample through the gate.
+
+Each prover has its own pool of workers (as many as its endpoint's ``max_concurrency``), so a slow
+prover never holds up a fast one; all provers share one Lean backend, whose worker pool bounds the
+checks. A (prover, statement) pair reads what the store already holds first: a stored sample is never
+requested again, and a stored verdict is never recomputed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from repro.lean import Verdict, Verifier, verify_proof
+from repro.llm.protocol import ModelBackend, ModelCallError
+from repro.records import ReasonCode
+from repro.stages.common import chat_request
+from repro.stages.prove import prover_prompt
+from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
+from repro.study.store import StudyStore
+
+ProgressHook = Callable[[str, str, bool], None]  # (prover, statement id, covered)
+
+# Verdicts that say nothing about the proof: the Lean backend could not judge it. Left unjudged for --resume.
+_UNJUDGED = frozenset({ReasonCode.lean_unavailable})
+
+_LEAN_ERROR_CLASSES: tuple[tuple[str, str], ...] = (
+    (r"unknown (?:identifier|constant)", "unknown_identifier"),
+    (r"type mismatch|application type mismatch", "type_mismatch"),
+    (r"unsolved goals", "unsolved_goals"),
+    (r"linarith failed|nlinarith failed", "linarith_failed"),
+    (r"failed to synthesize", "failed_to_synthesize"),
+    (r"unexpected token|expected '|unknown tactic", "parse_error"),
+    (r"maximum recursion|heartbeats|deterministic timeout", "resource_limit"),
+    (r"omega could not|decide failed|The rfl tactic|simp made no progress|norm_num failed", "tactic_failed"),
+)
+
+
+def lean_error_classes(verdict: Verdict) -> list[str]:
+    """Coarse classes of Lean's error messages, so a study can say which kind of Lean error dominates."""
+    classes: list[str] = []
+    for message in verdict.messages:
+        if message.severity != "error":
+            continue
+        label = next((name for pattern, name in _LEAN_ERROR_CLASSES if re.search(pattern, message.text)), "other_error")
+        if label not in classes:
+            classes.append(label)
+    return classes
+
+
+@dataclass
+class StudySummary:
+    pairs: int = 0
+    covered: int = 0
+    fresh_requests: int = 0
+    failed_requests: int = 0
+    unjudged_samples: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class StudyRunner:
+    def __init__(
+        self,
+        store: StudyStore,
+        provers: list[ProverEntry],
+        backends: dict[str, ModelBackend],
+        verifier: Verifier,
+        settings: StudySettings,
+        *,
+        on_progress: ProgressHook | None = None,
+    ) -> None:
+        self.store = store
+        self.provers = provers
+        self.backends = backends
+        self.verifier = verifier
+        self.settings = settings
+        self.on_progress = on_progress or (lambda prover, statement, covered: None)
+        self.summary = StudySummary()
+
+    # -- one sample ------------------------------------------------------------------------------
+    async def _judge(self, sample: SampleOutcome, statement: StudyStatement) -> SampleOutcome:
+        verdict = await verify_proof(
+            statement.statement,
+            sample.text,
+            self.verifier,
+            header=statement.header,
+            allow_native_decide=self.settings.allow_native_decide,
+            finish_reason=sample.finish_reason,
+        )
+        lean = verdict.lean
+        judged = not (verdict.reasons and set(verdict.reasons) <= _UNJUDGED)
+        outcome = sample.model_copy(
+            update={
+                "judged": judged,
+                "verified": verdict.verified,
+                "real_lean": bool(lean and lean.real_lean),
+                "reasons": [reason.value for reason in verdict.reasons],
+                "taxonomy": [fact.value for fact in verdict.taxonomy],
+                "lean_error_classes": lean_error_classes(verdict),
+                "checked_code": verdict.checked_code,
+                "lean_backend": lean.backend_id if lean else None,
+                "toolchain": lean.toolchain if lean else None,
+                "mathlib_revision": lean.mathlib_revision if lean else None,
+                "lean_seconds": 0.0 if lean is None or lean.cached else round(lean.elapsed_s, 4),
+            }
+        )
+        self.store.save_verdict(outcome)
+        if not judged:
+            self.summary.unjudged_samples += 1
+        return outcome
+
+    async def _request(
+        self, prover: ProverEntry, statement: StudyStatement, first_index: int, count: int
+    ) -> list[SampleOutcome] | None:
+        settings = prover.settings
+        request = chat_request(
+            settings, prover_prompt(statement.statement, statement.header), sample_offset=first_index, n=count
+        )
+        try:
+            response = await self.backends[prover.name].generate(request)
+        except ModelCallError as error:
+            self.summary.failed_requests += 1
+            self.summary.errors.append(f"{prover.name} / {statement.id}: {error}")
+            return None
+        self.summary.fresh_requests += 1
+        samples = [
+            SampleOutcome(
+                prover=prover.name,
+                statement_id=statement.id,
+                sample_index=first_index + position,
+                text=text,
+                finish_reason=finish,
+                tokens_in=response.tokens_in if position == 0 else 0,
+                tokens_out=response.tokens_out if position == 0 else 0,
+                model_seconds=round(response.latency_s, 4) if position == 0 else 0.0,
+            )
+            for position, (text, finish) in enumerate(zip(response.texts, response.finish_reasons, strict=True))
+        ]
+        self.store.add_samples(samples)
+        return samples
+
+    # -- one (prover, statement) pair -------------------------------------------------------------
+    async def prove_pair(self, prover: ProverEntry, statement: StudyStatement) -> bool:
+        """Whether some sample was verified. Nothing stored is asked or checked again."""
+        k = self.settings.k
+        stored = {s.sample_index: s for s in self.store.samples(prover=prover.name, statement_id=statement.id)}
+        if self.settings.strategy == "sequential":
+            for index in range(k):
+                sample = stored.get(index)
+                if sample is None:
+                    fresh = await self._request(prover, statement, index, 1)
+                    if fresh is None:
+                        return False
+                    sample = fresh[0]
+                if not sample.judged:
+                    sample = await self._judge(sample, statement)
+                if sample.verified:
+                    return True
+            return False
+        missing = [index for index in range(k) if index not in stored]
+        if missing:
+            # one request for the missing samples (all k on a fresh pair), numbered from the first missing
+            first, count = missing[0], k - missing[0]
+            fresh = await self._request(prover, statement, first, count)
+            if fresh is None:
+                return False
+            for sample in fresh:
+                stored.setdefault(sample.sample_index, sample)
+        pending = [stored[index] for index in range(k) if index in stored and not stored[index].judged]
+        judged = await asyncio.gather(*(self._judge(sample, statement) for sample in pending))
+        for sample in judged:
+            stored[sample.sample_index] = sample
+        return any(sample.verified for sample in stored.values())
+
+    # -- the whole study ---------------------------------------------------------------------------
+    async def run(self, statements: list[StudyStatement]) -> StudySummary:
+        async def worker(prover: ProverEntry, queue: asyncio.Queue[StudyStatement]) -> None:
+            while True:
+                try:
+                    statement = queue.get_nowait()
+                except asyncio.QueueEmpty:
+                    return
+                try:
+                    covered = await self.prove_pair(prover, statement)
+                except Exception as error:  # one bad pair must not stop the study; resume retries it
+                    self.summary.errors.append(f"{prover.name} / {statement.id}: {type(error).__name__}: {error}")
+                    covered = False
+                self.summary.pairs += 1
+                self.summary.covered += int(covered)
+                self.on_progress(prover.name, statement.id, covered)
+
+        tasks = []
+        for prover in self.provers:
+            queue: asyncio.Queue[StudyStatement] = asyncio.Queue()
+            for statement in statements:
+                queue.put_nowait(statement)
+            workers = max(1, prover.settings.max_concurrency)
+            tasks += [asyncio.create_task(worker(prover, queue)) for _ in range(min(workers, len(statements)))]
+        await asyncio.gather(*tasks)
+        return self.summary

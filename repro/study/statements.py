@@ -1,0 +1,138 @@
+"""Statement sets: export the aligned statements of a run, and read any statement file back.
+
+The file is JSONL, one :class:`StudyStatement` per line, so a user can bring miniF2F-style statements
+with their own header. A bad row is named by file, line and field, because a study over thousands of
+statements should not fail with a bare validation dump.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from repro.lean.source import ends_in_sorry, statement_parts
+from repro.records import AttemptStatus, Stage
+from repro.store import RunStore
+from repro.study.records import StudyStatement
+
+
+class StatementSetError(ValueError):
+    """A statement file that cannot be used, named by file, line and field."""
+
+
+def _run_header_and_name(run_dir: Path) -> tuple[str, str]:
+    config_path = run_dir / "config.yaml"
+    if not config_path.is_file():
+        raise StatementSetError(f"{run_dir}: no config.yaml; is this a run directory?")
+    data = yaml.safe_load(config_path.read_text(encoding="utf-8")) or {}
+    from repro.config import RunConfig
+
+    config = RunConfig.model_validate(data)
+    return config.lean.header, config.name
+
+
+def statements_from_run(run_dir: str | Path) -> list[StudyStatement]:
+    """Every statement that passed alignment, retained or not, in candidate order.
+
+    A candidate may have several aligned statements (a formalization regenerated after its proof
+    failed); each distinct one is its own row, identified by candidate and formalization round.
+    """
+    directory = Path(run_dir)
+    header, run_name = _run_header_and_name(directory)
+    rows: list[StudyStatement] = []
+    with RunStore(directory, create=False) as store:
+        for candidate in store.candidates():
+            attempts = store.attempts(candidate_id=candidate.candidate_id)
+            statements = {
+                a.attempt_number: a.output.get("statement")
+                for a in attempts
+                if a.stage == Stage.formalize and a.status == AttemptStatus.passed
+            }
+            aligned = sorted(
+                a.attempt_number for a in attempts if a.stage == Stage.align and a.status == AttemptStatus.passed
+            )
+            if not aligned:
+                continue
+            problem = store.problem(candidate.problem_id)
+            exported: set[str] = set()
+            for round_index in aligned:
+                statement = statements.get(round_index)
+                if not statement or statement in exported:
+                    continue  # a regenerated formalization identical to an earlier one is the same statement
+                exported.add(statement)
+                rows.append(
+                    StudyStatement(
+                        id=f"{candidate.candidate_id}/f{round_index}",
+                        statement=statement,
+                        header=header,
+                        theorem_name=candidate.theorem_name or statement_parts(statement)[0],
+                        source_dataset=problem.source,
+                        source_id=problem.source_id,
+                        level=problem.level,
+                        type=problem.type,
+                        run=run_name,
+                        question=candidate.rewritten_question,
+                    )
+                )
+    return rows
+
+
+def write_statements(statements: list[StudyStatement], out: str | Path) -> Path:
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for row in statements:
+            handle.write(row.model_dump_json(exclude={"schema_version"}) + "\n")
+    return path
+
+
+def export_statements(run_dir: str | Path, out: str | Path) -> int:
+    """``repro statements RUN_DIR --out FILE``: how many rows were written."""
+    rows = statements_from_run(run_dir)
+    write_statements(rows, out)
+    return len(rows)
+
+
+def read_statements(path: str | Path) -> list[StudyStatement]:
+    """Read a statement file; every row must parse and its theorem must be the one it names."""
+    source = Path(path)
+    if not source.is_file():
+        raise StatementSetError(f"{source}: statement file not found")
+    rows: list[StudyStatement] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise StatementSetError(f"{source}:{number}: not valid JSON ({error.msg})") from None
+        if not isinstance(data, dict):
+            raise StatementSetError(f"{source}:{number}: expected a JSON object, got {type(data).__name__}")
+        data.pop("schema_version", None)
+        try:
+            row = StudyStatement.model_validate(data)
+        except ValidationError as error:
+            first = error.errors()[0]
+            field = ".".join(str(part) for part in first["loc"]) or "(row)"
+            raise StatementSetError(f"{source}:{number}: field {field!r}: {first['msg']}") from None
+        try:
+            name, _ = statement_parts(row.statement)
+        except ValueError as error:
+            raise StatementSetError(f"{source}:{number}: field 'statement': {error}") from None
+        if not ends_in_sorry(row.statement):
+            raise StatementSetError(f"{source}:{number}: field 'statement': must end in ':= by sorry'")
+        if name != row.theorem_name:
+            raise StatementSetError(
+                f"{source}:{number}: field 'theorem_name': {row.theorem_name!r} but the statement declares {name!r}"
+            )
+        if row.id in seen:
+            raise StatementSetError(f"{source}:{number}: field 'id': {row.id!r} already used on line {seen[row.id]}")
+        seen[row.id] = number
+        rows.append(row)
+    if not rows:
+        raise StatementSetError(f"{source}: no statements")
+    return rows

@@ -1,0 +1,249 @@
+"""The study store: one SQLite file per study directory, modelled on the run store.
+
+Every fresh model response is written with all its samples in one transaction, and every verdict in
+one more, so a study killed at any moment resumes without asking a model for a sample it already has
+and without re-checking code Lean already judged (Lean results are kept by code hash, across provers).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from repro.records import utc_now
+from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
+
+STUDY_FILENAME = "study.sqlite"
+
+_MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE statements (statement_id TEXT PRIMARY KEY, position INTEGER NOT NULL, payload TEXT NOT NULL);
+    CREATE TABLE provers (name TEXT PRIMARY KEY, position INTEGER NOT NULL, payload TEXT NOT NULL);
+    CREATE TABLE samples (
+        prover TEXT NOT NULL,
+        statement_id TEXT NOT NULL,
+        sample_index INTEGER NOT NULL,
+        judged INTEGER NOT NULL,
+        verified INTEGER NOT NULL,
+        payload TEXT NOT NULL,
+        PRIMARY KEY (prover, statement_id, sample_index)
+    );
+    CREATE TABLE lean_cache (code_hash TEXT PRIMARY KEY, result TEXT NOT NULL);
+    """,
+)
+SCHEMA_VERSION = len(_MIGRATIONS)
+
+
+class StudyStoreError(RuntimeError):
+    pass
+
+
+class StudyStore:
+    """All persistent state of one study. Safe to share between the event loop and worker threads."""
+
+    def __init__(self, study_dir: str | Path, *, create: bool = True) -> None:
+        self.study_dir = Path(study_dir)
+        self.path = self.study_dir / STUDY_FILENAME
+        if not self.path.exists() and not create:
+            raise StudyStoreError(
+                f"{self.study_dir}: no study store ({STUDY_FILENAME}) here; is this a study directory?"
+            )
+        self.study_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._connection.execute("PRAGMA journal_mode=WAL")
+        self._connection.execute("PRAGMA synchronous=NORMAL")
+        self._connection.execute("PRAGMA busy_timeout=30000")
+        self._migrate()
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
+    def __enter__(self) -> StudyStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._connection
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+
+    def _query(self, sql: str, parameters: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            cursor = self._connection.execute(sql, tuple(parameters))
+            cursor.row_factory = sqlite3.Row
+            return cursor.fetchall()
+
+    def schema_version(self) -> int:
+        if not self._query("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'"):
+            return 0
+        rows = self._query("SELECT value FROM meta WHERE key='schema_version'")
+        return int(rows[0]["value"]) if rows else 0
+
+    def _migrate(self) -> None:
+        current = self.schema_version()
+        if current > SCHEMA_VERSION:
+            raise StudyStoreError(f"{self.path}: schema version {current} is newer than this repro ({SCHEMA_VERSION})")
+        while current < SCHEMA_VERSION:
+            with self.transaction() as connection:
+                version = self.schema_version()
+                if version >= SCHEMA_VERSION:
+                    return
+                for statement in _MIGRATIONS[version].split(";"):
+                    if statement.strip():
+                        connection.execute(statement)
+                connection.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version + 1),)
+                )
+                if version == 0:
+                    connection.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('created_at', ?)", (utc_now(),))
+            current = version + 1
+
+    # -- meta and settings -------------------------------------------------------------------------
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as connection:
+            connection.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key=?", (key,))
+        return rows[0]["value"] if rows else None
+
+    def save_settings(self, settings: StudySettings) -> None:
+        self.set_meta("settings", settings.model_dump_json())
+
+    def settings(self) -> StudySettings:
+        raw = self.get_meta("settings")
+        if raw is None:
+            raise StudyStoreError(f"{self.path}: the study has no settings; was it ever started?")
+        return StudySettings.model_validate_json(raw)
+
+    # -- statements and provers ----------------------------------------------------------------
+    def add_statements(self, statements: Iterable[StudyStatement]) -> int:
+        """Insert statements not yet stored; a known id with different text is an error, not an update."""
+        added = 0
+        with self.transaction() as connection:
+            start = connection.execute("SELECT COALESCE(MAX(position), -1) + 1 FROM statements").fetchone()[0]
+            for statement in statements:
+                row = connection.execute(
+                    "SELECT payload FROM statements WHERE statement_id=?", (statement.id,)
+                ).fetchone()
+                if row is not None:
+                    known = StudyStatement.model_validate_json(row[0])
+                    if (known.statement, known.header) != (statement.statement, statement.header):
+                        raise StudyStoreError(
+                            f"statement {statement.id!r} is already in the study with a different text or header"
+                        )
+                    continue
+                connection.execute(
+                    "INSERT INTO statements(statement_id, position, payload) VALUES (?, ?, ?)",
+                    (statement.id, start + added, statement.model_dump_json()),
+                )
+                added += 1
+        return added
+
+    def statements(self) -> list[StudyStatement]:
+        rows = self._query("SELECT payload FROM statements ORDER BY position")
+        return [StudyStatement.model_validate_json(row["payload"]) for row in rows]
+
+    def add_prover(self, prover: ProverEntry) -> None:
+        """Register a prover; the same name with other settings would mix two models' samples, so it fails."""
+        with self.transaction() as connection:
+            row = connection.execute("SELECT payload FROM provers WHERE name=?", (prover.name,)).fetchone()
+            if row is not None:
+                if ProverEntry.model_validate_json(row[0]).settings != prover.settings:
+                    raise StudyStoreError(
+                        f"prover {prover.name!r} is already in the study with other settings; choose another name"
+                    )
+                return
+            position = connection.execute("SELECT COUNT(*) FROM provers").fetchone()[0]
+            connection.execute(
+                "INSERT INTO provers(name, position, payload) VALUES (?, ?, ?)",
+                (prover.name, position, prover.model_dump_json()),
+            )
+
+    def provers(self) -> list[ProverEntry]:
+        rows = self._query("SELECT payload FROM provers ORDER BY position")
+        return [ProverEntry.model_validate_json(row["payload"]) for row in rows]
+
+    # -- samples -------------------------------------------------------------------------------
+    def add_samples(self, samples: list[SampleOutcome]) -> None:
+        """Store a fresh response's samples (not yet judged) in one transaction."""
+        with self.transaction() as connection:
+            for sample in samples:
+                connection.execute(
+                    "INSERT OR IGNORE INTO samples(prover, statement_id, sample_index, judged, verified, payload)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        sample.prover,
+                        sample.statement_id,
+                        sample.sample_index,
+                        int(sample.judged),
+                        int(sample.verified),
+                        sample.model_dump_json(),
+                    ),
+                )
+
+    def save_verdict(self, sample: SampleOutcome) -> None:
+        with self.transaction() as connection:
+            connection.execute(
+                "UPDATE samples SET judged=?, verified=?, payload=?"
+                " WHERE prover=? AND statement_id=? AND sample_index=?",
+                (
+                    int(sample.judged),
+                    int(sample.verified),
+                    sample.model_dump_json(),
+                    sample.prover,
+                    sample.statement_id,
+                    sample.sample_index,
+                ),
+            )
+
+    def samples(self, *, prover: str | None = None, statement_id: str | None = None) -> list[SampleOutcome]:
+        clauses, parameters = [], []
+        for column, value in (("prover", prover), ("statement_id", statement_id)):
+            if value is not None:
+                clauses.append(f"{column}=?")
+                parameters.append(value)
+        sql = "SELECT payload FROM samples" + (" WHERE " + " AND ".join(clauses) if clauses else "")
+        sql += " ORDER BY prover, statement_id, sample_index"
+        return [SampleOutcome.model_validate_json(row["payload"]) for row in self._query(sql, parameters)]
+
+    def verified_samples(self) -> list[SampleOutcome]:
+        rows = self._query("SELECT payload FROM samples WHERE verified=1 ORDER BY prover, statement_id, sample_index")
+        return [SampleOutcome.model_validate_json(row["payload"]) for row in rows]
+
+    def sample_counts(self) -> dict[str, tuple[int, int]]:
+        """Per prover: (samples stored, samples judged), for progress on resume."""
+        rows = self._query("SELECT prover, COUNT(*) AS n, SUM(judged) AS j FROM samples GROUP BY prover")
+        return {row["prover"]: (row["n"], row["j"] or 0) for row in rows}
+
+    # -- Lean results ----------------------------------------------------------------------------
+    def cached_lean_result(self, code_hash: str) -> dict[str, Any] | None:
+        rows = self._query("SELECT result FROM lean_cache WHERE code_hash=?", (code_hash,))
+        return json.loads(rows[0]["result"]) if rows else None
+
+    def lean_result_count(self) -> int:
+        """How many distinct codes Lean has judged for this study (each exactly once)."""
+        return int(self._query("SELECT COUNT(*) AS n FROM lean_cache")[0]["n"])
+
+    def cache_lean_result(self, code_hash: str, result: dict[str, Any]) -> None:
+        with self.transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO lean_cache(code_hash, result) VALUES (?, ?)",
+                (code_hash, json.dumps(result, ensure_ascii=False)),
+            )
