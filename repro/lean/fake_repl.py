@@ -89,8 +89,10 @@ def _normal_signature(tokens: list[Token]) -> list[str]:
 def _signature_matches(target: list[Token], candidate: list[Token]) -> bool:
     ours = _normal_signature(target)
     theirs = _normal_signature(candidate)
-    if ours[-3:] == [":=", "by", "sorry"]:
-        ours = ours[:-3]
+    tail = next((i for i in range(len(ours) - 2) if ours[i : i + 3] == [":=", "by", "sorry"]), None)
+    if tail is None:
+        return False
+    ours = ours[:tail]
     return theirs[: len(ours)] == ours and theirs[len(ours) : len(ours) + 1] == [":="]
 
 
@@ -118,7 +120,8 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
         known = _declarations(environment)
         if name not in known:
             return {"messages": [_message(code, 0, len(code), "error", f"unknown constant '{name}'")]}
-        prover_code = "\n".join(c for c in history if not c.lstrip().startswith("theorem repro_target_"))
+        ours = ("theorem repro_target_", "example : type_of%", "#print axioms")
+        prover_code = "\n".join(c for c in history if not c.lstrip().startswith(ours))
         prover_tokens = significant(lex(prover_code))
         axioms = list(_STANDARD)
         if _uses_sorry(known[name]) or _uses_sorry(prover_tokens) or "repro_target_" in prover_code:
