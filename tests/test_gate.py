@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from repro.lean import fake_repl_verifier, reserved_name, verify_proof
-from repro.lean.protocol import LeanMessage, LeanResult, InfraStatus, axioms_reported
+from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, axioms_reported
 from repro.records import ReasonCode
 
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"

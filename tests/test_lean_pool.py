@@ -211,7 +211,7 @@ async def test_kimina_backend_uses_the_same_verdict_rules(kimina: KiminaStub) ->
         bad = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  bad", verifier, header=HEADER)
         slow = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  TIMEOUT", verifier, header=HEADER)
         spoof = await verify_proof(
-            statement, "theorem k : 1 + 1 = 2 := by\n  trace \"SPOOF\"\n  decide", verifier, header=HEADER
+            statement, 'theorem k : 1 + 1 = 2 := by\n  trace "SPOOF"\n  decide', verifier, header=HEADER
         )
     finally:
         await verifier.close()

@@ -47,6 +47,8 @@ class Verdict(BaseModel):
     lean: LeanResult | None = None
     lean_commands: list[str] = Field(default_factory=list)
     lean_steps: list[LeanResult] = Field(default_factory=list)
+    static_passed: bool | None = None  # whether the static layer let the code through to Lean
+    policy: list[str] = Field(default_factory=list)  # refusals by policy, not unsoundness: native_decide, search
 
     def add(self, reason: ReasonCode, detail: str) -> None:
         if reason not in self.reasons:
@@ -109,6 +111,11 @@ async def verify_proof(
 
     static = scan(code, header=header, allow_native_decide=allow_native_decide, open_allowlist=open_allowlist)
     _judge_static(verdict, static, parsed, truncated)
+    verdict.static_passed = not verdict.reasons
+    if static.uses_native_decide and not allow_native_decide:
+        verdict.policy.append("native_decide")
+    if static.uses_search_tactic:
+        verdict.policy.append("search_tactic")
 
     lean_results: list[LeanResult] = []
     if not verdict.reasons:

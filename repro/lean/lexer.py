@@ -78,6 +78,8 @@ _SYMBOLS = sorted(
         "++",
         "^^",
         "⁻¹",
+        "⁻¹'",
+        "''",
         "{{",
         "}}",
     ],
@@ -171,6 +173,10 @@ class _Scanner:
             return self.string(index, index + 1, Kind.string)
         if char == "r" and self.raw_string_opening(index) is not None:
             return self.raw_string(index)
+        if self.at(index, "''"):  # Lean: a quote followed by a quote is the token '' (image), never a char
+            return self.emit(Kind.symbol, index, index + 2)
+        if self.at(index, "''"):  # Lean: a quote followed by a quote is the token '' (image), never a char
+            return self.emit(Kind.symbol, index, index + 2)
         if char == "'":
             char_end = self.char_literal_end(index)
             return self.emit(Kind.error if char_end is None else Kind.char, index, char_end or self.length)
