@@ -264,7 +264,7 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
     statement = Path(arguments.statement).read_text(encoding="utf-8")
     proof = Path(arguments.proof).read_text(encoding="utf-8")
     verdict = asyncio.run(check_proof(statement, proof, lean))
-    backend = verdict.lean.backend_id if verdict.lean else lean.backend.value
+    backend = verdict.lean.backend_id if verdict.lean else str(lean.backend)
     real = verdict.lean is not None and verdict.lean.real_lean
     if arguments.json:
         payload = json.loads(verdict.model_dump_json(exclude={"lean", "lean_steps"}))
