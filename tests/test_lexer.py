@@ -104,6 +104,9 @@ def test_the_forms_naive_scanners_misread() -> None:
         'r#"a"b"# axiom': [Kind.raw_string, Kind.identifier],
         "/- /- -/ #exit -/ x": [Kind.block_comment, Kind.identifier],
         "/-- doc -/ theorem": [Kind.block_comment, Kind.identifier],
+        '/--/ " -/ #exit -- "': [Kind.block_comment, Kind.hash_command, Kind.line_comment],  # /-- body starts late
+        "/-!/ x -/ y": [Kind.block_comment, Kind.identifier],
+        "a\u00a0#exit": [Kind.identifier, Kind.symbol, Kind.hash_command],  # NBSP is not Lean whitespace
         '"multi\nline #exit"': [Kind.string],
         "f ⁻¹' s '' t": [Kind.identifier, Kind.symbol, Kind.identifier, Kind.symbol, Kind.identifier],
         's!"{x}" x': [Kind.interpolated_string, Kind.identifier],

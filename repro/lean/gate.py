@@ -95,6 +95,13 @@ async def verify_proof(
         verdict.add(ReasonCode.statement_not_single_theorem, f"the formal statement is unusable: {error}")
         return verdict
     verdict.theorem_name = parsed.name
+    in_statement = forbidden_constructs(parsed.declaration, header=header)
+    if in_statement:
+        verdict.add(
+            ReasonCode.statement_not_single_theorem,
+            f"the formal statement itself uses forbidden constructs: {in_statement[:3]}",
+        )
+        return verdict
 
     tokens = find_special_tokens(prover_output)
     if tokens:

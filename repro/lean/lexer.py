@@ -33,6 +33,8 @@ class Kind(StrEnum):
     error = "error"
 
 
+# Lean's whitespace; any other space-like character (NBSP, U+2003, ...) is a token Lean refuses.
+_WHITESPACE = frozenset(" \t\r\n")
 TRIVIA = frozenset({Kind.whitespace, Kind.line_comment, Kind.block_comment})
 
 
@@ -159,9 +161,9 @@ class _Scanner:
 
     def step(self, index: int) -> int:
         code, char = self.code, self.code[index]
-        if char.isspace():
+        if char in _WHITESPACE:
             end = index
-            while end < self.length and code[end].isspace():
+            while end < self.length and code[end] in _WHITESPACE:
                 end += 1
             return self.emit(Kind.whitespace, index, end)
         if self.at(index, "--"):
@@ -199,7 +201,9 @@ class _Scanner:
         return self.emit(Kind.symbol, index, index + 1)
 
     def block_comment(self, index: int) -> int:
-        depth, cursor = 1, index + 2
+        # Lean reads ``/--`` and ``/-!`` as one token: their body starts after the third character,
+        # so ``/--/`` does not close (a scanner that started at the second would close it early)
+        depth, cursor = 1, index + (3 if self.at(index, "/--") or self.at(index, "/-!") else 2)
         while cursor < self.length:
             if self.at(cursor, "/-"):
                 depth, cursor = depth + 1, cursor + 2

@@ -161,6 +161,9 @@ def scan(
             result.refuse(f"attribute @[...] ({where})")
         elif token.kind == Kind.interpolated_string:
             result.refuse(f"interpolated string ({where})")
+        elif token.kind == Kind.raw_string:
+            # no use in a proof, and a toolchain without raw strings would read the text differently
+            result.refuse(f"raw string literal ({where})")
         elif token.kind == Kind.quotation:
             result.refuse(f"name literal or syntax quotation ({where})")
         elif token.kind == Kind.identifier:
