@@ -152,3 +152,19 @@ def test_axiom_report_is_read_only_when_it_is_the_single_exact_answer() -> None:
     assert axioms_reported(_axiom_result("'x.robe_total' does not depend on any axioms"), "robe_total") is None
     assert axioms_reported(_axiom_result("note: " + clean), "robe_total") is None
     assert axioms_reported(_axiom_result(), "robe_total") is None
+
+
+async def test_a_statement_continued_at_column_zero_is_accepted() -> None:
+    statement = "theorem cont (x : ℕ) (h : x = 2) :\nx + 1 = 3 := by sorry"
+    output = "theorem cont (x : ℕ) (h : x = 2) :\n    x + 1 = 3 := by\n  subst h\n  rfl"
+    verdict = await verify_proof(statement, output, None, header=HEADER)
+    assert verdict.static_passed and verdict.reasons == [ReasonCode.lean_unavailable]
+
+
+async def test_a_signature_continued_at_column_zero_in_prover_code_is_not_a_command() -> None:
+    output = "theorem robe_total (x : ℕ)\n(h₀ : x = 3600) :\nx / 12 = 300 := by\n  subst h₀\n  norm_num"
+    verdict = await verify_proof(STATEMENT, output, None, header=HEADER)
+    assert verdict.static_passed and verdict.reasons == [ReasonCode.lean_unavailable]
+    unknown = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\nfoo_command 3"
+    refused = await verify_proof(STATEMENT, unknown, None, header=HEADER)
+    assert not refused.static_passed and any("foo_command" in d for d in refused.details)

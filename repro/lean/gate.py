@@ -70,9 +70,11 @@ def lean_commands(parsed: Statement, reserved: str, prover_code: str) -> list[st
     ]
 
 
-def forbidden_constructs(code: str, *, allow_native_decide: bool = False, header: str = "") -> list[str]:
+def forbidden_constructs(
+    code: str, *, allow_native_decide: bool = False, header: str = "", line_starts: bool = True
+) -> list[str]:
     """Everything the static layer refuses in ``code``, named (empty: Lean may see it)."""
-    result = scan(code, header=header, allow_native_decide=allow_native_decide)
+    result = scan(code, header=header, allow_native_decide=allow_native_decide, line_starts=line_starts)
     return ([result.unterminated] if result.unterminated else []) + result.forbidden
 
 
@@ -95,7 +97,7 @@ async def verify_proof(
         verdict.add(ReasonCode.statement_not_single_theorem, f"the formal statement is unusable: {error}")
         return verdict
     verdict.theorem_name = parsed.name
-    in_statement = forbidden_constructs(parsed.declaration, header=header)
+    in_statement = forbidden_constructs(parsed.declaration, header=header, line_starts=False)
     if in_statement:
         verdict.add(
             ReasonCode.statement_not_single_theorem,

@@ -128,8 +128,15 @@ def scan(
     header: str,
     allow_native_decide: bool = False,
     open_allowlist: frozenset[str] = DEFAULT_OPEN_ALLOWLIST,
+    line_starts: bool = True,
 ) -> ScanResult:
-    """Apply the allowlist to prover ``code``; every refusal is named with its position."""
+    """Apply the allowlist to prover ``code``; every refusal is named with its position.
+
+    With ``line_starts``, an identifier that begins a line after a complete term (not after ``:``,
+    ``:=``, an operator or an open bracket, which a continued term follows) must be an allowed command
+    (or ``by``/``end``): commands Lean knows but this module does not are refused where they stand. A formal
+    statement is checked without it: an unknown command inside one theorem only makes Lean fail.
+    """
     result = ScanResult()
     tokens = lex(code)
     error = lex_error(tokens)
@@ -167,7 +174,7 @@ def scan(
         elif token.kind == Kind.quotation:
             result.refuse(f"name literal or syntax quotation ({where})")
         elif token.kind == Kind.identifier:
-            index = _identifier(code, words, index, result, opens_allowed, allow_native_decide)
+            index = _identifier(code, words, index, result, opens_allowed, allow_native_decide, line_starts)
             continue
         index += 1
     result.lean_code = _blank(code, blanked)
@@ -181,6 +188,7 @@ def _identifier(
     result: ScanResult,
     opens_allowed: set[str],
     allow_native_decide: bool,
+    line_starts: bool,
 ) -> int:
     """Judge the identifier at ``index``; returns the index of the next token to look at."""
     token = words[index]
@@ -227,7 +235,9 @@ def _identifier(
     if text in COMMAND_KEYWORDS:
         result.refuse(f"{text} ({where})")
         return index + 1
-    if _at_column_zero(code, token) and text not in ("by", "end"):
+    previous = words[index - 1] if index > 0 else None
+    continues = previous is not None and previous.kind == Kind.symbol and previous.text not in (")", "]", "}", "⟩")
+    if line_starts and _at_column_zero(code, token) and not continues and text not in ("by", "end"):
         result.refuse(f"{text} at the start of a line ({where}; not a command the gate allows)")
     return index + 1
 

@@ -87,7 +87,7 @@ async def formalize(
     if not ends_in_sorry(statement):
         result.status, result.reason = AttemptStatus.rejected, ReasonCode.formalization_not_sorry
         return result
-    forbidden = forbidden_constructs(read_statement(statement).declaration, header=header)
+    forbidden = forbidden_constructs(read_statement(statement).declaration, header=header, line_starts=False)
     if forbidden:
         result.status, result.reason = AttemptStatus.rejected, ReasonCode.formalization_compile_error
         result.output["problem"] = f"forbidden constructs in the statement: {forbidden}"

@@ -82,6 +82,8 @@ async def verify_sample(
             "checked_code": verdict.checked_code,
             "axioms": verdict.axioms,
             "prover_statement_matches": verdict.prover_statement_matches,
+            "static_passed": verdict.static_passed,
+            "policy": verdict.policy,
             "lean_backend": lean.backend_id if lean else None,
             "real_lean": lean.real_lean if lean else False,
             "toolchain": lean.toolchain if lean else None,
