@@ -24,6 +24,7 @@ from repro.lean.audit import BatchSummary, check_batch, read_rows
 from repro.lean.factory import build_verifier
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import InfraStatus
+from repro.lean.source import without_header
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend
 from repro.metrics import run_metrics
@@ -303,7 +304,11 @@ def _reachable(name: str, base_url: str, path: str) -> DoctorLine:
 
 
 async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict:
-    """One prover output through the soundness gate, with the backend ``lean`` names."""
+    """One prover output through the soundness gate, with the backend ``lean`` names.
+
+    The statement file may repeat the header (imports, opens); the configured header is what is used.
+    """
+    statement = without_header(statement)
     verifier = build_verifier(lean)
     try:
         return await verify_proof(

@@ -142,6 +142,27 @@ def depths(tokens: list[Token]) -> list[int]:
     return result
 
 
+_HEADER_COMMANDS = ("import", "open", "set_option")
+
+
+def without_header(code: str) -> str:
+    """``code`` without its leading header lines (``import``, ``open``, ``set_option``, each to its line end).
+
+    A statement file or a formalizer's block often repeats the header; what follows must then be the
+    one theorem (the header used for checking is always the configured one).
+    """
+    tokens = significant(lex(code))
+    start, index = 0, 0
+    while index < len(tokens) and tokens[index].kind == Kind.identifier and tokens[index].text in _HEADER_COMMANDS:
+        line_end = code.find("\n", tokens[index].start)
+        line_end = len(code) if line_end == -1 else line_end
+        index += 1
+        while index < len(tokens) and tokens[index].start < line_end:
+            index += 1
+        start = line_end
+    return code[start:].strip()
+
+
 def read_statement(statement: str) -> Statement:
     """Parse a formal statement; raises :class:`StatementError` naming the problem."""
     tokens = lex(statement)

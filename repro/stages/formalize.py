@@ -6,15 +6,13 @@ from repro.config import ModelSettings
 from repro.lean.gate import forbidden_constructs
 from repro.lean.lexer import Kind, lex, significant
 from repro.lean.protocol import InfraStatus, Verifier
-from repro.lean.source import StatementError, ends_in_sorry, read_statement
+from repro.lean.source import StatementError, ends_in_sorry, read_statement, without_header
 from repro.llm.client import ModelClient
 from repro.llm.hygiene import extract_lean_block
 from repro.llm.protocol import ModelCallError
 from repro.prompts import render_prompt
 from repro.records import AttemptStatus, LeanMessageRecord, ReasonCode
 from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
-
-_HEADER_COMMANDS = ("import", "open", "set_option")
 
 
 def normalize_statement(code: str, theorem_name: str) -> str:
@@ -23,18 +21,7 @@ def normalize_statement(code: str, theorem_name: str) -> str:
     Raises :class:`StatementError` unless what remains is exactly one theorem ending in
     ``:= by sorry``: a statement with definitions or other commands is refused, never trimmed.
     """
-    tokens = significant(lex(code))
-    start = 0
-    index = 0
-    while index < len(tokens) and tokens[index].kind == Kind.identifier and tokens[index].text in _HEADER_COMMANDS:
-        # a header command runs to the next line break that is followed by another command
-        line_end = code.find("\n", tokens[index].start)
-        line_end = len(code) if line_end == -1 else line_end
-        index += 1
-        while index < len(tokens) and tokens[index].start < line_end:
-            index += 1
-        start = line_end
-    body = code[start:].strip()
+    body = without_header(code)
     parsed = read_statement(body)
     if parsed.name == theorem_name:
         return body
