@@ -29,7 +29,8 @@ def _rows(path: Path) -> dict[str, dict[str, Any]]:
 def test_single_proof_json_names_the_backend_and_exits_4_for_a_fake_pass(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "s.lean").write_text(STATEMENT, encoding="utf-8")
+    # a statement file may repeat the header: the configured one is used
+    (tmp_path / "s.lean").write_text("import Mathlib\nopen Real\n\n" + STATEMENT, encoding="utf-8")
     (tmp_path / "p.lean").write_text(HONEST, encoding="utf-8")
     code = main(
         ["check-proof", "--statement", str(tmp_path / "s.lean"), "--proof", str(tmp_path / "p.lean")]
