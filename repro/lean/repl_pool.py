@@ -247,7 +247,7 @@ class ReplPoolVerifier:
                     reply,
                     backend_id=self.backend_id,
                     real_lean=self.real_lean,
-                    elapsed_s=elapsed / len(replies),
+                    elapsed_s=elapsed / max(len(replies), 1),
                     toolchain=self.toolchain,
                     mathlib_revision=self.mathlib_revision,
                 )
