@@ -7,7 +7,7 @@ import json
 import shutil
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,10 +17,21 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from repro import __version__
-from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config, resume_changes
+from repro.config import (
+    ConfigError,
+    LeanBackendName,
+    LeanSettings,
+    ModelBackendName,
+    RunConfig,
+    dump_config,
+    resume_changes,
+)
 from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
+from repro.lean.audit import BatchSummary, check_batch, read_rows
 from repro.lean.factory import build_verifier
+from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import InfraStatus, Verifier
+from repro.lean.source import without_header
 from repro.llm.breaker import EndpointBreaker
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend
@@ -398,6 +409,41 @@ def _reachable(name: str, base_url: str, path: str) -> DoctorLine:
             f"MISSING: unreachable ({type(error).__name__}); start the server or fix base_url in the config",
         )
     return DoctorLine(response.status_code < 500, name, f"reachable (HTTP {response.status_code})")
+
+
+async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict:
+    """One prover output through the soundness gate, with the backend ``lean`` names.
+
+    The statement file may repeat the header (imports, opens); the configured header is what is used.
+    """
+    statement = without_header(statement)
+    verifier = build_verifier(lean)
+    try:
+        return await verify_proof(
+            statement, proof, verifier, header=lean.header, allow_native_decide=lean.allow_native_decide
+        )
+    finally:
+        await verifier.close()
+
+
+async def check_proof_batch(
+    in_path: Path, out_path: Path, lean: LeanSettings, progress: Callable[[int, int], None] | None = None
+) -> BatchSummary:
+    """Every row of a JSONL file through the gate; verdicts streamed to ``out_path``, resumable."""
+    read_rows(in_path)  # bad input is reported before any Lean worker starts
+    verifier = build_verifier(lean)
+    try:
+        return await check_batch(
+            in_path,
+            out_path,
+            verifier,
+            header=lean.header,
+            allow_native_decide=lean.allow_native_decide,
+            concurrency=lean.workers,
+            progress=progress,
+        )
+    finally:
+        await verifier.close()
 
 
 def metrics_json(metrics: dict[str, Any]) -> str:

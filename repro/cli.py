@@ -301,38 +301,76 @@ def _lean_settings(arguments: argparse.Namespace) -> Any:
     return lean
 
 
-def command_check_proof(arguments: argparse.Namespace) -> int:
-    from repro.lean import build_verifier, verify_proof
+CHECK_PROOF_EXIT_CODES = """\
+exit status: 0 verified by real Lean; 1 rejected (statically or by Lean); 2 usage error (bad
+arguments, unreadable input, a statement that is not one theorem); 3 Lean unavailable, crashed or
+timed out (no verdict); 4 passed, but only a fake backend checked it (never a real verdict).
+With --batch: 3 if any row had an infrastructure failure, else 1 if any was rejected, else 0 or 4."""
 
+
+def command_check_proof(arguments: argparse.Namespace) -> int:
+    from repro.app import check_proof, check_proof_batch
+    from repro.lean.audit import BatchInputError, ExitCode, verdict_exit_code
+
+    lean = _lean_settings(arguments)
+    single = arguments.statement is not None or arguments.proof is not None
+    if arguments.batch is not None:
+        if single or arguments.out is None:
+            errors.print("--batch IN.jsonl needs --out OUT.jsonl and takes no --statement/--proof")
+            return ExitCode.usage
+        try:
+            with console.status("checking") as status:
+                summary = asyncio.run(
+                    check_proof_batch(
+                        Path(arguments.batch),
+                        Path(arguments.out),
+                        lean,
+                        progress=lambda done, total: status.update(f"checked {done}/{total}"),
+                    )
+                )
+        except BatchInputError as error:
+            errors.print(f"error: {error}", style="red")
+            return ExitCode.usage
+        if arguments.json:
+            print(summary.model_dump_json(indent=2))
+        else:
+            console.print(
+                f"{summary.total} rows ({summary.checked_now} checked now, {summary.kept_from_before} kept):"
+                f" {summary.verified} verified, {summary.rejected} rejected,"
+                f" {summary.infrastructure_failures} infrastructure failures;"
+                f" {summary.static_passed} passed the static layer"
+            )
+            if summary.refused_by_policy:
+                console.print(
+                    "  refused by policy: " + ", ".join(f"{k} {v}" for k, v in summary.refused_by_policy.items())
+                )
+            for reason, count in sorted(summary.reasons.items(), key=lambda item: -item[1]):
+                console.print(f"  {reason}: {count}")
+            console.print(
+                f"backend: {summary.backend}" + ("" if summary.real_lean else " (fake: never a real verdict)")
+            )
+        return summary.exit_code
+    if arguments.statement is None or arguments.proof is None:
+        errors.print("give --statement FILE and --proof FILE, or --batch IN.jsonl --out OUT.jsonl")
+        return ExitCode.usage
     statement = Path(arguments.statement).read_text(encoding="utf-8")
     proof = Path(arguments.proof).read_text(encoding="utf-8")
-    lean = _lean_settings(arguments)
-
-    async def check() -> Any:
-        verifier = build_verifier(lean)
-        try:
-            return await verify_proof(
-                statement, proof, verifier, header=lean.header, allow_native_decide=lean.allow_native_decide
-            )
-        finally:
-            await verifier.close()
-
-    verdict = asyncio.run(check())
+    verdict = asyncio.run(check_proof(statement, proof, lean))
+    backend = verdict.lean.backend_id if verdict.lean else str(lean.backend)
+    real = verdict.lean is not None and verdict.lean.real_lean
     if arguments.json:
-        print(verdict.model_dump_json(indent=2, exclude={"lean"}))
+        payload = json.loads(verdict.model_dump_json(exclude={"lean", "lean_steps"}))
+        print(json.dumps({**payload, "backend": backend, "real_lean": real}, indent=2, ensure_ascii=False))
     else:
-        console.print(
-            f"verified: {verdict.verified}"
-            + ("" if verdict.lean is None or verdict.lean.real_lean else "  (fake Lean backend: never a real verdict)")
-        )
+        console.print(f"verified: {verdict.verified}" + ("" if real else "  (not by real Lean: never a real verdict)"))
+        console.print(f"  backend: {backend}")
         for detail in verdict.details:
             console.print(f"  reason: {detail}")
         if verdict.taxonomy:
             console.print("  taxonomy: " + ", ".join(verdict.taxonomy))
         for message in verdict.messages:
             console.print(f"  lean {message.severity} line {message.line}: {message.text[:300]}")
-    real = verdict.lean is not None and verdict.lean.real_lean
-    return 0 if verdict.verified and real else 1
+    return verdict_exit_code(verdict)
 
 
 def command_reverify(arguments: argparse.Namespace) -> int:
@@ -731,9 +769,16 @@ def build_parser() -> argparse.ArgumentParser:
     reverify.add_argument("--config", help="config whose lean: section to use")
     reverify.set_defaults(handler=command_reverify)
 
-    check = commands.add_parser("check-proof", help="run one proof through the soundness gate")
-    check.add_argument("--statement", required=True, help="file with the formal statement (ending := by sorry)")
-    check.add_argument("--proof", required=True, help="file with the prover output")
+    check = commands.add_parser(
+        "check-proof",
+        help="run one proof, or a JSONL file of them, through the soundness gate",
+        epilog=CHECK_PROOF_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("--statement", help="file with the formal statement (one theorem ending := by sorry)")
+    check.add_argument("--proof", help="file with the prover output")
+    check.add_argument("--batch", metavar="IN.jsonl", help="rows with id, statement, output [, header, finish_reason]")
+    check.add_argument("--out", metavar="OUT.jsonl", help="verdict rows (with --batch); resumable")
     check.add_argument("--backend", choices=["repl", "kimina", "fake"])
     check.add_argument("--config", help="config whose lean: section to use")
     check.add_argument("--json", action="store_true")

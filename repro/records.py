@@ -59,6 +59,7 @@ class ReasonCode(StrEnum):
     generation_truncated = "generation_truncated"
     formalization_not_sorry = "formalization_not_sorry"
     formalization_compile_error = "formalization_compile_error"
+    statement_not_single_theorem = "statement_not_single_theorem"
     semantic_mismatch = "semantic_mismatch"
     proof_not_found = "proof_not_found"
     boundary_corruption = "boundary_corruption"
@@ -83,14 +84,21 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.generation_truncated: "The model hit its token limit before closing the Lean block.",
     ReasonCode.formalization_not_sorry: "The formal statement does not end in `:= by sorry`.",
     ReasonCode.formalization_compile_error: "The formal statement did not compile with only the sorry warning.",
+    ReasonCode.statement_not_single_theorem: (
+        "The formal statement is not exactly one theorem ending in `:= by sorry` (definitions, other commands)."
+    ),
     ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in all three asks.",
     ReasonCode.proof_not_found: "None of the k proof attempts passed the soundness gate.",
     ReasonCode.boundary_corruption: "The prover output contains special-token strings.",
-    ReasonCode.statement_mismatch: "The prover's theorem is not our statement (renamed, or changed target).",
+    ReasonCode.statement_mismatch: (
+        "The prover's theorem is not our statement: missing or renamed, or Lean's bridge check found another type."
+    ),
     ReasonCode.forbidden_construct: "The proof uses a construct the soundness gate forbids (sorry, axiom, #exit, ...).",
-    ReasonCode.lean_error: "Lean reported an error for the grafted proof.",
-    ReasonCode.sorry: "Lean reported a sorry in the grafted proof.",
-    ReasonCode.axiom_violation: "`#print axioms` lists an axiom beyond propext, Classical.choice, Quot.sound.",
+    ReasonCode.lean_error: "Lean reported an error for the prover's code (or our statement did not elaborate).",
+    ReasonCode.sorry: "Lean reported a sorry in the prover's code.",
+    ReasonCode.axiom_violation: (
+        "Our own `#print axioms` lists an axiom beyond propext, Classical.choice, Quot.sound, or no clean report."
+    ),
     ReasonCode.lean_timeout: "The Lean check exceeded its hard timeout.",
     ReasonCode.lean_unavailable: "No Lean backend could check the code (crash, out of memory, unavailable).",
     ReasonCode.answer_not_grounded: "The extracted answer does not appear verbatim in the verified Lean text.",

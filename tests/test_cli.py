@@ -58,9 +58,9 @@ def test_check_proof_exit_status_follows_the_verdict(tmp_path: Path, capsys: pyt
     good, bad = tmp_path / "good.lean", tmp_path / "bad.lean"
     good.write_text("theorem t (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n  subst h\n  rfl")
     bad.write_text("theorem t (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n  sorry")
-    # a fake backend never yields exit status 0: its verdicts are not real
-    assert main(["check-proof", "--statement", str(statement), "--proof", str(good), "--backend", "fake"]) == 1
-    assert "fake Lean backend" in capsys.readouterr().out
+    # a fake backend never yields exit status 0: its verdicts are not real (4: passed, fake backend only)
+    assert main(["check-proof", "--statement", str(statement), "--proof", str(good), "--backend", "fake"]) == 4
+    assert "not by real Lean" in capsys.readouterr().out
     assert main(["check-proof", "--statement", str(statement), "--proof", str(bad), "--backend", "fake", "--json"]) == 1
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["reasons"] == ["forbidden_construct"] and verdict["verified"] is False

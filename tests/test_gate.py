@@ -1,42 +1,58 @@
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from repro.lean import fake_repl_verifier, verify_proof
-from repro.lean.gate import graft
+from repro.lean import fake_repl_verifier, reserved_name, verify_proof
+from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, axioms_reported
 from repro.records import ReasonCode
 
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
-HEADER = "import Mathlib\nopen BigOperators Real Nat Topology Rat\n"
+HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
 CORPUS: list[dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "fixtures" / "gate_corpus.yaml").read_text())
 
 
 class RecordingVerifier:
-    """Wraps a verifier and remembers every code it was asked to check."""
+    """Wraps a verifier and remembers every command sequence it was asked to check."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
-        self.checked: list[str] = []
+        self.sequences: list[list[str]] = []
         self.backend_id, self.real_lean = inner.backend_id, inner.real_lean
         self.toolchain, self.mathlib_revision = inner.toolchain, inner.mathlib_revision
 
     async def check(self, code: str, header: str) -> Any:
-        self.checked.append(code)
+        self.sequences.append([code])
         return await self.inner.check(code, header)
+
+    async def check_sequence(self, commands: list[str], header: str) -> Any:
+        self.sequences.append(list(commands))
+        return await self.inner.check_sequence(commands, header)
 
     async def close(self) -> None:
         await self.inner.close()
 
 
+def test_every_hole_class_has_at_least_three_refused_variants() -> None:
+    refused = Counter(str(case["class"]) for case in CORPUS if not case["verified"] and str(case["class"]) != "8")
+    passing = Counter(str(case["class"]) for case in CORPUS if case["verified"])
+    for hole in "1234567":
+        assert refused[hole] >= 3, f"class {hole} has only {refused[hole]} cheating variants"
+    assert passing["8"] >= 3
+
+
 @pytest.mark.parametrize("case", CORPUS, ids=[case["name"] for case in CORPUS])
 async def test_gate_corpus(case: dict[str, Any]) -> None:
+    statement = case.get("statement", STATEMENT)
     verifier = RecordingVerifier(fake_repl_verifier(case.get("lean_rules"), workers=1))
     try:
-        verdict = await verify_proof(STATEMENT, case["output"], verifier, header=HEADER)
+        verdict = await verify_proof(
+            statement, case["output"], verifier, header=HEADER, finish_reason=case.get("finish_reason", "stop")
+        )
     finally:
         await verifier.close()
     assert verdict.verified is case["verified"], verdict.details
@@ -46,11 +62,16 @@ async def test_gate_corpus(case: dict[str, Any]) -> None:
         assert verdict.reasons == []
     for fact in case.get("taxonomy", []):
         assert fact in verdict.taxonomy, verdict.taxonomy
-    assert bool(verifier.checked) is case["lean"]
-    for code in verifier.checked:  # only our statement is ever checked
-        assert "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 :=" in code
-        assert "= 3600 / 12" not in code and "robe_total'" not in code
-        assert code.rstrip().endswith("#print axioms robe_total")
+    assert bool(verifier.sequences) is case["lean"], verdict.details
+    for commands in verifier.sequences:
+        # our statement first, under the reserved name; then the prover's code; then our two commands
+        reserved = reserved_name(statement)
+        signature = statement.split(" ", 2)[2].rsplit(":=", 1)[0].strip()
+        name = statement.split()[1]
+        assert commands[0] == f"theorem {reserved} {signature} := by sorry"
+        assert commands[2] == f"example : type_of% @{reserved} := @{name}"
+        assert commands[3] == f"#print axioms {name}"
+        assert len(commands) == 4
 
 
 async def test_fake_lean_verdicts_are_marked_not_real() -> None:
@@ -60,22 +81,8 @@ async def test_fake_lean_verdicts_are_marked_not_real() -> None:
     finally:
         await verifier.close()
     assert verdict.verified and verdict.lean is not None and verdict.lean.real_lean is False
-
-
-def test_graft_keeps_helpers_and_drops_the_provers_header() -> None:
-    output = "import Mathlib\nopen Nat\n\nlemma aux : 1 = 1 := rfl\n\ntheorem robe_total (x : ℕ) : x = x := by\n  rfl\n"
-    grafted = graft(STATEMENT, output, "robe_total")
-    assert grafted is not None
-    code, theirs, matches = grafted
-    assert "import" not in code and "lemma aux" in code
-    assert "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  rfl" in code
-    assert not matches and theirs.startswith("theorem robe_total (x : ℕ) : x = x")
-
-
-def test_comments_and_whitespace_do_not_count_as_a_restatement() -> None:
-    output = "theorem robe_total (x : ℕ)   -- the count\n    (h₀ : x = 3600) :\n  x / 12 = 300 := by\n  simp [h₀]"
-    grafted = graft(STATEMENT, output, "robe_total")
-    assert grafted is not None and grafted[2] is True
+    assert verdict.axioms == ["propext", "Classical.choice", "Quot.sound"]
+    assert verdict.prover_statement_matches is True
 
 
 async def test_native_decide_is_allowed_only_when_configured() -> None:
@@ -85,7 +92,7 @@ async def test_native_decide_is_allowed_only_when_configured() -> None:
         allowed = await verify_proof(STATEMENT, output, verifier, header=HEADER, allow_native_decide=True)
     finally:
         await verifier.close()
-    # allowed past the source scan, but the fake (like Lean) lists Lean.ofReduceBool, which is rejected
+    # allowed past the static layer, but the fake (like Lean) lists Lean.ofReduceBool, which is rejected
     assert ReasonCode.forbidden_construct not in allowed.reasons
     assert ReasonCode.axiom_violation in allowed.reasons
 
@@ -93,3 +100,71 @@ async def test_native_decide_is_allowed_only_when_configured() -> None:
 async def test_no_backend_is_never_verified() -> None:
     verdict = await verify_proof(STATEMENT, CORPUS[0]["output"], None, header=HEADER)
     assert not verdict.verified and ReasonCode.lean_unavailable in verdict.reasons
+
+
+async def test_a_statement_not_at_column_zero_is_read_not_crashed_on() -> None:
+    verifier = fake_repl_verifier(workers=1)
+    try:
+        verdict = await verify_proof("  /-- robe -/\n  " + STATEMENT, CORPUS[0]["output"], verifier, header=HEADER)
+    finally:
+        await verifier.close()
+    assert verdict.verified, verdict.details
+
+
+async def test_checked_code_is_the_provers_code_and_rechecks_identically() -> None:
+    """The released code is what Lean checked; re-verifying it gives the same code (reverify relies on it)."""
+    verifier = fake_repl_verifier(workers=1)
+    try:
+        first = await verify_proof(STATEMENT, CORPUS[1]["output"], verifier, header=HEADER)
+        assert first.verified and first.checked_code is not None
+        again = await verify_proof(STATEMENT, first.checked_code, verifier, header=HEADER)
+    finally:
+        await verifier.close()
+    assert again.verified and again.checked_code == first.checked_code
+    assert "lemma div_helper" in first.checked_code
+
+
+async def test_infrastructure_failure_at_any_step_is_never_verified() -> None:
+    rules = [{"match": "^example : type_of%", "action": "crash"}]
+    verifier = fake_repl_verifier(rules, workers=1)
+    try:
+        verdict = await verify_proof(STATEMENT, CORPUS[0]["output"], verifier, header=HEADER)
+    finally:
+        await verifier.close()
+    assert not verdict.verified and ReasonCode.lean_unavailable in verdict.reasons
+
+
+def _axiom_result(*texts: str, severity: str = "info") -> LeanResult:
+    return LeanResult(
+        infra_status=InfraStatus.ok,
+        messages=[LeanMessage(severity=severity, text=text) for text in texts],
+        backend_id="t",
+        real_lean=False,
+    )
+
+
+def test_axiom_report_is_read_only_when_it_is_the_single_exact_answer() -> None:
+    clean = "'robe_total' depends on axioms: [propext, Classical.choice, Quot.sound]"
+    assert axioms_reported(_axiom_result(clean), "robe_total") == ["propext", "Classical.choice", "Quot.sound"]
+    assert axioms_reported(_axiom_result("'robe_total' does not depend on any axioms"), "robe_total") == []
+    assert axioms_reported(_axiom_result(clean, clean), "robe_total") is None
+    assert axioms_reported(_axiom_result(clean, severity="error"), "robe_total") is None
+    assert axioms_reported(_axiom_result("'x.robe_total' does not depend on any axioms"), "robe_total") is None
+    assert axioms_reported(_axiom_result("note: " + clean), "robe_total") is None
+    assert axioms_reported(_axiom_result(), "robe_total") is None
+
+
+async def test_a_statement_continued_at_column_zero_is_accepted() -> None:
+    statement = "theorem cont (x : ℕ) (h : x = 2) :\nx + 1 = 3 := by sorry"
+    output = "theorem cont (x : ℕ) (h : x = 2) :\n    x + 1 = 3 := by\n  subst h\n  rfl"
+    verdict = await verify_proof(statement, output, None, header=HEADER)
+    assert verdict.static_passed and verdict.reasons == [ReasonCode.lean_unavailable]
+
+
+async def test_a_signature_continued_at_column_zero_in_prover_code_is_not_a_command() -> None:
+    output = "theorem robe_total (x : ℕ)\n(h₀ : x = 3600) :\nx / 12 = 300 := by\n  subst h₀\n  norm_num"
+    verdict = await verify_proof(STATEMENT, output, None, header=HEADER)
+    assert verdict.static_passed and verdict.reasons == [ReasonCode.lean_unavailable]
+    unknown = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\nfoo_command 3"
+    refused = await verify_proof(STATEMENT, unknown, None, header=HEADER)
+    assert not refused.static_passed and any("foo_command" in d for d in refused.details)

@@ -171,37 +171,32 @@ class KiminaStub:
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
 
+def _line_of(code: str, needle: str) -> int:
+    return next(number for number, line in enumerate(code.split("\n"), start=1) if needle in line)
+
+
 @pytest.fixture
 def kimina() -> Iterator[KiminaStub]:
+    """Answers like Lean would, with each message positioned in the snippet (1-based lines)."""
+
     def answer(snippet: dict[str, Any]) -> dict[str, Any]:
         code = snippet["code"]
         if "TIMEOUT" in code:
             return {"error": "Lean REPL command timed out", "response": None}
-        if "bad" in code:
-            return {
-                "error": None,
-                "response": {
-                    "messages": [
-                        {"severity": "error", "pos": {"line": 5, "column": 2}, "endPos": None, "data": "unsolved goals"}
-                    ],
-                    "env": 0,
-                },
-            }
-        name = code.split("#print axioms ")[-1].strip() if "#print axioms" in code else "x"
-        return {
-            "error": None,
-            "response": {
-                "messages": [
-                    {
-                        "severity": "info",
-                        "pos": {"line": 6, "column": 0},
-                        "endPos": None,
-                        "data": f"'{name}' depends on axioms: [propext]",
-                    }
-                ],
-                "env": 0,
-            },
-        }
+        messages: list[dict[str, Any]] = []
+
+        def message(needle: str, severity: str, data: str) -> None:
+            messages.append({"severity": severity, "pos": {"line": _line_of(code, needle), "column": 0}, "data": data})
+
+        name = code.split("#print axioms ")[-1].strip()
+        if "  bad" in code:
+            message("  bad", "error", "unsolved goals")
+        if "SPOOF" in code:  # the prover's own code prints a clean report inside its own span
+            message("SPOOF", "info", f"'{name}' does not depend on any axioms")
+        message("theorem repro_target_", "warning", "declaration uses 'sorry'")
+        axioms = "propext, sorryAx" if "SPOOF" in code else "propext"
+        message("#print axioms", "info", f"'{name}' depends on axioms: [{axioms}]")
+        return {"error": None, "response": {"messages": messages, "env": 0}}
 
     stub = KiminaStub(answer)
     yield stub
@@ -215,13 +210,23 @@ async def test_kimina_backend_uses_the_same_verdict_rules(kimina: KiminaStub) ->
         good = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  norm_num", verifier, header=HEADER)
         bad = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  bad", verifier, header=HEADER)
         slow = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  TIMEOUT", verifier, header=HEADER)
+        spoof = await verify_proof(
+            statement, 'theorem k : 1 + 1 = 2 := by\n  trace "SPOOF"\n  decide', verifier, header=HEADER
+        )
     finally:
         await verifier.close()
     assert good.verified and good.lean is not None and good.lean.real_lean
-    assert ReasonCode.lean_error in bad.reasons and bad.messages[0].line == 3, "lines are relative to our code"
+    assert good.axioms == ["propext"]
+    assert ReasonCode.lean_error in bad.reasons and bad.messages[0].line == 2, "lines are relative to the code"
     assert ReasonCode.lean_timeout in slow.reasons and not slow.verified
+    # a clean report printed inside the prover's span is not the axiom command's answer
+    assert not spoof.verified and ReasonCode.axiom_violation in spoof.reasons
     sent = kimina.bodies[0]
-    assert sent["timeout"] == 5 and sent["snippets"][0]["code"].startswith(HEADER)
+    code = sent["snippets"][0]["code"]
+    assert sent["timeout"] == 5 and code.startswith(HEADER.rstrip())
+    assert len(kimina.bodies) == 4, "one snippet per check"
+    assert code.index("theorem repro_target_") < code.index("theorem k :") < code.index("example : type_of%")
+    assert code.rstrip().endswith("#print axioms k")
 
 
 async def test_kimina_unreachable_is_unavailable_not_a_crash() -> None:

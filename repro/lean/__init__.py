@@ -3,23 +3,39 @@
 from repro.lean.cached import CachedVerifier, lean_cache_key
 from repro.lean.factory import build_verifier
 from repro.lean.fake_backend import fake_repl_verifier, make_fake_repl_home
-from repro.lean.gate import STANDARD_AXIOMS, Verdict, forbidden_constructs, graft, verify_proof
+from repro.lean.gate import STANDARD_AXIOMS, Verdict, forbidden_constructs, reserved_name, verify_proof
 from repro.lean.kimina import KiminaVerifier
+from repro.lean.lexer import Kind, Token, lex, significant
+from repro.lean.policy import DEFAULT_OPEN_ALLOWLIST, ScanResult, scan
 from repro.lean.project import LeanHealth, SetupError, lean_health, setup_lean_project
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
 from repro.lean.repl_pool import ReplPoolVerifier
-from repro.lean.source import ends_in_sorry, find_theorem, normalize, statement_parts, theorems
+from repro.lean.source import (
+    Statement,
+    StatementError,
+    ends_in_sorry,
+    final_proposition,
+    normalize,
+    read_statement,
+    top_level_equation,
+)
 from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
 
 __all__ = [
+    "DEFAULT_OPEN_ALLOWLIST",
     "STANDARD_AXIOMS",
     "CachedVerifier",
     "InfraStatus",
+    "Kind",
     "KiminaVerifier",
     "LeanHealth",
     "LeanMessage",
     "LeanResult",
     "ReplPoolVerifier",
+    "ScanResult",
+    "Statement",
+    "StatementError",
+    "Token",
     "SetupError",
     "TaxonomyFact",
     "Verdict",
@@ -28,16 +44,19 @@ __all__ = [
     "build_verifier",
     "ends_in_sorry",
     "fake_repl_verifier",
-    "find_theorem",
+    "final_proposition",
     "forbidden_constructs",
-    "graft",
     "lean_cache_key",
     "lean_health",
+    "lex",
     "make_fake_repl_home",
     "normalize",
+    "read_statement",
+    "reserved_name",
+    "scan",
     "setup_lean_project",
-    "statement_parts",
+    "significant",
     "taxonomy_facts",
-    "theorems",
+    "top_level_equation",
     "verify_proof",
 ]

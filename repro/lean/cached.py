@@ -27,12 +27,18 @@ def lean_cache_key(verifier: Verifier, code: str, header: str) -> str:
     return hashlib.sha256(identity.encode("utf-8")).hexdigest()
 
 
+def lean_sequence_key(verifier: Verifier, commands: list[str], header: str) -> str:
+    """Key of a whole command sequence; separators no Lean source contains keep sequences distinct."""
+    return lean_cache_key(verifier, "\x00sequence\x00" + "\x00command\x00".join(commands), header)
+
+
 class CachedVerifier:
     def __init__(self, inner: Verifier, store: RunStore | None = None) -> None:
         self.inner = inner
         self.store = store
         self._memory: dict[str, LeanResult] = {}
         self._in_flight: dict[str, asyncio.Future[LeanResult]] = {}
+        self._sequences: dict[str, list[LeanResult]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -86,6 +92,27 @@ class CachedVerifier:
             self._in_flight.pop(key, None)
             if future.done() and not future.cancelled():
                 future.exception()  # mark retrieved
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        """A sequence is cached as a whole, and only when every command's infrastructure answered."""
+        key = lean_sequence_key(self.inner, commands, header)
+        if key in self._sequences:
+            self.hits += 1
+            return [result.model_copy(update={"cached": True}) for result in self._sequences[key]]
+        if self.store is not None:
+            stored = self.store.cached_lean_result(key)
+            if stored is not None and isinstance(stored.get("sequence"), list):
+                self.hits += 1
+                results = [LeanResult.model_validate(item) for item in stored["sequence"]]
+                self._sequences[key] = results
+                return [result.model_copy(update={"cached": True}) for result in results]
+        self.misses += 1
+        results = await self.inner.check_sequence(commands, header)
+        if len(results) == len(commands) and all(r.infra_status == InfraStatus.ok for r in results):
+            self._sequences[key] = results
+            if self.store is not None:
+                self.store.cache_lean_result(key, {"sequence": [r.model_dump(mode="json") for r in results]})
+        return results
 
     async def close(self) -> None:
         await self.inner.close()

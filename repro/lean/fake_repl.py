@@ -1,14 +1,21 @@
 """A stand-in Lean REPL for tests: speaks the REPL's JSON-lines protocol on stdin/stdout.
 
 Commands arrive as one JSON object followed by a blank line; each reply is one JSON object followed
-by a blank line, in the real reply shapes. Behaviour comes from rules (a JSON file named by
-``--rules`` or ``REPRO_FAKE_REPL_RULES``): the first rule whose ``match`` regex is found in the
-command decides. Actions: ``reply`` (give ``messages``/``sorries`` verbatim), ``hang``, ``crash``,
-``garbage``, ``repl_error`` and ``slow`` (sleep ``delay_s`` then fall through to the default).
+by a blank line, in the real reply shapes. Like the real REPL, every reply that runs carries a new
+``env`` number (0, 1, 2, ...), a command with ``"env": N`` runs in the environment command N left,
+an unknown ``env`` is refused with ``{"message": "Unknown environment."}`` and ``import`` is only
+accepted without ``env``. Behaviour comes from rules (a JSON file named by ``--rules`` or
+``REPRO_FAKE_REPL_RULES``): the first rule whose ``match`` regex is found in the command decides.
+Actions: ``reply`` (give ``messages``/``sorries`` verbatim), ``hang``, ``crash``, ``garbage``,
+``repl_error`` and ``slow`` (sleep ``delay_s`` then fall through to the default).
 
-The default imitates Lean coarsely: ``sorry`` gives the sorry warning, ``#print axioms NAME`` lists
-the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or declared axioms where the code uses
-them. It is a protocol fake, not a checker: nothing it says is ever a real verdict.
+The default imitates Lean coarsely, on lexed tokens: ``sorry`` gives the sorry warning; the bridge
+``example : type_of% @A := @B`` elaborates only if B's signature equals A's after lexing and
+normalising whitespace, comments, binder grouping and ``ℕ``/``Nat``-style spellings (otherwise a
+type mismatch: conservative, since real Lean also accepts other definitionally equal forms);
+``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
+declared axioms where the environment's code uses them. It is a protocol fake, not a checker:
+nothing it says is ever a real verdict.
 """
 
 from __future__ import annotations
@@ -21,58 +28,125 @@ import sys
 import time
 from typing import Any
 
+from repro.lean.lexer import Kind, Token, lex, line_column, significant
 
-def _position(code: str, needle: str) -> dict[str, int]:
-    return _position_at(code, max(code.find(needle), 0))
+_SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
+_STANDARD = ["propext", "Classical.choice", "Quot.sound"]
+_BRIDGE = re.compile(r"^\s*example\s*:\s*type_of%\s*@(\S+)\s*:=\s*@(\S+)\s*$")
+_AXIOMS = re.compile(r"^\s*#print\s+axioms\s+(\S+)\s*$")
 
 
 def _position_at(code: str, index: int) -> dict[str, int]:
-    line = code.count("\n", 0, index) + 1
-    column = index - (code.rfind("\n", 0, index) + 1)
+    line, column = line_column(code, index)
     return {"line": line, "column": column}
 
 
-def _default_reply(code: str, env_id: int, environments: dict[int, str]) -> dict[str, Any]:
-    full = environments.get(env_id, "") + "\n" + code if env_id >= 0 else code
+def _message(code: str, start: int, end: int, severity: str, data: str) -> dict[str, Any]:
+    return {"severity": severity, "pos": _position_at(code, start), "endPos": _position_at(code, end), "data": data}
+
+
+def _declarations(code: str) -> dict[str, list[Token]]:
+    """Each theorem/lemma/def/abbrev/axiom name, with its tokens up to the next declaration."""
+    words = significant(lex(code))
+    found: dict[str, list[Token]] = {}
+    starts = [
+        i
+        for i, t in enumerate(words[:-1])
+        if t.kind == Kind.identifier and t.text in ("theorem", "lemma", "def", "abbrev", "axiom", "example")
+    ]
+    for position, index in enumerate(starts):
+        end = starts[position + 1] if position + 1 < len(starts) else len(words)
+        if words[index].text != "example":
+            found[words[index + 1].name] = words[index:end]
+    return found
+
+
+def _normal_signature(tokens: list[Token]) -> list[str]:
+    """Signature tokens after the name, spelled uniformly, each binder group split per variable."""
+    texts = [_SPELLINGS.get(t.text, t.text) for t in tokens[2:]]
+    out: list[str] = []
+    index = 0
+    while index < len(texts):
+        text = texts[index]
+        closing = {"(": ")", "{": "}", "[": "]", "⦃": "⦄"}.get(text)
+        if closing and closing in texts[index:]:
+            close = texts.index(closing, index)
+            group = texts[index + 1 : close]
+            if ":" in group and "(" not in group[: group.index(":")]:
+                colon = group.index(":")
+                for variable in group[:colon]:
+                    out += [text, variable, ":", *group[colon + 1 :], closing]
+                index = close + 1
+                continue
+        if text == ":":
+            out += texts[index:]
+            break
+        out.append(text)
+        index += 1
+    return out
+
+
+def _signature_matches(target: list[Token], candidate: list[Token]) -> bool:
+    ours = _normal_signature(target)
+    theirs = _normal_signature(candidate)
+    tail = next((i for i in range(len(ours) - 2) if ours[i : i + 3] == [":=", "by", "sorry"]), None)
+    if tail is None:
+        return False
+    ours = ours[:tail]
+    return theirs[: len(ours)] == ours and theirs[len(ours) : len(ours) + 1] == [":="]
+
+
+def _uses_sorry(tokens: list[Token]) -> bool:
+    return any(t.kind == Kind.identifier and t.text in ("sorry", "admit") for t in tokens)
+
+
+def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
     messages: list[dict[str, Any]] = []
     sorries: list[dict[str, Any]] = []
-    has_sorry = re.search(r"\bsorry\b|\badmit\b", full) is not None
-    for match in re.finditer(r"\bsorry\b", code):
-        position = _position_at(code, match.start())
-        sorries.append(
-            {
-                "proofState": len(sorries),
-                "pos": position,
-                "goal": "⊢ False",
-                "endPos": {"line": position["line"], "column": position["column"] + 5},
-            }
-        )
-    if re.search(r"\bsorry\b", code):
-        declaration = _position(code, "theorem") if "theorem" in code else {"line": 1, "column": 0}
-        messages.append(
-            {
-                "severity": "warning",
-                "pos": declaration,
-                "endPos": {"line": declaration["line"], "column": declaration["column"] + 7},
-                "data": "declaration uses `sorry`",
-            }
-        )
-    for match in re.finditer(r"#print\s+axioms\s+([\w.'’]+)", code):
-        name = match.group(1)
-        axioms = ["propext", "Classical.choice", "Quot.sound"]
-        if has_sorry:
+    environment = "\n".join(history)
+    bridge = _BRIDGE.match(code)
+    axioms_command = _AXIOMS.match(code)
+    if bridge:
+        known = _declarations(environment)
+        target, candidate = known.get(bridge.group(1)), known.get(bridge.group(2))
+        if target is None or candidate is None:
+            missing = bridge.group(1) if target is None else bridge.group(2)
+            messages.append(_message(code, 0, len(code), "error", f"unknown identifier '{missing}'"))
+        elif not _signature_matches(target, candidate):
+            messages.append(_message(code, 0, len(code), "error", "type mismatch (fake REPL: the signatures differ)"))
+        return {"messages": messages} if messages else {}
+    if axioms_command:
+        name = axioms_command.group(1)
+        known = _declarations(environment)
+        if name not in known:
+            return {"messages": [_message(code, 0, len(code), "error", f"unknown constant '{name}'")]}
+        ours = ("theorem repro_target_", "example : type_of%", "#print axioms")
+        prover_code = "\n".join(c for c in history if not c.lstrip().startswith(ours))
+        prover_tokens = significant(lex(prover_code))
+        axioms = list(_STANDARD)
+        if _uses_sorry(known[name]) or _uses_sorry(prover_tokens) or "repro_target_" in prover_code:
             axioms.append("sorryAx")
-        if re.search(r"native_decide|decide\s*\+native", full):
+        if any(t.text in ("native_decide", "native") for t in prover_tokens):
             axioms.append("Lean.ofReduceBool")
-        axioms += re.findall(r"^\s*axiom\s+([\w.]+)", full, re.MULTILINE)
-        messages.append(
-            {
-                "severity": "info",
-                "pos": _position(code, match.group(0)),
-                "endPos": _position(code, match.group(0)),
-                "data": f"'{name}' depends on axioms: [{', '.join(axioms)}]",
-            }
-        )
+        axioms += [n for n, tokens in known.items() if tokens[0].text == "axiom"]
+        data = f"'{name}' depends on axioms: [{', '.join(axioms)}]"
+        return {"messages": [_message(code, 0, len(code), "info", data)]}
+    tokens = lex(code)
+    for token in tokens:
+        if token.kind == Kind.identifier and token.text == "sorry":
+            position = _position_at(code, token.start)
+            sorries.append(
+                {
+                    "proofState": len(sorries),
+                    "pos": position,
+                    "goal": "⊢ False",
+                    "endPos": _position_at(code, token.end),
+                }
+            )
+    if _uses_sorry(significant(tokens)):
+        declaration = next((t for t in tokens if t.text in ("theorem", "lemma", "def", "example")), None)
+        start = declaration.start if declaration else 0
+        messages.append(_message(code, start, start + 7, "warning", "declaration uses 'sorry'"))
     reply: dict[str, Any] = {}
     if sorries:
         reply["sorries"] = sorries
@@ -82,7 +156,7 @@ def _default_reply(code: str, env_id: int, environments: dict[int, str]) -> dict
 
 
 def serve(rules: list[dict[str, Any]], stdin: Any = sys.stdin, stdout: Any = sys.stdout) -> None:
-    environments: dict[int, str] = {}
+    environments: dict[int, list[str]] = {}
     next_env = 0
     buffer: list[str] = []
     for line in stdin:
@@ -139,13 +213,26 @@ def serve(rules: list[dict[str, Any]], stdin: Any = sys.stdin, stdout: Any = sys
             and any(r.get("action") == "garbage" and re.search(r.get("match", ""), code) for r in rules)
         ):
             continue
+        history = environments.get(env_id, []) if isinstance(env_id, int) else []
         if reply is None:
             if env_id is not None and env_id not in environments:
                 reply = {"message": "Unknown environment."}
+            elif env_id is not None and any(t.text == "import" for t in significant(lex(code))):
+                reply = {
+                    "messages": [
+                        _message(
+                            code,
+                            0,
+                            6,
+                            "error",
+                            "invalid 'import' command, it must be used in the beginning of the file",
+                        )
+                    ]
+                }
             else:
-                reply = _default_reply(code, env_id if env_id is not None else -1, environments)
+                reply = _default_reply(code, [*history, code])
         if "message" not in reply:
-            environments[next_env] = (environments.get(env_id, "") if env_id is not None else "") + "\n" + code
+            environments[next_env] = [*history, code]
             reply["env"] = next_env
             next_env += 1
         _log(code, started)

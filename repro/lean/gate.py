@@ -1,61 +1,37 @@
 """The soundness gate: the only place that decides whether a proof counts as verified.
 
-A proof counts only if all hold: no special tokens; the checked theorem is *our* statement (the
-prover's proof is grafted onto the exact formal statement, never the prover's restatement); no
-forbidden construct in the source; Lean reports no error and no sorry; ``#print axioms`` lists
-only the standard axioms. Every reason that applied is listed, with Lean's messages.
+Lean decides identity and axioms; the gate's own reading of the text only decides what Lean may see.
+
+1. Static layer (no Lean): no special tokens; not truncated; the code lexes completely; every
+   construct is on the allowlist (:mod:`repro.lean.policy`); exactly one declaration of our
+   theorem's name, as a ``theorem``/``lemma``.
+2. Lean, as a sequence of commands, each in the environment the previous one left:
+   (0) our statement, elaborated before the prover's code exists, as
+   ``theorem repro_target_<id> <our signature> := by sorry``; (1) the prover's code, verbatim
+   (leading imports blanked: the header has them); (2) the bridge
+   ``example : type_of% @repro_target_<id> := @<name>``, which elaborates only if the prover's
+   theorem proves our statement as elaborated in (0); (3) ``#print axioms <name>`` alone.
+3. Verdict: (0) no error; (1) no error and no sorry; (2) no error; (3) exactly one message, Lean's
+   axiom list for exactly that name, within {propext, Classical.choice, Quot.sound}.
+
+Every reason that applied is listed, with Lean's messages.
 """
 
 from __future__ import annotations
 
-import re
+import hashlib
 
 from pydantic import BaseModel, Field
 
+from repro.lean.policy import DEFAULT_OPEN_ALLOWLIST, RESERVED_PREFIX, ScanResult, scan
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
-from repro.lean.source import (
-    find_theorem,
-    identifiers,
-    normalize,
-    statement_parts,
-    strip_comments,
-    strip_strings,
-    theorems,
-)
+from repro.lean.source import Statement, StatementError, read_statement
 from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
 from repro.llm.hygiene import extract_lean_block, find_special_tokens
 from repro.records import ReasonCode
 
 STANDARD_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
-
-_FORBIDDEN_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"\bsorry\b", "sorry"),
-    (r"\badmit\b", "admit"),
-    (r"^\s*(?:private\s+|protected\s+)?axiom\s", "axiom declaration"),
-    (r"#exit\b", "#exit"),
-    (r"\bset_option\s+debug\.", "set_option debug.*"),
-    (r"\bimplemented_by\b", "implemented_by"),
-    (r"\bextern\b", "extern"),
-    (r"\bunsafe\b", "unsafe"),
-    (
-        r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:local|scoped)\s+)?(?:macro|macro_rules|syntax|elab|elab_rules|notation|"
-        r"infix|infixl|infixr|prefix|postfix)\b",
-        "macro/syntax/notation declaration",
-    ),
-    (r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:local|scoped|private|noncomputable)\s+)*instance\b", "instance declaration"),
-    (r"^\s*(?:local\s+|scoped\s+)?attribute\s*\[", "attribute change"),
-    (r"\bopen\b[^\n]*\bin\b", "open ... in"),
-    (r"\b(?:run_cmd|run_elab|run_meta|run_tac)\b|#eval\b", "metaprogram execution"),
-    (r"\bapply\?|\bexact\?|\brw\?|\bsimp\?\??(?!\w)", "search tactic (apply?/exact?)"),
-    (r"\bLean\.ofReduceBool\b|\bLean\.trustCompiler\b", "compiler-trusting axiom reference"),
-)
-_NATIVE = re.compile(r"\bnative_decide\b|\bdecide\s*\+\s*native\b|\bdecide\s*\(\s*config\s*:=\s*\{[^}]*native")
-_REDEFINITION = re.compile(
-    r"^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*(?:def|abbrev|opaque|structure|"
-    r"inductive|class|theorem|lemma)\s+([^\s:(\[{]+)",
-    re.MULTILINE,
-)
-_HEADER_LINE = re.compile(r"^\s*(import\s+\S+|open\s+[^\n]*|set_option\s+maxHeartbeats\s+\d+)\s*$", re.MULTILINE)
+STEP_NAMES = ("statement", "proof", "bridge", "axioms")
 
 
 class Verdict(BaseModel):
@@ -69,6 +45,10 @@ class Verdict(BaseModel):
     axioms: list[str] | None = None
     messages: list[LeanMessage] = Field(default_factory=list)
     lean: LeanResult | None = None
+    lean_commands: list[str] = Field(default_factory=list)
+    lean_steps: list[LeanResult] = Field(default_factory=list)
+    static_passed: bool | None = None  # whether the static layer let the code through to Lean
+    policy: list[str] = Field(default_factory=list)  # refusals by policy, not unsoundness: native_decide, search
 
     def add(self, reason: ReasonCode, detail: str) -> None:
         if reason not in self.reasons:
@@ -76,42 +56,26 @@ class Verdict(BaseModel):
         self.details.append(detail)
 
 
-def _header_opens(header: str) -> set[str]:
-    names: set[str] = set()
-    for match in re.finditer(r"^\s*open\s+([^\n]*)$", header, re.MULTILINE):
-        names.update(match.group(1).split())
-    return names
+def reserved_name(statement: str) -> str:
+    """The name our statement is elaborated under: derived from its text, refused in prover code."""
+    return f"{RESERVED_PREFIX}_{hashlib.sha256(statement.encode('utf-8')).hexdigest()[:16]}"
 
 
-def forbidden_constructs(code: str, *, allow_native_decide: bool = False, header: str = "") -> list[str]:
-    """Names of forbidden constructs in ``code`` (comments and strings ignored)."""
-    clean = strip_strings(strip_comments(code))
-    found = [label for pattern, label in _FORBIDDEN_PATTERNS if re.search(pattern, clean, re.MULTILINE)]
-    if not allow_native_decide and _NATIVE.search(clean):
-        found.append("native_decide")
-    allowed_opens = _header_opens(header)
-    for match in re.finditer(r"^\s*open\s+([^\n]*)$", clean, re.MULTILINE):
-        extra = [name for name in match.group(1).split() if name not in allowed_opens and name != "in"]
-        if extra and " in" not in match.group(0):
-            found.append(f"open {' '.join(extra)} (not in the pinned header)")
-    return found
+def lean_commands(parsed: Statement, reserved: str, prover_code: str) -> list[str]:
+    return [
+        f"theorem {reserved} {parsed.signature} := by sorry",
+        prover_code,
+        f"example : type_of% @{reserved} := @{parsed.name}",
+        f"#print axioms {parsed.name}",
+    ]
 
 
-def graft(statement: str, prover_code: str, name: str) -> tuple[str, str, bool] | None:
-    """(code to check, the prover's own signature, whether it matches ours), or None if no theorem.
-
-    The checked code is: the prover's helper declarations before the main theorem (header lines
-    dropped: the header is ours), our exact signature, and the prover's proof body.
-    """
-    span = find_theorem(prover_code, name)
-    if span is None:
-        return None
-    _, our_signature = statement_parts(statement)
-    their_signature = span.signature(prover_code)
-    helpers = _HEADER_LINE.sub("", prover_code[: span.start]).strip()
-    body = span.body(prover_code)
-    code = (helpers + "\n\n" if helpers else "") + f"{our_signature} := {body}"
-    return code, their_signature, normalize(their_signature) == normalize(our_signature)
+def forbidden_constructs(
+    code: str, *, allow_native_decide: bool = False, header: str = "", line_starts: bool = True
+) -> list[str]:
+    """Everything the static layer refuses in ``code``, named (empty: Lean may see it)."""
+    result = scan(code, header=header, allow_native_decide=allow_native_decide, line_starts=line_starts)
+    return ([result.unterminated] if result.unterminated else []) + result.forbidden
 
 
 async def verify_proof(
@@ -123,99 +87,143 @@ async def verify_proof(
     allow_native_decide: bool = False,
     finish_reason: str = "stop",
     repeat_threshold: int = 8,
+    open_allowlist: frozenset[str] = DEFAULT_OPEN_ALLOWLIST,
 ) -> Verdict:
-    """Decide whether ``prover_output`` proves ``statement``. Never raises for bad proofs."""
-    name, our_signature = statement_parts(statement)
-    verdict = Verdict(verified=False, theorem_name=name)
+    """Decide whether ``prover_output`` proves ``statement``. Never raises for bad proofs or statements."""
+    verdict = Verdict(verified=False)
+    try:
+        parsed = read_statement(statement)
+    except StatementError as error:
+        verdict.add(ReasonCode.statement_not_single_theorem, f"the formal statement is unusable: {error}")
+        return verdict
+    verdict.theorem_name = parsed.name
+    in_statement = forbidden_constructs(parsed.declaration, header=header, line_starts=False)
+    if in_statement:
+        verdict.add(
+            ReasonCode.statement_not_single_theorem,
+            f"the formal statement itself uses forbidden constructs: {in_statement[:3]}",
+        )
+        return verdict
 
     tokens = find_special_tokens(prover_output)
     if tokens:
         verdict.add(ReasonCode.boundary_corruption, f"special tokens in the output: {sorted(set(tokens))[:5]}")
     code = prover_output
+    truncated = finish_reason == "length"
     if "```" in prover_output:
         extraction = extract_lean_block(prover_output, finish_reason)
         code = extraction.code or ""
-    span = find_theorem(code, name)
-    others = [s.name for s in theorems(code) if s.name != name]
-    grafted = graft(statement, code, name) if code else None
-    if grafted is None:
-        detail = (
-            f"theorem {name!r} not found; the output declares {others[:3]}"
-            if others
-            else f"theorem {name!r} not found in the output"
-        )
-        verdict.add(ReasonCode.statement_mismatch, detail)
-    else:
-        checked, _, matches = grafted
-        verdict.checked_code = checked
-        verdict.prover_statement_matches = matches
-        if not matches:
-            verdict.add(
-                ReasonCode.statement_mismatch,
-                "the prover restated the theorem differently; only our statement was checked",
-            )
+        truncated = truncated and not extraction.closed or extraction.failure == "generation_truncated"
+    if truncated:
+        verdict.add(ReasonCode.generation_truncated, "the output hit the token limit before its code was closed")
+    verdict.checked_code = code
 
-    forbidden = forbidden_constructs(code, allow_native_decide=allow_native_decide, header=header)
-    if span is not None:
-        statement_names = identifiers(our_signature) - {name}
-        before = strip_comments(code[: span.start])
-        for match in _REDEFINITION.finditer(before):
-            name_defined = match.group(1)
-            if name_defined in statement_names or name_defined.split(".")[-1] in statement_names:
-                forbidden.append(f"redefinition of {name_defined!r}, which the statement uses")
-            elif "." in name_defined.strip("."):
-                forbidden.append(f"definition {name_defined!r} inside an existing namespace")
-        if re.search(r"^\s*namespace\b", before, re.MULTILINE):
-            forbidden.append("namespace block before the statement")
-    for label in forbidden:
-        verdict.add(ReasonCode.forbidden_construct, f"forbidden construct: {label}")
+    static = scan(code, header=header, allow_native_decide=allow_native_decide, open_allowlist=open_allowlist)
+    _judge_static(verdict, static, parsed, truncated)
+    verdict.static_passed = not verdict.reasons
+    if static.uses_native_decide and not allow_native_decide:
+        verdict.policy.append("native_decide")
+    if static.uses_search_tactic:
+        verdict.policy.append("search_tactic")
 
-    lean_result: LeanResult | None = None
-    static_block = (
-        ReasonCode.boundary_corruption in verdict.reasons or ReasonCode.forbidden_construct in verdict.reasons
-    )
-    if verdict.checked_code is not None and not static_block:
+    lean_results: list[LeanResult] = []
+    if not verdict.reasons:
         if verifier is None:
             verdict.add(ReasonCode.lean_unavailable, "no Lean backend configured")
         else:
-            lean_result = await verifier.check(f"{verdict.checked_code}\n\n#print axioms {name}\n", header)
-            verdict.lean = lean_result
-            verdict.messages = lean_result.messages
-            _judge_lean(verdict, lean_result, name)
+            commands = lean_commands(parsed, reserved_name(statement), static.lean_code)
+            verdict.lean_commands = commands
+            lean_results = await verifier.check_sequence(commands, header)
+            _judge_lean(verdict, lean_results, parsed.name)
     verdict.taxonomy = taxonomy_facts(
         code=code,
         raw_output=prover_output,
         verdict_reasons=verdict.reasons,
-        lean=lean_result,
+        lean=verdict.lean,
         finish_reason=finish_reason,
         repeat_threshold=repeat_threshold,
         statement_matches=verdict.prover_statement_matches,
     )
-    verdict.verified = not verdict.reasons and lean_result is not None and lean_result.ok
+    verdict.verified = (
+        not verdict.reasons
+        and len(lean_results) == len(STEP_NAMES)
+        and all(result.infra_status == InfraStatus.ok for result in lean_results)
+    )
     return verdict
 
 
-def _judge_lean(verdict: Verdict, result: LeanResult, name: str) -> None:
-    if result.infra_status == InfraStatus.timeout:
-        verdict.add(ReasonCode.lean_timeout, f"Lean check timed out ({result.detail or ''})")
+def _judge_static(verdict: Verdict, static: ScanResult, parsed: Statement, truncated: bool) -> None:
+    if static.unterminated:
+        reason = ReasonCode.generation_truncated if truncated else ReasonCode.forbidden_construct
+        verdict.add(reason, f"the code does not lex completely: {static.unterminated}")
         return
-    if result.infra_status != InfraStatus.ok:
-        verdict.add(ReasonCode.lean_unavailable, f"Lean infrastructure: {result.infra_status}: {result.detail or ''}")
+    for label in static.forbidden:
+        verdict.add(ReasonCode.forbidden_construct, f"forbidden construct: {label}")
+    mains = [d for d in static.declarations if d.name == parsed.name]
+    if not mains:
+        others = [d.name for d in static.declarations]
+        detail = f"; the output declares {others[:3]}" if others else ""
+        verdict.add(ReasonCode.statement_mismatch, f"theorem {parsed.name!r} not found in the output{detail}")
+    elif len(mains) > 1:
+        verdict.add(ReasonCode.forbidden_construct, f"{len(mains)} declarations of {parsed.name!r}; one is allowed")
+    elif mains[0].keyword not in ("theorem", "lemma"):
+        verdict.add(ReasonCode.statement_mismatch, f"{parsed.name!r} is declared with {mains[0].keyword}")
+    elif mains[0].modifiers:
+        verdict.add(ReasonCode.forbidden_construct, f"the main theorem is {' '.join(mains[0].modifiers)}")
+
+
+def _first_lines(messages: list[LeanMessage]) -> str:
+    return " | ".join(m.text.splitlines()[0] if m.text else "" for m in messages[:3])
+
+
+def _judge_lean(verdict: Verdict, results: list[LeanResult], name: str) -> None:
+    verdict.lean_steps = results
+    failure = next((r for r in results if r.infra_status != InfraStatus.ok), None)
+    if failure is not None or len(results) != len(STEP_NAMES):
+        failure = failure or results[-1]
+        step = STEP_NAMES[min(results.index(failure), len(STEP_NAMES) - 1)]
+        if failure.infra_status == InfraStatus.timeout:
+            verdict.add(ReasonCode.lean_timeout, f"Lean timed out at the {step} step ({failure.detail or ''})")
+        else:
+            verdict.add(
+                ReasonCode.lean_unavailable,
+                f"Lean infrastructure at the {step} step: {failure.infra_status}: {failure.detail or ''}",
+            )
+        verdict.lean = failure
         return
-    errors = [m for m in result.messages if m.severity == "error"]
+    target, proof, bridge, axioms = results
+    verdict.lean = proof.model_copy(update={"elapsed_s": sum(r.elapsed_s for r in results)})
+    verdict.messages = [*proof.messages, *bridge.messages, *axioms.messages]
+    if target.has_error:
+        verdict.add(
+            ReasonCode.lean_error,
+            "Lean: the formal statement itself does not elaborate: " + _first_lines(target.messages),
+        )
+        return
+    errors = [m for m in proof.messages if m.severity == "error"]
     if errors:
-        verdict.add(ReasonCode.lean_error, "Lean: " + " | ".join(m.text.splitlines()[0] for m in errors[:3]))
+        verdict.add(ReasonCode.lean_error, "Lean: " + _first_lines(errors))
     sorry_warning = any(
-        "declaration uses 'sorry'" in m.text or "declaration uses `sorry`" in m.text for m in result.messages
+        "declaration uses 'sorry'" in m.text or "declaration uses `sorry`" in m.text for m in proof.messages
     )
-    if result.sorries or sorry_warning:
+    if proof.sorries or sorry_warning:
         verdict.add(ReasonCode.sorry, "Lean reports a sorry")
-    axioms = axioms_reported(result, name)
-    verdict.axioms = axioms
-    if axioms is None:
-        if not errors:
-            verdict.add(ReasonCode.axiom_violation, "#print axioms printed nothing for the theorem")
+    if bridge.has_error:
+        verdict.prover_statement_matches = False
+        verdict.add(
+            ReasonCode.statement_mismatch,
+            f"Lean: {name!r} does not have the type of our statement: " + _first_lines(bridge.messages),
+        )
+    elif not errors:
+        verdict.prover_statement_matches = True
+    listed = axioms_reported(axioms, name)
+    verdict.axioms = listed
+    if listed is None:
+        verdict.add(
+            ReasonCode.axiom_violation,
+            "#print axioms gave no single clean axiom report: " + (_first_lines(axioms.messages) or "no message"),
+        )
     else:
-        extra = sorted(set(axioms) - STANDARD_AXIOMS)
+        extra = sorted(set(listed) - STANDARD_AXIOMS)
         if extra:
             verdict.add(ReasonCode.axiom_violation, f"non-standard axioms: {extra}")

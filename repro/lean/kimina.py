@@ -3,6 +3,10 @@
 ``POST /api/check`` with ``{"snippets": [{"id", "code"}], "timeout": T}``; each result carries
 ``response`` (the raw REPL JSON) or ``error``. The verdict rules are the local pool's: this backend
 only turns replies into :class:`LeanResult`.
+
+A sequence of commands goes as one snippet (the server takes no environments), each command starting
+on a fresh line; every message is attributed to the command whose source span holds its position,
+never by its text, so the prover's code cannot speak for the trusted commands that follow it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,13 @@ from typing import Any
 
 import httpx
 
-from repro.lean.protocol import InfraStatus, LeanResult, infrastructure_failure, result_from_repl_json
+from repro.lean.protocol import (
+    InfraStatus,
+    LeanMessage,
+    LeanResult,
+    infrastructure_failure,
+    result_from_repl_json,
+)
 
 
 class KiminaVerifier:
@@ -43,24 +53,43 @@ class KiminaVerifier:
         return infrastructure_failure(self, status, detail, elapsed_s=time.perf_counter() - started)
 
     async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        pieces = [header.rstrip() + "\n\n"] if header.strip() else []
+        spans: list[tuple[int, int]] = []  # (first line, last line) of each command, 1-based
+        line = sum(piece.count("\n") for piece in pieces) + 1
+        for command in commands:
+            text = command.rstrip() + "\n\n"
+            spans.append((line, line + text.count("\n") - 1))
+            pieces.append(text)
+            line += text.count("\n")
+        result, raw_sorries = await self._check_snippet("".join(pieces))
+        if result.infra_status != InfraStatus.ok:
+            return [result]
+        return [
+            _only_span(result, raw_sorries, first, last, first_of_all=index == 0)
+            for index, (first, last) in enumerate(spans)
+        ]
+
+    async def _check_snippet(self, full: str) -> tuple[LeanResult, list[dict[str, Any]]]:
         snippet_id = uuid.uuid4().hex
-        full = f"{header.rstrip()}\n\n{code}" if header.strip() else code
         payload = {"snippets": [{"id": snippet_id, "code": full}], "timeout": self.timeout_s}
         started = time.perf_counter()
         try:
             response = await self._client.post(f"{self.url}/api/check", json=payload)
         except httpx.TimeoutException:
-            return self._result(InfraStatus.timeout, started, f"{self.url}: HTTP request timed out")
+            return self._result(InfraStatus.timeout, started, f"{self.url}: HTTP request timed out"), []
         except httpx.HTTPError as error:
-            return self._result(InfraStatus.unavailable, started, f"{self.url}: {type(error).__name__}: {error}")
+            return self._result(InfraStatus.unavailable, started, f"{self.url}: {type(error).__name__}: {error}"), []
         if response.status_code != 200:
-            return self._result(InfraStatus.unavailable, started, f"{self.url}: HTTP {response.status_code}")
+            return self._result(InfraStatus.unavailable, started, f"{self.url}: HTTP {response.status_code}"), []
         try:
             body: Any = response.json()
             results = body["results"] if isinstance(body, dict) else body
             item = next(r for r in results if r.get("id") == snippet_id) if len(results) > 1 else results[0]
         except (ValueError, KeyError, IndexError, StopIteration, TypeError, AttributeError):
-            return self._result(InfraStatus.crash, started, f"{self.url}: unreadable reply {response.text[:200]!r}")
+            return self._result(InfraStatus.crash, started, f"{self.url}: unreadable reply {response.text[:200]!r}"), []
         failure = item.get("error")
         if failure:
             lowered = str(failure).lower()
@@ -71,18 +100,49 @@ class KiminaVerifier:
                 if "memory" in lowered
                 else InfraStatus.crash
             )
-            return self._result(status, started, str(failure)[:500])
+            return self._result(status, started, str(failure)[:500]), []
         reply = item.get("response") or {}
-        header_lines = full.count("\n") - code.count("\n")
-        return result_from_repl_json(
+        result = result_from_repl_json(
             reply,
             backend_id=self.backend_id,
             real_lean=self.real_lean,
             elapsed_s=float(item.get("time") or time.perf_counter() - started),
             toolchain=self.toolchain,
             mathlib_revision=self.mathlib_revision,
-            line_offset=header_lines,
         )
+        raw_sorries = reply.get("sorries") if isinstance(reply, dict) else None
+        return result, [s for s in raw_sorries or [] if isinstance(s, dict)]
 
     async def close(self) -> None:
         await self._client.aclose()
+
+
+def _only_span(
+    result: LeanResult, raw_sorries: list[dict[str, Any]], first: int, last: int, *, first_of_all: bool
+) -> LeanResult:
+    """The messages positioned in lines ``first..last``, renumbered from 1.
+
+    A message with no position, or one in the header, goes to the first command (our statement): a
+    header that fails makes the statement fail, and an unplaced error can only reject.
+    """
+
+    def belongs_at(line: object) -> bool:
+        if not isinstance(line, int) or line < first:
+            return first_of_all
+        return line <= last
+
+    def belongs(message: LeanMessage) -> bool:
+        return belongs_at(message.line)
+
+    def shifted(message: LeanMessage) -> LeanMessage:
+        offset = first - 1
+        return message.model_copy(
+            update={
+                "line": None if message.line is None else max(message.line - offset, 1),
+                "end_line": None if message.end_line is None else message.end_line - offset,
+            }
+        )
+
+    messages = [shifted(message) for message in result.messages if belongs(message)]
+    sorries = [str(s.get("goal", "")) for s in raw_sorries if belongs_at((s.get("pos") or {}).get("line"))]
+    return result.model_copy(update={"messages": messages, "sorries": sorries})

@@ -51,21 +51,26 @@ class LeanResult(BaseModel):
         return self.infra_status == InfraStatus.ok and not self.has_error and not self.sorries
 
 
-_AXIOMS_LIST = re.compile(r"'([^']+)' depends on axioms: \[([^\]]*)\]", re.DOTALL)
-_NO_AXIOMS = re.compile(r"'([^']+)' does not depend on any axioms")
+_AXIOMS_LIST = re.compile(r"'([^']+)' depends on axioms: \[([^\]]*)\]\s*", re.DOTALL)
+_NO_AXIOMS = re.compile(r"'([^']+)' does not depend on any axioms\s*")
 
 
 def axioms_reported(result: LeanResult, theorem_name: str) -> list[str] | None:
-    """Axioms ``#print axioms`` listed for the theorem; None when Lean printed nothing about it."""
-    for message in result.messages:
-        if message.severity != "info":
-            continue
-        match = _AXIOMS_LIST.search(message.text)
-        if match and match.group(1).split(".")[-1] == theorem_name.split(".")[-1]:
-            return [axiom.strip() for axiom in match.group(2).replace("\n", " ").split(",") if axiom.strip()]
-        match_none = _NO_AXIOMS.search(message.text)
-        if match_none and match_none.group(1).split(".")[-1] == theorem_name.split(".")[-1]:
-            return []
+    """Axioms listed by a result that holds *only* the output of our own ``#print axioms NAME``.
+
+    The result must hold exactly one message, an info message that is, in full, Lean's answer for
+    exactly ``theorem_name``; anything else (no message, several, an error, another name, extra
+    text) is None, which the gate treats as a violation.
+    """
+    if len(result.messages) != 1 or result.messages[0].severity != "info":
+        return None
+    text = result.messages[0].text
+    match = _AXIOMS_LIST.fullmatch(text)
+    if match and match.group(1) == theorem_name:
+        return [axiom.strip() for axiom in match.group(2).replace("\n", " ").split(",") if axiom.strip()]
+    match_none = _NO_AXIOMS.fullmatch(text)
+    if match_none and match_none.group(1) == theorem_name:
+        return []
     return None
 
 
@@ -140,5 +145,11 @@ class Verifier(Protocol):
     def mathlib_revision(self) -> str | None: ...
 
     async def check(self, code: str, header: str) -> LeanResult: ...
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        """Run ``commands`` in order, each in the environment the previous one left (the first in the
+        header's). One result per command holding only that command's messages, positions relative
+        to the command. An infrastructure failure ends the list early with that failure last."""
+        ...
 
     async def close(self) -> None: ...

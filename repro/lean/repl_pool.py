@@ -188,26 +188,39 @@ class ReplPoolVerifier:
         return used_mb > 0.9 * self.memory_limit_mb
 
     # -- checks --------------------------------------------------------------------------------
-    def _run_sync(self, worker: _Worker, code: str) -> dict[str, Any]:
-        request: dict[str, Any] = {"cmd": code}
-        if worker.header_env is not None:
-            request["env"] = worker.header_env
-        reply: dict[str, Any] = worker.server.run_dict(request, timeout=self.timeout_s)
-        return reply
+    def _run_sync(self, worker: _Worker, commands: list[str]) -> list[dict[str, Any]]:
+        """Each command in the environment the previous one produced (the first in the header's)."""
+        replies: list[dict[str, Any]] = []
+        env = worker.header_env
+        for code in commands:
+            request: dict[str, Any] = {"cmd": code}
+            if env is not None:
+                request["env"] = env
+            reply: dict[str, Any] = worker.server.run_dict(request, timeout=self.timeout_s)
+            replies.append(reply)
+            env = reply.get("env")
+            if not isinstance(env, int):
+                break  # the REPL refused the command: nothing later can run in its environment
+        return replies
 
     async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
         attempts = 0
         last: LeanResult | None = None
         while attempts <= self.infra_retries:
             attempts += 1
             worker = await self._take_worker(header)
             if worker is None:
-                return infrastructure_failure(
-                    self, InfraStatus.unavailable, self._start_error or "no Lean worker could be started"
-                )
+                return [
+                    infrastructure_failure(
+                        self, InfraStatus.unavailable, self._start_error or "no Lean worker could be started"
+                    )
+                ]
             started = time.perf_counter()
             try:
-                reply = await asyncio.to_thread(self._run_sync, worker, code)
+                replies = await asyncio.to_thread(self._run_sync, worker, commands)
             except (
                 TimeoutError,
                 ConnectionAbortedError,
@@ -226,28 +239,32 @@ class ReplPoolVerifier:
                     elapsed_s=time.perf_counter() - started,
                 )
                 if status == InfraStatus.timeout:
-                    return last  # a proof that hangs hangs again; do not pay the timeout twice
+                    return [last]  # a proof that hangs hangs again; do not pay the timeout twice
                 continue
-            result = result_from_repl_json(
-                reply,
-                backend_id=self.backend_id,
-                real_lean=self.real_lean,
-                elapsed_s=time.perf_counter() - started,
-                toolchain=self.toolchain,
-                mathlib_revision=self.mathlib_revision,
-            )
+            elapsed = time.perf_counter() - started
+            results = [
+                result_from_repl_json(
+                    reply,
+                    backend_id=self.backend_id,
+                    real_lean=self.real_lean,
+                    elapsed_s=elapsed / max(len(replies), 1),
+                    toolchain=self.toolchain,
+                    mathlib_revision=self.mathlib_revision,
+                )
+                for reply in replies
+            ]
             worker.checks += 1
             if (
                 worker.checks >= self.recycle_after
-                or result.infra_status == InfraStatus.lean_error
+                or any(result.infra_status == InfraStatus.lean_error for result in results)
                 or self._over_memory(worker)
             ):
                 self._retire(worker, header)
             else:
                 await self._idle[header].put(worker)
-            return result
+            return results
         assert last is not None
-        return last
+        return [last]
 
     async def close(self) -> None:
         for task in list(self._background):

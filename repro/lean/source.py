@@ -1,159 +1,306 @@
-"""Light-weight reading of Lean 4 source: comments, declarations, the main theorem's parts.
+"""Reading Lean 4 source on the lexer's tokens: formal statements, declarations, comment stripping.
 
-This is not a Lean parser. It finds what the soundness gate needs (where a theorem starts, where its
-signature ends, what follows it) and errs toward rejection when the text is unusual.
+A formal statement is exactly one ``theorem``/``lemma`` ending in ``:= by sorry`` (or ``:= sorry``).
+Its signature ends at that known tail, never at "the first ``:=``", so ``let x : T := v`` and
+``have`` inside the statement are read as Lean reads them.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
-DECLARATION_START = re.compile(
-    r"^(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable|nonrec|partial|unsafe)\s+)*"
-    r"(theorem|lemma|def|abbrev|example|instance|structure|inductive|class|axiom|opaque|macro|syntax|elab|"
-    r"notation|infix|infixl|infixr|prefix|postfix|macro_rules|elab_rules|open|namespace|section|end|variable|"
-    r"universe|set_option|attribute|local|scoped|#\w+|import|noncomputable\s+section|mutual)\b",
-    re.MULTILINE,
+from repro.lean.lexer import Kind, Token, lex, lex_error, significant
+
+# Keywords that begin a command. A formal statement may contain none but its one theorem keyword.
+COMMAND_KEYWORDS = frozenset(
+    {
+        "theorem",
+        "lemma",
+        "def",
+        "abbrev",
+        "example",
+        "instance",
+        "axiom",
+        "axioms",
+        "opaque",
+        "structure",
+        "class",
+        "inductive",
+        "coinductive",
+        "mutual",
+        "namespace",
+        "section",
+        "end",
+        "open",
+        "export",
+        "variable",
+        "variables",
+        "include",
+        "omit",
+        "universe",
+        "universes",
+        "set_option",
+        "attribute",
+        "macro",
+        "macro_rules",
+        "syntax",
+        "elab",
+        "elab_rules",
+        "notation",
+        "notation3",
+        "infix",
+        "infixl",
+        "infixr",
+        "prefix",
+        "postfix",
+        "initialize",
+        "builtin_initialize",
+        "import",
+        "deriving",
+        "alias",
+        "irreducible_def",
+        "declare_syntax_cat",
+        "local",
+        "scoped",
+        "private",
+        "protected",
+        "noncomputable",
+        "partial",
+        "unsafe",
+        "nonrec",
+        "proof_wanted",
+        "simproc",
+        "dsimproc",
+        "simproc_decl",
+        "dsimproc_decl",
+        "unif_hint",
+        "binder_predicate",
+        "register_simp_attr",
+        "register_option",
+        "register_builtin_option",
+        "register_label_attr",
+        "declare_config_elab",
+        "declare_simp_like_tactic",
+        "seal",
+        "unseal",
+        "recall",
+        "grind_pattern",
+        "library_note",
+        "initialize_simps_projections",
+        "suppress_compilation",
+        "assert_not_exists",
+        "assert_not_imported",
+        "extend_docs",
+        "with_weak_namespace",
+        "elab_stx_quot",
+        "add_aesop_rules",
+        "declare_aesop_rule_sets",
+        "erase_aesop_rules",
+        "derive_handler",
+        "add_decl_doc",
+        "run_cmd",
+        "run_elab",
+        "run_meta",
+    }
 )
+THEOREM_KEYWORDS = frozenset({"theorem", "lemma"})
+_OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "{{": "}}"}
+_CLOSE_BRACKETS = frozenset(_OPEN_BRACKETS.values())
 
 
-def strip_comments(code: str, *, keep_layout: bool = True) -> str:
-    """Remove ``--`` and nested ``/- -/`` comments (string literals respected).
-
-    With ``keep_layout`` each removed character becomes a space (newlines kept), so positions in
-    the result line up with the original.
-    """
-    out: list[str] = []
-    index, depth, in_string = 0, 0, False
-    length = len(code)
-    while index < length:
-        char = code[index]
-        pair = code[index : index + 2]
-        if depth == 0 and not in_string and pair == "--":
-            end = code.find("\n", index)
-            end = length if end == -1 else end
-            out.append(" " * (end - index) if keep_layout else "")
-            index = end
-            continue
-        if not in_string and pair == "/-":
-            depth += 1
-            out.append("  " if keep_layout else "")
-            index += 2
-            continue
-        if depth > 0:
-            if pair == "-/":
-                depth -= 1
-                out.append("  " if keep_layout else "")
-                index += 2
-                continue
-            out.append("\n" if char == "\n" else (" " if keep_layout else ""))
-            index += 1
-            continue
-        if char == '"' and (index == 0 or code[index - 1] != "\\"):
-            in_string = not in_string
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def strip_strings(code: str) -> str:
-    return re.sub(r'"(?:[^"\\\n]|\\.)*"', lambda m: '"' + " " * (len(m.group(0)) - 2) + '"', code)
-
-
-def normalize(code: str) -> str:
-    """Comments removed and whitespace collapsed: the form in which two statements are compared."""
-    return re.sub(r"\s+", " ", strip_comments(code, keep_layout=False)).strip()
+class StatementError(ValueError):
+    """The text is not one theorem ending in ``:= by sorry``; the message says what is wrong."""
 
 
 @dataclass(frozen=True)
-class TheoremSpan:
+class Statement:
     keyword: str
     name: str
-    start: int  # index of the declaration (including attributes/modifiers)
-    assign: int  # index of the top-level ``:=`` ending the signature
-    end: int  # end of the declaration's body
+    signature: str  # binders and type, between the name and the final ``:=``
+    binders: list[str]
+    conclusion: str  # the type after the binders' colon
+    text: str
 
-    def signature(self, code: str) -> str:
-        return code[self.start : self.assign].strip()
-
-    def body(self, code: str) -> str:
-        return code[self.assign + 2 : self.end].strip()
-
-
-_THEOREM_HEAD = re.compile(
-    r"^(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|nonrec)\s+)*(theorem|lemma)\s+([^\s:(\[{]+)", re.MULTILINE
-)
+    @property
+    def declaration(self) -> str:
+        """``theorem NAME SIGNATURE``: what Lean elaborates, without the ``:= by sorry`` tail."""
+        return f"{self.keyword} {self.name} {self.signature}"
 
 
-def top_level_indices(text: str, start: int = 0) -> Iterator[int]:
-    """Indices of the characters outside every bracket pair (the brackets themselves excluded)."""
-    depth = 0
-    for index in range(start, len(text)):
-        char = text[index]
-        if char in "([{⟨":
-            depth += 1
-        elif char in ")]}⟩":
-            depth -= 1
-        elif depth <= 0:
-            yield index
-
-
-def _top_level_assign(clean: str, start: int) -> int:
-    return next((index for index in top_level_indices(clean, start) if clean[index : index + 2] == ":="), -1)
-
-
-def _declaration_end(clean: str, after: int) -> int:
-    for match in DECLARATION_START.finditer(clean, after):
-        if match.start() > after:
-            return match.start()
-    return len(clean)
-
-
-def theorems(code: str) -> list[TheoremSpan]:
-    """Every ``theorem``/``lemma`` declaration at the start of a line, in order."""
-    clean = strip_strings(strip_comments(code))
-    spans = []
-    for match in _THEOREM_HEAD.finditer(clean):
-        assign = _top_level_assign(clean, match.end())
-        if assign == -1:
-            spans.append(TheoremSpan(match.group(1), match.group(2), match.start(), len(clean), len(clean)))
+def depths(tokens: list[Token]) -> list[int]:
+    """Bracket depth before each significant token (closing brackets count at their outer depth)."""
+    result, depth = [], 0
+    for token in tokens:
+        if token.kind == Kind.symbol and token.text in _CLOSE_BRACKETS:
+            depth = max(depth - 1, 0)
+            result.append(depth)
             continue
-        spans.append(
-            TheoremSpan(match.group(1), match.group(2), match.start(), assign, _declaration_end(clean, assign))
-        )
-    return spans
+        result.append(depth)
+        if token.kind == Kind.symbol and token.text in _OPEN_BRACKETS:
+            depth += 1
+    return result
 
 
-def find_theorem(code: str, name: str) -> TheoremSpan | None:
-    matching = [span for span in theorems(code) if span.name == name]
-    return matching[-1] if matching else None
+_HEADER_COMMANDS = ("import", "open", "set_option")
 
 
-def statement_parts(statement: str) -> tuple[str, str]:
-    """(theorem name, signature) of a formal statement ending in ``:= by sorry``."""
-    spans = theorems(statement)
-    if not spans:
-        raise ValueError("the statement holds no theorem declaration")
-    span = spans[-1]
-    return span.name, span.signature(statement)
+def without_header(code: str) -> str:
+    """``code`` without its leading header lines (``import``, ``open``, ``set_option``, each to its line end).
+
+    A statement file or a formalizer's block often repeats the header; what follows must then be the
+    one theorem (the header used for checking is always the configured one).
+    """
+    tokens = significant(lex(code))
+    start, index = 0, 0
+    while index < len(tokens) and tokens[index].kind == Kind.identifier and tokens[index].text in _HEADER_COMMANDS:
+        line_end = code.find("\n", tokens[index].start)
+        line_end = len(code) if line_end == -1 else line_end
+        index += 1
+        while index < len(tokens) and tokens[index].start < line_end:
+            index += 1
+        start = line_end
+    return code[start:].strip()
 
 
-_SORRY_TAIL = re.compile(r":=\s*by\s+sorry\s*$|:=\s*sorry\s*$")
+def read_statement(statement: str) -> Statement:
+    """Parse a formal statement; raises :class:`StatementError` naming the problem."""
+    tokens = lex(statement)
+    error = lex_error(tokens)
+    if error is not None:
+        raise StatementError(f"unterminated comment, string or quoted name at offset {error.start}")
+    code = significant(tokens)
+    if not code or code[0].kind != Kind.identifier or code[0].text not in THEOREM_KEYWORDS:
+        first = code[0].text if code else "nothing"
+        raise StatementError(f"a formal statement must be exactly one theorem; it starts with {first!r}")
+    if len(code) < 2 or code[1].kind != Kind.identifier or code[1].text in COMMAND_KEYWORDS:
+        raise StatementError("the theorem has no name")
+    others = [t.text for t in code[2:] if t.kind == Kind.identifier and t.text in COMMAND_KEYWORDS]
+    others += [t.text for t in code if t.kind in (Kind.hash_command, Kind.attribute_open)]
+    if others:
+        raise StatementError(f"a formal statement must be exactly one theorem; it also has {others[:3]}")
+    tail = [t.text for t in code[-3:]]
+    if tail == [":=", "by", "sorry"]:
+        assign = code[-3]
+    elif tail[-2:] == [":=", "sorry"]:
+        assign = code[-2]
+    else:
+        raise StatementError("the statement does not end in `:= by sorry`")
+    name = code[1]
+    signature_tokens = code[2 : code.index(assign)]
+    signature = statement[name.end : assign.start].strip()
+    binders, conclusion_start = _binders(statement, signature_tokens)
+    if conclusion_start is None:
+        raise StatementError("the theorem has no `:` before its type")
+    conclusion = statement[conclusion_start : assign.start].strip()
+    return Statement(code[0].text, name.text, signature, binders, conclusion, statement)
+
+
+def _binders(text: str, tokens: list[Token]) -> tuple[list[str], int | None]:
+    """Binder groups before the signature's colon, and where the conclusion starts."""
+    binders: list[str] = []
+    group_start: Token | None = None
+    for token, depth in zip(tokens, depths(tokens), strict=True):
+        if depth == 0 and token.kind == Kind.symbol and token.text == ":":
+            return binders, token.end
+        if depth == 0 and token.kind == Kind.symbol and token.text in _OPEN_BRACKETS:
+            group_start = token
+        elif depth == 0 and token.kind == Kind.symbol and token.text in _CLOSE_BRACKETS and group_start:
+            binders.append(text[group_start.start : token.end])
+            group_start = None
+        elif depth == 0 and token.kind == Kind.identifier:
+            binders.append(token.text)
+    return binders, None
+
+
+def final_proposition(conclusion: str) -> tuple[str, bool]:
+    """The conclusion with leading ``let``/``have`` bindings, ``∀`` binders and hypotheses removed.
+
+    Returns (proposition, existential): ``existential`` is True when what remains is ``∃ ...``,
+    whose answer is a witness, not the right side of an equation.
+    """
+    text = conclusion.strip()
+    for _ in range(200):
+        tokens = significant(lex(text))
+        if not tokens:
+            return text, False
+        level = depths(tokens)
+        head = tokens[0].text
+        if head in ("let", "have", "haveI", "letI"):
+            cut = _binding_end(text, tokens, level)
+            if cut is None:
+                return text, False
+            text = text[cut:].strip()
+            continue
+        if head in ("∀", "∃", "∃!"):
+            comma = next((t for t, d in zip(tokens, level, strict=True) if d == 0 and t.text == ","), None)
+            if comma is None:
+                return text, head != "∀"
+            if head != "∀":
+                return text, True
+            text = text[comma.end :].strip()
+            continue
+        arrows = [t for t, d in zip(tokens, level, strict=True) if d == 0 and t.text in ("→", "->")]
+        if arrows:
+            text = text[arrows[-1].end :].strip()
+            continue
+        if head == "(" and level[-1] == 0 and tokens[-1].text == ")" and _wraps(tokens, level):
+            text = text[tokens[0].end : tokens[-1].start].strip()
+            continue
+        return text, False
+    return text, False
+
+
+def _wraps(tokens: list[Token], level: list[int]) -> bool:
+    """Whether the first ``(`` closes at the last token (the whole text is parenthesised)."""
+    return all(d > 0 for d in level[1:-1])
+
+
+def _binding_end(text: str, tokens: list[Token], level: list[int]) -> int | None:
+    """Offset just after a leading ``let``/``have`` binding (its value ends at ``;`` or a line end)."""
+    assign = next((i for i, t in enumerate(tokens) if level[i] == 0 and t.text == ":="), None)
+    if assign is None:
+        return None
+    for index in range(assign + 1, len(tokens)):
+        token = tokens[index]
+        if level[index] == 0 and token.text == ";":
+            return token.end
+        if index + 1 < len(tokens) and level[index + 1] == 0 and "\n" in text[token.end : tokens[index + 1].start]:
+            return token.end
+    return None
+
+
+def top_level_equation(proposition: str) -> tuple[str, str] | None:
+    """(left, right) of the proposition's single top-level ``=``; None for anything else."""
+    tokens = significant(lex(proposition))
+    level = depths(tokens)
+    # a big operator's binder comma (``∑ i in s, f i = 55``) is not a connective; ``∀``/``∃``/``fun`` are
+    connectives = {"∧", "∨", "↔", "¬", "≠", "→", "->", "<->", "/\\", "\\/", "∃", "∀", "fun", "λ", "=>", "if"}
+    if any(d == 0 and t.text in connectives for t, d in zip(tokens, level, strict=True)):
+        return None
+    equals = [t for t, d in zip(tokens, level, strict=True) if d == 0 and t.kind == Kind.symbol and t.text == "="]
+    if len(equals) != 1:
+        return None
+    return proposition[: equals[0].start].strip(), proposition[equals[0].end :].strip()
+
+
+def strip_comments(code: str, *, keep_layout: bool = True) -> str:
+    """``code`` with every comment removed (with ``keep_layout``, replaced by spaces, newlines kept)."""
+    parts = []
+    for token in lex(code):
+        if token.kind in (Kind.line_comment, Kind.block_comment):
+            if keep_layout:
+                parts.append(re.sub(r"[^\n]", " ", token.text))
+        else:
+            parts.append(token.text)
+    return "".join(parts)
+
+
+def normalize(code: str) -> str:
+    """Comments removed and whitespace collapsed: the form in which two texts are compared."""
+    return " ".join(token.text for token in significant(lex(code)))
 
 
 def ends_in_sorry(statement: str) -> bool:
-    return _SORRY_TAIL.search(strip_comments(statement).rstrip()) is not None
-
-
-IDENTIFIER = re.compile(r"[A-Za-z_][\w.'!?]*")
-
-
-def identifiers(code: str) -> set[str]:
-    clean = strip_strings(strip_comments(code))
-    found = set()
-    for token in IDENTIFIER.findall(clean):
-        found.add(token)
-        found.update(part for part in token.split(".") if part)
-    return found
+    tail = [t.text for t in significant(lex(statement))[-3:]]
+    return tail == [":=", "by", "sorry"] or tail[-2:] == [":=", "sorry"]

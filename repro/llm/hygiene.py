@@ -6,8 +6,10 @@ import re
 
 from pydantic import BaseModel
 
-# ASCII `<|...|>` and the full-width `<｜...｜>` forms that DeepSeek-style tokenizers leak.
-SPECIAL_TOKEN = re.compile(r"<\|[^|<>\n]{1,40}\|>|<｜[^｜<>\n]{1,40}｜>")
+# ASCII `<|...|>` and the full-width `<｜...｜>` forms that DeepSeek-style tokenizers leak. A special
+# token is one word (`<|im_end|>`, `<|Assistant|>`, `<｜end▁of▁sentence｜>`); Lean's pipes
+# `f <| g x |> h` have spaces inside and are code, not tokens.
+SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z_][\w▁.\-]{0,39}\|>|<｜[^｜<>\s]{1,40}｜>")
 _FENCE = re.compile(r"```(lean4|lean)[^\n]*\n(.*?)(```|\Z)", re.DOTALL)
 _THINK_END = "</think>"
 

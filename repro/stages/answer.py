@@ -1,6 +1,8 @@
 """Stage 7: recover the answer from the verified Lean text, without computing anything.
 
-A literal on the right of the conclusion's ``=`` (or a set literal) is read deterministically.
+A literal on the right of the conclusion's top-level ``=`` (or a set literal) is read
+deterministically: the statement reader works on lexed tokens, strips leading ``let``/``have``
+bindings, ``∀`` binders and hypotheses, and never cuts the signature at "the first ``:=``".
 Otherwise the extraction model proposes a span, which must appear verbatim in the verified code,
 part by part, and not only inside ``#eval``/``#reduce``/``#check``/``#print`` lines. The candidate
 is then classified; only ``final`` is retained.
@@ -15,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, field_validator, model_validator
 
 from repro.config import ModelSettings
-from repro.lean.source import statement_parts, strip_comments, top_level_indices
+from repro.lean.source import StatementError, final_proposition, read_statement, strip_comments, top_level_equation
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
@@ -55,27 +57,23 @@ class ClassifyAnswer(BaseModel):
 
 
 def conclusion(statement: str) -> str:
-    """The type after the last top-level colon of the signature."""
-    _, signature = statement_parts(statement)
-    colons = (i for i in top_level_indices(signature) if signature[i] == ":" and signature[i : i + 2] != ":=")
-    cut = max(colons, default=-1)
-    return signature[cut + 1 :].strip() if cut >= 0 else signature
+    """The type after the binders' colon (``let``/``have`` bindings included)."""
+    return read_statement(statement).conclusion
 
 
 def deterministic_answer(statement: str) -> str | None:
-    """The literal span of ``expr = literal`` (or a set literal) in the conclusion, if there is one."""
-    target = strip_comments(conclusion(statement), keep_layout=False).strip()
-    if "=" not in target or re.search(r"[≠∨∧→↔∀∃¬]|\bfun\b|\biff\b", target):
+    """The literal on the right of the final proposition's single top-level ``=``, if there is one."""
+    try:
+        target = conclusion(statement)
+    except StatementError:
         return None
-    equals = (
-        i
-        for i in top_level_indices(target)
-        if target[i] == "=" and target[i - 1 : i] not in (":", "<", ">", "!", "=") and target[i + 1 : i + 2] != "="
-    )
-    split_at = max(equals, default=-1)
-    if split_at < 0:
+    proposition, existential = final_proposition(target)
+    if existential:
+        return None  # the answer is a witness, not the right side of an equation
+    equation = top_level_equation(proposition)
+    if equation is None:
         return None
-    right = target[split_at + 1 :].strip()
+    right = " ".join(strip_comments(equation[1], keep_layout=False).split())
     if _NUMERIC_LITERAL.match(right) or _SET_LITERAL.match(right):
         return right
     return None

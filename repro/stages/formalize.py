@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from repro.config import ModelSettings
 from repro.lean.gate import forbidden_constructs
+from repro.lean.lexer import Kind, lex, significant
 from repro.lean.protocol import InfraStatus, Verifier
-from repro.lean.source import ends_in_sorry, theorems
+from repro.lean.source import StatementError, ends_in_sorry, read_statement, without_header
 from repro.llm.client import ModelClient
 from repro.llm.hygiene import extract_lean_block
 from repro.llm.protocol import ModelCallError
@@ -15,23 +14,19 @@ from repro.prompts import render_prompt
 from repro.records import AttemptStatus, LeanMessageRecord, ReasonCode
 from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
 
-_HEADER_LINE = re.compile(r"^\s*(import\s+\S+|open\s+[^\n]*|set_option\s+maxHeartbeats\s+\d+)\s*$", re.MULTILINE)
 
+def normalize_statement(code: str, theorem_name: str) -> str:
+    """Our form of a formal statement: leading header commands dropped, the theorem under our name.
 
-def normalize_statement(code: str, theorem_name: str) -> str | None:
-    """Our form of a formal statement: header lines dropped, the theorem under our chosen name."""
-    body = _HEADER_LINE.sub("", code).strip()
-    spans = theorems(body)
-    if not spans:
-        return None
-    if theorem_name not in {span.name for span in spans}:
-        if len(spans) != 1:
-            return None
-        span = spans[0]
-        head = body[span.start : span.assign]
-        head = head.replace(span.name, theorem_name, 1)
-        body = body[: span.start] + head + body[span.assign :]
-    return body.strip()
+    Raises :class:`StatementError` unless what remains is exactly one theorem ending in
+    ``:= by sorry``: a statement with definitions or other commands is refused, never trimmed.
+    """
+    body = without_header(code)
+    parsed = read_statement(body)
+    if parsed.name == theorem_name:
+        return body
+    name_token = significant(lex(body))[1]
+    return (body[: name_token.start] + theorem_name + body[name_token.end :]).strip()
 
 
 async def formalize(
@@ -64,16 +59,22 @@ async def formalize(
         result.status = AttemptStatus.rejected
         result.reason = ReasonCode(extraction.failure or "no_lean_block")
         return result
-    statement = normalize_statement(extraction.code, theorem_name)
-    if statement is None:
-        result.status, result.reason = AttemptStatus.rejected, ReasonCode.no_lean_block
-        result.output["problem"] = "no theorem declaration in the Lean block"
+    try:
+        statement = normalize_statement(extraction.code, theorem_name)
+    except StatementError as error:
+        result.status = AttemptStatus.rejected
+        result.reason = (
+            ReasonCode.formalization_not_sorry
+            if "does not end in" in str(error) and _single_theorem_keyword(extraction.code)
+            else ReasonCode.statement_not_single_theorem
+        )
+        result.output["problem"] = str(error)
         return result
     result.output["statement"] = statement
     if not ends_in_sorry(statement):
         result.status, result.reason = AttemptStatus.rejected, ReasonCode.formalization_not_sorry
         return result
-    forbidden = [f for f in forbidden_constructs(statement.rsplit(":=", 1)[0], header=header)]
+    forbidden = forbidden_constructs(read_statement(statement).declaration, header=header, line_starts=False)
     if forbidden:
         result.status, result.reason = AttemptStatus.rejected, ReasonCode.formalization_compile_error
         result.output["problem"] = f"forbidden constructs in the statement: {forbidden}"
@@ -97,3 +98,8 @@ async def formalize(
     result.output.update({"lean_backend": lean.backend_id, "real_lean": lean.real_lean})
     result.elapsed_s = clock.elapsed()
     return result
+
+
+def _single_theorem_keyword(code: str) -> bool:
+    keywords = [t for t in significant(lex(code)) if t.kind == Kind.identifier and t.text in ("theorem", "lemma")]
+    return len(keywords) == 1

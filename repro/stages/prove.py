@@ -81,8 +81,10 @@ async def verify_sample(
     else:
         status = AttemptStatus.error if set(verdict.reasons) <= infra and verdict.reasons else AttemptStatus.rejected
         reason = verdict.reasons[0] if verdict.reasons else ReasonCode.lean_error
-        if reason == ReasonCode.statement_mismatch and has_no_lean(sample.text):
-            reason = ReasonCode.no_lean_block  # nothing was restated: there was no Lean at all
+        if reason != ReasonCode.boundary_corruption and has_no_lean(sample.text):
+            # prose or garbage: the gate lexes it as code and may find `sorry` in an apology, but nothing
+            # was restated or smuggled; there was no Lean at all
+            reason = ReasonCode.no_lean_block
     lean = verdict.lean
     result = StageResult(
         status=status,
@@ -94,6 +96,8 @@ async def verify_sample(
             "checked_code": verdict.checked_code,
             "axioms": verdict.axioms,
             "prover_statement_matches": verdict.prover_statement_matches,
+            "static_passed": verdict.static_passed,
+            "policy": verdict.policy,
             "lean_backend": lean.backend_id if lean else None,
             "real_lean": lean.real_lean if lean else False,
             "toolchain": lean.toolchain if lean else None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from repro.lean import LeanResult, Verifier, lean_cache_key
+from repro.lean.cached import lean_sequence_key
 from repro.lean.protocol import InfraStatus
 from repro.study.store import StudyStore
 
@@ -49,6 +50,21 @@ class StoredLeanResults:
         if result.infra_status == InfraStatus.ok:
             self.store.cache_lean_result(key, result.model_copy(update={"cached": False}).model_dump(mode="json"))
         return result
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        """A whole command sequence (the gate's target, proof, bridge, axioms) is stored as one entry."""
+        key = lean_sequence_key(self.inner, commands, header)
+        stored = self.store.cached_lean_result(key)
+        if stored is not None and isinstance(stored.get("sequence"), list):
+            self.stored_hits += 1
+            return [LeanResult.model_validate(item).model_copy(update={"cached": True}) for item in stored["sequence"]]
+        results = await self.inner.check_sequence(commands, header)
+        if not any(result.cached for result in results):
+            self.fresh_checks += 1
+        if len(results) == len(commands) and all(result.infra_status == InfraStatus.ok for result in results):
+            fresh = [result.model_copy(update={"cached": False}).model_dump(mode="json") for result in results]
+            self.store.cache_lean_result(key, {"sequence": fresh})
+        return results
 
     async def close(self) -> None:
         await self.inner.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from repro.lean.source import ends_in_sorry, statement_parts
+from repro.lean.source import ends_in_sorry, read_statement
 from repro.records import AttemptStatus, Stage
 from repro.store import RunStore
 from repro.study.records import StudyStatement
@@ -68,7 +68,7 @@ def statements_from_run(run_dir: str | Path) -> list[StudyStatement]:
                         id=f"{candidate.candidate_id}/f{round_index}",
                         statement=statement,
                         header=header,
-                        theorem_name=candidate.theorem_name or statement_parts(statement)[0],
+                        theorem_name=candidate.theorem_name or read_statement(statement).name,
                         source_dataset=problem.source,
                         source_id=problem.source_id,
                         level=problem.level,
@@ -120,7 +120,7 @@ def read_statements(path: str | Path) -> list[StudyStatement]:
             field = ".".join(str(part) for part in first["loc"]) or "(row)"
             raise StatementSetError(f"{source}:{number}: field {field!r}: {first['msg']}") from None
         try:
-            name, _ = statement_parts(row.statement)
+            name = read_statement(row.statement).name
         except ValueError as error:
             raise StatementSetError(f"{source}:{number}: field 'statement': {error}") from None
         if not ends_in_sorry(row.statement):

@@ -1,0 +1,218 @@
+"""Checking many prover outputs through the soundness gate: streamed, resumable, summarised.
+
+Users audit a prover's published outputs with it (``repro check-proof --batch``); our own tests run
+it on real corpora. Each input row gives ``id``, ``statement``, ``output`` and optionally ``header``
+and ``finish_reason``; each output row is one verdict. A row whose check failed for infrastructure
+reasons (timeout, Lean unavailable) is checked again on resume; every other row is kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from collections.abc import Callable
+from enum import IntEnum
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from repro.lean.gate import Verdict, verify_proof
+from repro.lean.protocol import Verifier
+from repro.records import ReasonCode
+
+INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable})
+
+
+class ExitCode(IntEnum):
+    """``repro check-proof`` exit statuses (documented in the README and ``--help``)."""
+
+    verified = 0  # every proof verified by a real Lean backend
+    rejected = 1  # at least one proof refused (statically or by Lean)
+    usage = 2  # bad arguments or input (file, row and field named)
+    infrastructure = 3  # Lean unavailable, crashed or timed out for at least one proof: no verdict
+    fake_backend = 4  # everything passed, but only a fake backend checked it: never a real verdict
+
+
+class BatchInputError(ValueError):
+    """A batch input file or row is unusable; the message names file, line and field."""
+
+
+class ProofRow(BaseModel):
+    id: str
+    statement: str
+    output: str
+    header: str | None = None
+    finish_reason: str = "stop"
+
+
+class VerdictRow(BaseModel):
+    id: str
+    verified: bool
+    reasons: list[ReasonCode]
+    details: list[str]
+    taxonomy: list[str]
+    static_passed: bool
+    policy: list[str]
+    axioms: list[str] | None
+    backend: str | None
+    real_lean: bool
+
+    @property
+    def infrastructure_failure(self) -> bool:
+        return bool(self.reasons) and set(self.reasons) <= INFRA_REASONS
+
+
+class BatchSummary(BaseModel):
+    total: int
+    checked_now: int
+    kept_from_before: int
+    verified: int
+    rejected: int
+    infrastructure_failures: int
+    static_passed: int
+    refused_by_policy: dict[str, int]
+    reasons: dict[str, int]
+    backend: str
+    real_lean: bool
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self.infrastructure_failures:
+            return ExitCode.infrastructure
+        if self.rejected:
+            return ExitCode.rejected
+        return ExitCode.verified if self.real_lean else ExitCode.fake_backend
+
+
+def verdict_row(row_id: str, verdict: Verdict, verifier: Verifier | None) -> VerdictRow:
+    lean = verdict.lean
+    return VerdictRow(
+        id=row_id,
+        verified=verdict.verified,
+        reasons=verdict.reasons,
+        details=verdict.details,
+        taxonomy=[fact.value for fact in verdict.taxonomy],
+        static_passed=bool(verdict.static_passed),
+        policy=verdict.policy,
+        axioms=verdict.axioms,
+        backend=lean.backend_id if lean else (verifier.backend_id if verifier else None),
+        real_lean=bool(lean.real_lean) if lean else False,
+    )
+
+
+def verdict_exit_code(verdict: Verdict) -> ExitCode:
+    if verdict.reasons and set(verdict.reasons) <= INFRA_REASONS:
+        return ExitCode.infrastructure
+    if ReasonCode.statement_not_single_theorem in verdict.reasons:
+        return ExitCode.usage
+    if not verdict.verified:
+        return ExitCode.rejected
+    return ExitCode.verified if verdict.lean is not None and verdict.lean.real_lean else ExitCode.fake_backend
+
+
+def read_rows(path: Path) -> list[ProofRow]:
+    """All rows of a JSONL file, validated up front so a bad row stops nothing half-way."""
+    rows: list[ProofRow] = []
+    seen: set[str] = set()
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise BatchInputError(f"{path}:{number}: not JSON ({error.msg})") from error
+            if isinstance(data, dict) and "id" in data and not isinstance(data["id"], str):
+                data["id"] = str(data["id"])
+            try:
+                row = ProofRow.model_validate(data)
+            except ValidationError as error:
+                fields = ", ".join(".".join(str(p) for p in e["loc"]) + f" ({e['msg']})" for e in error.errors())
+                raise BatchInputError(f"{path}:{number}: bad row: {fields}") from error
+            if row.id in seen:
+                raise BatchInputError(f"{path}:{number}: id {row.id!r} appears twice")
+            seen.add(row.id)
+            rows.append(row)
+    return rows
+
+
+def _kept_rows(out_path: Path) -> list[VerdictRow]:
+    """Rows of a previous (possibly interrupted) run worth keeping; the file is rewritten to them."""
+    if not out_path.exists():
+        return []
+    kept: list[VerdictRow] = []
+    for line in out_path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = VerdictRow.model_validate_json(line)
+        except ValidationError:
+            continue  # a line cut short by an interruption
+        if not row.infrastructure_failure:
+            kept.append(row)
+    temporary = out_path.with_suffix(out_path.suffix + ".tmp")
+    temporary.write_text("".join(row.model_dump_json() + "\n" for row in kept), encoding="utf-8")
+    temporary.replace(out_path)
+    return kept
+
+
+async def check_batch(
+    in_path: Path,
+    out_path: Path,
+    verifier: Verifier | None,
+    *,
+    header: str,
+    allow_native_decide: bool = False,
+    concurrency: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+) -> BatchSummary:
+    """Check every row of ``in_path`` not already judged in ``out_path``, appending verdicts as they come."""
+    rows = read_rows(in_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    kept = _kept_rows(out_path)
+    done = {row.id for row in kept}
+    todo = [row for row in rows if row.id not in done]
+    results: list[VerdictRow] = []
+    gate = asyncio.Semaphore(max(concurrency, 1))
+    with out_path.open("a", encoding="utf-8") as handle:
+
+        async def one(row: ProofRow) -> None:
+            async with gate:
+                verdict = await verify_proof(
+                    row.statement,
+                    row.output,
+                    verifier,
+                    header=row.header if row.header is not None else header,
+                    allow_native_decide=allow_native_decide,
+                    finish_reason=row.finish_reason,
+                )
+            result = verdict_row(row.id, verdict, verifier)
+            handle.write(result.model_dump_json() + "\n")
+            handle.flush()
+            results.append(result)
+            if progress is not None:
+                progress(len(results), len(todo))
+
+        await asyncio.gather(*(one(row) for row in todo))
+    wanted = {row.id for row in rows}
+    everything = [row for row in kept if row.id in wanted] + results
+    return summarize(everything, checked_now=len(results), verifier=verifier)
+
+
+def summarize(rows: list[VerdictRow], *, checked_now: int, verifier: Verifier | None) -> BatchSummary:
+    reasons: Counter[str] = Counter(reason.value for row in rows for reason in row.reasons)
+    policy: Counter[str] = Counter(label for row in rows for label in row.policy)
+    infra = sum(1 for row in rows if row.infrastructure_failure)
+    verified = sum(1 for row in rows if row.verified)
+    return BatchSummary(
+        total=len(rows),
+        checked_now=checked_now,
+        kept_from_before=len(rows) - checked_now,
+        verified=verified,
+        rejected=len(rows) - verified - infra,
+        infrastructure_failures=infra,
+        static_passed=sum(1 for row in rows if row.static_passed),
+        refused_by_policy=dict(policy),
+        reasons=dict(reasons),
+        backend=verifier.backend_id if verifier else "none",
+        real_lean=bool(verifier and verifier.real_lean),
+    )

@@ -1,0 +1,348 @@
+"""A Lean 4 lexer: splits source into the tokens Lean's own scanner would see.
+
+Every static rule of the soundness gate and every statement reader works on these tokens, never on
+raw text, so a comment, string or quoted identifier can neither hide code from the gate nor make the
+gate see code that Lean ignores. It covers what can move the code/comment/string boundary: nested
+block comments (``/- -/``, doc ``/-- -/``, module doc ``/-! -/``), line comments, string literals
+with escapes and raw newlines, raw strings (``r"..."``, ``r#"..."#``), character literals,
+``«»``-quoted identifier parts, interpolated strings and quotations (marked, so the gate can refuse
+them). Input Lean would not lex (an unterminated comment, string, char or ``«``) ends in an
+``error`` token: a caller that needs certainty refuses such code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Kind(StrEnum):
+    whitespace = "whitespace"
+    line_comment = "line_comment"
+    block_comment = "block_comment"  # includes doc and module-doc comments
+    string = "string"
+    raw_string = "raw_string"
+    interpolated_string = "interpolated_string"  # s!"..", f!"..", m!".." (refused by the gate)
+    char = "char"
+    identifier = "identifier"
+    number = "number"
+    hash_command = "hash_command"  # ``#eval``, ``#print``, ``#exit`` ...
+    attribute_open = "attribute_open"  # ``@[``
+    quotation = "quotation"  # a backquote: name literal or syntax quotation
+    symbol = "symbol"
+    error = "error"
+
+
+# Lean's whitespace; any other space-like character (NBSP, U+2003, ...) is a token Lean refuses.
+_WHITESPACE = frozenset(" \t\r\n")
+TRIVIA = frozenset({Kind.whitespace, Kind.line_comment, Kind.block_comment})
+
+
+@dataclass(frozen=True)
+class Token:
+    kind: Kind
+    text: str
+    start: int
+    end: int
+
+    @property
+    def is_trivia(self) -> bool:
+        return self.kind in TRIVIA
+
+    @property
+    def name(self) -> str:
+        """An identifier with its ``«»`` quoting removed (``Lean.«ofReduceBool»`` -> ``Lean.ofReduceBool``)."""
+        return ".".join(identifier_parts(self.text)) if self.kind == Kind.identifier else self.text
+
+
+# Multi-character symbols that matter to the readers (``:=`` must never read as ``:`` then ``=``).
+_SYMBOLS = sorted(
+    [
+        ":=",
+        "::",
+        "=>",
+        "->",
+        "<-",
+        "<->",
+        "<;>",
+        "<|>",
+        "<|",
+        "|>.",
+        "|>",
+        "==",
+        "!=",
+        "<=",
+        ">=",
+        "&&",
+        "||",
+        "..",
+        "...",
+        "++",
+        "^^",
+        "⁻¹",
+        "⁻¹'",
+        "''",
+        "{{",
+        "}}",
+    ],
+    key=len,
+    reverse=True,
+)
+
+
+def _is_letter_like(char: str) -> bool:
+    """Lean's ``isLetterLike``: Greek (but λ, Π, Σ), Coptic, letter-like symbols (ℕ, ℝ), math alphanumerics."""
+    code = ord(char)
+    return (
+        (0x3B1 <= code <= 0x3C9 and code != 0x3BB)
+        or (0x391 <= code <= 0x3A9 and code not in (0x3A0, 0x3A3))
+        or 0x3CA <= code <= 0x3FB
+        or 0x1F00 <= code <= 0x1FFE
+        or 0x2100 <= code <= 0x214F
+        or 0x1D49C <= code <= 0x1D59F
+    )
+
+
+def _is_subscript(char: str) -> bool:
+    code = ord(char)
+    return 0x2080 <= code <= 0x2089 or 0x2090 <= code <= 0x209C or 0x1D62 <= code <= 0x1D6A or char == "ⱼ"
+
+
+def is_identifier_start(char: str) -> bool:
+    return ("a" <= char <= "z") or ("A" <= char <= "Z") or char == "_" or _is_letter_like(char)
+
+
+def is_identifier_rest(char: str) -> bool:
+    return is_identifier_start(char) or char.isascii() and char.isdigit() or char in "'!?" or _is_subscript(char)
+
+
+def identifier_parts(text: str) -> list[str]:
+    """The dot-separated components of an identifier, ``«»`` quoting removed."""
+    parts: list[str] = []
+    current: list[str] = []
+    quoted = False
+    for char in text:
+        if quoted:
+            if char == "»":
+                quoted = False
+            else:
+                current.append(char)
+        elif char == "«":
+            quoted = True
+        elif char == ".":
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+class _Scanner:
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.length = len(code)
+        self.tokens: list[Token] = []
+
+    def emit(self, kind: Kind, start: int, end: int) -> int:
+        self.tokens.append(Token(kind, self.code[start:end], start, end))
+        return end
+
+    def at(self, index: int, text: str) -> bool:
+        return self.code.startswith(text, index)
+
+    def run(self) -> list[Token]:
+        index = 0
+        while index < self.length:
+            index = self.step(index)
+            if self.tokens and self.tokens[-1].kind == Kind.error:
+                break
+        return self.tokens
+
+    def step(self, index: int) -> int:
+        code, char = self.code, self.code[index]
+        if char in _WHITESPACE:
+            end = index
+            while end < self.length and code[end] in _WHITESPACE:
+                end += 1
+            return self.emit(Kind.whitespace, index, end)
+        if self.at(index, "--"):
+            end = code.find("\n", index)
+            return self.emit(Kind.line_comment, index, self.length if end == -1 else end)
+        if self.at(index, "/-"):
+            return self.block_comment(index)
+        if char == '"':
+            return self.string(index, index + 1, Kind.string)
+        if char == "r" and self.raw_string_opening(index) is not None:
+            return self.raw_string(index)
+        if self.at(index, "''"):  # Lean: a quote followed by a quote is the token '' (image), never a char
+            return self.emit(Kind.symbol, index, index + 2)
+        if self.at(index, "''"):  # Lean: a quote followed by a quote is the token '' (image), never a char
+            return self.emit(Kind.symbol, index, index + 2)
+        if char == "'":
+            char_end = self.char_literal_end(index)
+            return self.emit(Kind.error if char_end is None else Kind.char, index, char_end or self.length)
+        if is_identifier_start(char) or char == "«":
+            return self.identifier(index)
+        if char.isascii() and char.isdigit():
+            return self.number(index)
+        if char == "#" and index + 1 < self.length and is_identifier_start(code[index + 1]):
+            end = index + 1
+            while end < self.length and (is_identifier_rest(code[end]) or code[end] == "_"):
+                end += 1
+            return self.emit(Kind.hash_command, index, end)
+        if self.at(index, "@["):
+            return self.emit(Kind.attribute_open, index, index + 2)
+        if char == "`":
+            return self.emit(Kind.quotation, index, index + 1)
+        for symbol in _SYMBOLS:
+            if self.at(index, symbol):
+                return self.emit(Kind.symbol, index, index + len(symbol))
+        return self.emit(Kind.symbol, index, index + 1)
+
+    def block_comment(self, index: int) -> int:
+        # Lean reads ``/--`` and ``/-!`` as one token: their body starts after the third character,
+        # so ``/--/`` does not close (a scanner that started at the second would close it early)
+        depth, cursor = 1, index + (3 if self.at(index, "/--") or self.at(index, "/-!") else 2)
+        while cursor < self.length:
+            if self.at(cursor, "/-"):
+                depth, cursor = depth + 1, cursor + 2
+            elif self.at(cursor, "-/"):
+                depth, cursor = depth - 1, cursor + 2
+                if depth == 0:
+                    return self.emit(Kind.block_comment, index, cursor)
+            else:
+                cursor += 1
+        return self.emit(Kind.error, index, self.length)
+
+    def string(self, start: int, cursor: int, kind: Kind) -> int:
+        """A string body from ``cursor`` (just after the quote); escapes skip one character."""
+        while cursor < self.length:
+            char = self.code[cursor]
+            if char == "\\":
+                cursor += 2
+                continue
+            if char == '"':
+                return self.emit(kind, start, cursor + 1)
+            cursor += 1
+        return self.emit(Kind.error, start, self.length)
+
+    def raw_string_opening(self, index: int) -> int | None:
+        """Number of ``#`` of a raw string starting at ``index`` (``r"`` or ``r#..#"``), else None."""
+        if index > 0 and is_identifier_rest(self.code[index - 1]):
+            return None
+        cursor = index + 1
+        while cursor < self.length and self.code[cursor] == "#":
+            cursor += 1
+        if cursor < self.length and self.code[cursor] == '"':
+            return cursor - index - 1
+        return None
+
+    def raw_string(self, index: int) -> int:
+        hashes = self.raw_string_opening(index) or 0
+        closing = '"' + "#" * hashes
+        body = index + 2 + hashes
+        end = self.code.find(closing, body)
+        if end == -1:
+            return self.emit(Kind.error, index, self.length)
+        return self.emit(Kind.raw_string, index, end + len(closing))
+
+    def char_literal_end(self, index: int) -> int | None:
+        """End of a character literal at ``index`` (``'a'``, ``'\\n'``, ``'\\x41'``, ``'\\u{3b1}'``)."""
+        code = self.code
+        cursor = index + 1
+        if cursor >= self.length:
+            return None
+        if code[cursor] == "\\":
+            if cursor + 1 >= self.length:
+                return None
+            escape = code[cursor + 1]
+            if escape == "x":
+                cursor += 4
+            elif escape == "u" and self.at(cursor + 2, "{"):
+                close = code.find("}", cursor + 2)
+                if close == -1:
+                    return None
+                cursor = close + 1
+            elif escape == "u":
+                cursor += 6
+            else:
+                cursor += 2
+        elif code[cursor] in "\n'":
+            return None
+        else:
+            cursor += 1
+        return cursor + 1 if cursor < self.length and code[cursor] == "'" else None
+
+    def identifier(self, index: int) -> int:
+        code, cursor = self.code, index
+        while True:
+            if cursor < self.length and code[cursor] == "«":
+                close = code.find("»", cursor + 1)
+                if close == -1:
+                    return self.emit(Kind.error, index, self.length)
+                cursor = close + 1
+            elif cursor < self.length and is_identifier_start(code[cursor]):
+                while cursor < self.length and is_identifier_rest(code[cursor]):
+                    cursor += 1
+            else:
+                break
+            if (
+                cursor + 1 < self.length
+                and code[cursor] == "."
+                and (is_identifier_start(code[cursor + 1]) or code[cursor + 1] == "«")
+            ):
+                cursor += 1
+                continue
+            break
+        if cursor < self.length and code[cursor] == '"' and code[cursor - 1] == "!":
+            return self.string(index, cursor + 1, Kind.interpolated_string)
+        return self.emit(Kind.identifier, index, cursor)
+
+    def number(self, index: int) -> int:
+        code, cursor = self.code, index
+        if self.at(index, "0x") or self.at(index, "0b") or self.at(index, "0o"):
+            cursor += 2
+            while cursor < self.length and (code[cursor].isalnum() or code[cursor] == "_"):
+                cursor += 1
+            return self.emit(Kind.number, index, cursor)
+        while cursor < self.length and code[cursor].isascii() and code[cursor].isdigit():
+            cursor += 1
+        if (
+            cursor + 1 < self.length
+            and code[cursor] == "."
+            and code[cursor + 1].isascii()
+            and code[cursor + 1].isdigit()
+        ):
+            cursor += 1
+            while cursor < self.length and code[cursor].isascii() and code[cursor].isdigit():
+                cursor += 1
+        if cursor < self.length and code[cursor] in "eE":
+            exponent = cursor + 1
+            if exponent < self.length and code[exponent] in "+-":
+                exponent += 1
+            if exponent < self.length and code[exponent].isascii() and code[exponent].isdigit():
+                cursor = exponent
+                while cursor < self.length and code[cursor].isascii() and code[cursor].isdigit():
+                    cursor += 1
+        return self.emit(Kind.number, index, cursor)
+
+
+def lex(code: str) -> list[Token]:
+    """All tokens of ``code``, trivia included; their texts concatenate back to ``code`` exactly."""
+    return _Scanner(code).run()
+
+
+def significant(tokens: list[Token]) -> list[Token]:
+    """The tokens Lean's parser sees (whitespace and comments dropped)."""
+    return [token for token in tokens if not token.is_trivia]
+
+
+def lex_error(tokens: list[Token]) -> Token | None:
+    return tokens[-1] if tokens and tokens[-1].kind == Kind.error else None
+
+
+def line_column(code: str, index: int) -> tuple[int, int]:
+    """1-based line and 0-based column of ``index`` (Lean's message positions)."""
+    line = code.count("\n", 0, index) + 1
+    return line, index - (code.rfind("\n", 0, index) + 1)
