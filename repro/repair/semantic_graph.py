@@ -223,6 +223,7 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
     multiplicative = multiplied | _multiplicative_mentions(trace)
     multiplicative |= _flows_into_multiplication(trace, multiplicative)
     derived = derives_answer(trace, answer)
+    given_values = {Fraction(q.value) for q in problem_quantities(problem)}
     backwards = re.search(
         r"\b(in the beginning|at first|at the start|originally|initially|to begin with|to start with|before)\b",
         _question_sentence(problem),
@@ -300,9 +301,8 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
         if gain and value in subtracted and value not in added and value not in multiplied:
             flag(Risk.change_event_misinterpretation, f"'{gain.group(0)} {quantity.text}' is removed, not added")
         if (
-            re.search(_RELATIONS["times_more"], window, re.IGNORECASE)
-            and "times more" in window.lower()
-            and not (value in multiplicative and value + 1 not in multiplicative)
+            re.match(r"\s*times\s+more\b", problem[quantity.end :], re.IGNORECASE)
+            and not (value in multiplicative and (value + 1 not in multiplicative or value + 1 in given_values))
         ):
             flag(
                 Risk.times_more_interpretation,
