@@ -300,9 +300,8 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
             flag(Risk.change_event_misinterpretation, f"'{loss.group(0)} {quantity.text}' is added, not removed")
         if gain and value in subtracted and value not in added and value not in multiplied:
             flag(Risk.change_event_misinterpretation, f"'{gain.group(0)} {quantity.text}' is removed, not added")
-        if (
-            re.match(r"\s*times\s+more\b", problem[quantity.end :], re.IGNORECASE)
-            and not (value in multiplicative and (value + 1 not in multiplicative or value + 1 in given_values))
+        if re.match(r"\s*times\s+more\b", problem[quantity.end :], re.IGNORECASE) and not (
+            value in multiplicative and (value + 1 not in multiplicative or value + 1 in given_values)
         ):
             flag(
                 Risk.times_more_interpretation,
