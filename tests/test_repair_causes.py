@@ -198,3 +198,20 @@ async def test_weak_mode_accepts_a_clean_supported_fix_of_a_prose_heavy_trace() 
         [trace], RepairSettings(mode="weak"), offline_candidates={"t": ["Step 1: 276 / 12 = 23.\nFinal Answer: 23"]}
     )
     assert results[0].decision == "replaced" and results[0].final_correct
+
+
+def test_weak_mode_tolerates_an_ignored_distractor_but_not_another_stated_part() -> None:
+    problem = "Jake read 37 pages. The book has 8 chapters. He read 25 more pages later. How many pages has he read?"
+    original = diagnose(problem, "Step 1: We add.\nStep 2: 37 + 25 + 8 = 70\nFinal Answer: 70")
+    candidate = "Step 1: 37 + 25 = 62.\nFinal Answer: 62"
+    weak = judge_candidate(problem, original, "70", candidate, mode=PolicyMode.weak, settings=GuardSettings())
+    assert weak.accepted and weak.path == "weak_reasoner_relaxed"
+    strong = judge_candidate(problem, original, "70", candidate, mode=PolicyMode.strong, settings=GuardSettings())
+    assert "rediagnosis:missing_constraint" in strong.failures
+    pool = "The length of a pool is twice its width. If the length is 16 ft, find the width and area of the pool."
+    stated = diagnose(
+        pool, "16 / 2 = 8 and 16 × 8 = 128\nFinal Answer: The width is 8 feet, and its area is 128 square feet."
+    )
+    area = "Step 1: 16 / 2 = 8.\nStep 2: 16 * 8 = 128.\nFinal Answer: 128"
+    verdict = judge_candidate(pool, stated, "8", area, mode=PolicyMode.weak, settings=GuardSettings())
+    assert "policy:other_stated_part" in verdict.failures

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from repro.repair.answers import answer_values
 from repro.repair.meta import ConsistencyWeights, MetaDiagnosis, MetaError, diagnose_meta
 from repro.repair.quantities import problem_quantities
 from repro.repair.semantic_graph import Risk, SemanticReport, analyze_semantics, computed_numbers, derives_answer
@@ -30,6 +32,7 @@ class Diagnosis(BaseModel):
     trigger_reasons: list[str] = Field(default_factory=list)
     answer_derived: bool = False
     computed_quantities: list[str] = Field(default_factory=list)
+    final_line_values: list[str] = Field(default_factory=list)
 
     @property
     def triggered(self) -> bool:
@@ -46,6 +49,18 @@ class Diagnosis(BaseModel):
         parts += self.meta.contradictions[:2]
         parts += self.semantics.details[:3]
         return " | ".join(parts) or "no specific issue found"
+
+
+_FINAL_MARKER = re.compile(r"final\s+answer\s*(?:is|:)?", re.IGNORECASE)
+
+
+def final_line_values(trace: str) -> list[str]:
+    """Every value on the line of the last final-answer marker (a multi-part answer states several)."""
+    markers = list(_FINAL_MARKER.finditer(trace))
+    if not markers:
+        return []
+    lines = [line for line in trace[markers[-1].end() :].splitlines() if line.strip()]
+    return answer_values(lines[0]) if lines else []
 
 
 def diagnose(
@@ -76,5 +91,6 @@ def diagnose(
         semantics=semantics,
         trigger_reasons=list(dict.fromkeys(reasons)),
         answer_derived=derives_answer(trace or "", meta.answer),
+        final_line_values=final_line_values(trace or ""),
         computed_quantities=sorted({value for value in given if Fraction(value) in computed}, key=Fraction),
     )

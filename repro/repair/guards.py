@@ -19,7 +19,7 @@ from repro.repair.arithmetic import check_arithmetic, evaluate_expression
 from repro.repair.diagnosis import Diagnosis, TriggerSettings, diagnose
 from repro.repair.meta import MetaError
 from repro.repair.quantities import problem_quantities
-from repro.repair.semantic_graph import arithmetic_expressions, computed_numbers
+from repro.repair.semantic_graph import Risk, arithmetic_expressions, computed_numbers
 
 
 class PolicyMode(StrEnum):
@@ -45,6 +45,7 @@ class GuardSettings(BaseModel):
     relaxed_min_score: float = 0.85
     clean_improvement_margin: float = 0.25
     rediagnosis_missing_constraint_score: float = 0.90
+    weak_missing_constraint_score: float = 0.76
     rediagnosis_low_score: float = 0.65
     max_candidate_chars: int = 1500
     max_steps: int = 6
@@ -172,7 +173,12 @@ def judge_candidate(
     if meta.error_type in (MetaError.generation_failure, MetaError.arithmetic_error, MetaError.logical_contradiction):
         verdict.failures.append(f"rediagnosis:{meta.error_type.value}")
     elif meta.error_type == MetaError.missing_constraint and meta.score < settings.rediagnosis_missing_constraint_score:
-        if not (settings.relaxed_missing_constraint and original.meta.error_type == MetaError.missing_constraint):
+        weak_tolerated = (
+            _weak(mode) and meta.score >= settings.weak_missing_constraint_score and not rediagnosis.semantics.risks
+        )
+        if not weak_tolerated and not (
+            settings.relaxed_missing_constraint and original.meta.error_type == MetaError.missing_constraint
+        ):
             verdict.failures.append("rediagnosis:missing_constraint")  # e.g. "x + 1 = y" ignoring the problem
     elif meta.score < settings.rediagnosis_low_score:
         verdict.failures.append("rediagnosis:low_meta_score")
@@ -187,6 +193,10 @@ def judge_candidate(
         verdict.failures.append("support:no_equation")
     if original_answer is not None and answers_equivalent(answer, original_answer):
         verdict.failures.append("policy:no_op")
+    elif len(original.final_line_values) > 1 and any(
+        answers_equivalent(answer, value) for value in original.final_line_values
+    ):
+        verdict.failures.append("policy:other_stated_part")  # picks another value the original already stated
     if (
         mode == PolicyMode.strong
         and settings.dropped_operand_guard
@@ -261,10 +271,11 @@ def _acceptance_path(
         return AcceptancePath.restricted_clean_semantic_improvement
     if (
         settings.relaxed_support
-        and candidate_clean
+        and (candidate_clean or candidate.meta.error_type == MetaError.missing_constraint)
         and supported
         and not candidate.semantics.high_risk
-        and candidate.meta.score >= original.meta.score - 1e-9
+        and Risk.answer_format_warning not in candidate.semantics.risks
+        and candidate.meta.score >= settings.weak_missing_constraint_score
     ):
         return AcceptancePath.weak_reasoner_relaxed
     if (

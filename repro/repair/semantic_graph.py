@@ -245,7 +245,6 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
             or quantity.text.lower() in ("twice", "double", "triple", "thrice", "dozen")
         ):
             continue
-        window = problem[max(0, quantity.start - 40) : quantity.end + 40]
         after = problem[quantity.end : quantity.end + 60]
         preceding = problem[max(0, quantity.start - 40) : quantity.start]
         rate_match = _RATE_AFTER.match(after) or _RATE_BEFORE.search(preceding)
