@@ -173,8 +173,17 @@ def judge_candidate(
     if meta.error_type in (MetaError.generation_failure, MetaError.arithmetic_error, MetaError.logical_contradiction):
         verdict.failures.append(f"rediagnosis:{meta.error_type.value}")
     elif meta.error_type == MetaError.missing_constraint and meta.score < settings.rediagnosis_missing_constraint_score:
+        # a weak reasoner's candidate may leave out a distractor; so may a rescue of a failed generation
+        # when the failed trace never computed with the left-out quantities either
+        plain = (text.replace(",", "").strip("$%") for text in meta.coverage.missing)
+        unused = {str(Fraction(value)) for value in plain if re.fullmatch(r"\d+(?:\.\d+)?", value)}
+        rescue = original.meta.error_type == MetaError.generation_failure and not unused & set(
+            original.computed_quantities
+        )
         weak_tolerated = (
-            _weak(mode) and meta.score >= settings.weak_missing_constraint_score and not rediagnosis.semantics.risks
+            (_weak(mode) or rescue)
+            and meta.score >= settings.weak_missing_constraint_score
+            and not rediagnosis.semantics.risks
         )
         if not weak_tolerated and not (
             settings.relaxed_missing_constraint and original.meta.error_type == MetaError.missing_constraint
