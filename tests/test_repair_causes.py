@@ -4,6 +4,7 @@ target-bound answer extraction and an honest exit when the repair endpoint is de
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,29 @@ def test_weak_mode_tolerates_an_ignored_distractor_but_not_another_stated_part()
     area = "Step 1: 16 / 2 = 8.\nStep 2: 16 * 8 = 128.\nFinal Answer: 128"
     verdict = judge_candidate(pool, stated, "8", area, mode=PolicyMode.weak, settings=GuardSettings())
     assert "policy:other_stated_part" in verdict.failures
+
+
+def _reference_candidate(solution: str) -> str:
+    """A GSM8K reference solution rendered as a terse repair candidate: its ``<<a*b=c>>`` computations
+    as steps and its ``####`` answer as the final answer."""
+    steps = [f"{left.strip()} = {right.strip()}" for left, right in re.findall(r"<<([^=<>]+)=([^<>]+)>>", solution)]
+    final = solution.split("####")[-1].strip().replace(",", "")
+    lines = [f"Step {index}: {step}." for index, step in enumerate(steps[:6], start=1)]
+    return "\n".join([*lines, f"Final Answer: {final}"])
+
+
+def test_gsm8k_correct_candidates_are_accepted_without_breaking_anything() -> None:
+    """Recall check standing in for the published run's 508 GSM8K candidates (which we lack): terse
+    correct candidates from the reference solutions, offered to every example. The paper fixed 17."""
+    import asyncio
+
+    from repro.repair import read_traces
+
+    traces = read_traces(shared_file("traces/gsm8k_deepseek_v4_flash.jsonl"))
+    solutions = {
+        row["question"].strip(): row["answer"] for row in map(json.loads, shared_file("gsm8k/test.jsonl").open())
+    }
+    candidates = {t.id: [_reference_candidate(solutions[t.problem.strip()])] for t in traces}
+    _, report = asyncio.run(run_repair(traces, RepairSettings(), offline_candidates=candidates))
+    assert report["settings"]["resolved_mode"] == "strong"
+    assert report["fixed"] >= 17 and report["broken"] == 0
