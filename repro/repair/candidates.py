@@ -39,7 +39,7 @@ def render_candidate(answer: RepairAnswer) -> str:
 def candidate_prompt(
     style: AttemptStyle, problem: str, original_answer: str | None, hint: str, *, with_original: bool = True
 ) -> str:
-    shown = original_answer if original_answer is not None else "(none: the earlier solution was empty)"
+    shown = original_answer if original_answer is not None else "(none: the earlier solution gave no final answer)"
     if style == AttemptStyle.guided:
         return render_prompt("repair_guided", problem=problem, original_answer=shown, hint=hint)
     if style == AttemptStyle.strict:

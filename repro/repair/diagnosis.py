@@ -41,6 +41,8 @@ class Diagnosis(BaseModel):
     def hint(self) -> str:
         """A short, deterministic description of what looks wrong, for the guided repair prompt."""
         parts = []
+        if self.meta.unfinished:
+            parts.append("the solution stopped before committing to a final answer")
         wrong = [s for s in self.meta.arithmetic if not s.correct]
         if wrong:
             parts.append("; ".join(f"'{s.text}' should give {s.computed}" for s in wrong[:3]))

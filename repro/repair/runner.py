@@ -16,6 +16,7 @@ from repro.repair.answers import answers_equivalent, extract_answer
 from repro.repair.candidates import STYLE_ORDER, AttemptStyle, GeneratedCandidate, generate_candidate
 from repro.repair.diagnosis import Diagnosis, TriggerSettings, diagnose
 from repro.repair.guards import GuardSettings, PolicyMode, judge_candidate
+from repro.repair.meta import MetaError
 from repro.repair.report import CandidateOutcome, ExampleResult, build_report
 
 
@@ -148,7 +149,9 @@ async def _repair_one(
                 client,
                 style,
                 trace.problem,
-                None if without_original else original_answer,
+                None
+                if without_original or diagnosis.meta.error_type == MetaError.generation_failure
+                else original_answer,
                 diagnosis.hint(),
                 max_tokens=settings.max_tokens,
                 sample_offset=index,
