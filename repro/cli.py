@@ -8,7 +8,7 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -19,6 +19,9 @@ from repro.config import ConfigError, RunConfig, build_config, load_config
 from repro.data import DataError
 from repro.prompts import bundled_path
 from repro.records import REASON_DESCRIPTIONS
+
+if TYPE_CHECKING:
+    from repro.repair import RepairSettings
 
 console = Console(markup=False, highlight=False)  # printed content is data: brackets must survive
 errors = Console(stderr=True, markup=False, highlight=False)
@@ -362,10 +365,9 @@ def command_repair(arguments: argparse.Namespace) -> int:
     return 0
 
 
-def _repair_ablations(arguments: argparse.Namespace, settings: object) -> int:
-    from repro.repair import AblationDataset, RepairSettings, read_candidates_file, read_traces, run_ablations
+def _repair_ablations(arguments: argparse.Namespace, settings: RepairSettings) -> int:
+    from repro.repair import AblationDataset, read_candidates_file, read_traces, run_ablations
 
-    assert isinstance(settings, RepairSettings)
     candidate_files = arguments.candidates or []
     if len(candidate_files) > len(arguments.traces):
         errors.print("--ablations pairs each --candidates with the --traces in the same position")

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from repro.repair.answers import answer_values
 from repro.repair.meta import ConsistencyWeights, MetaDiagnosis, MetaError, diagnose_meta
 from repro.repair.quantities import problem_quantities
-from repro.repair.semantic_graph import Risk, SemanticReport, analyze_semantics, computed_numbers, derives_answer
+from repro.repair.semantic_graph import Risk, SemanticReport, analyze_semantics, computed_numbers
 
 
 class TriggerSettings(BaseModel):
@@ -30,7 +30,6 @@ class Diagnosis(BaseModel):
     meta: MetaDiagnosis
     semantics: SemanticReport
     trigger_reasons: list[str] = Field(default_factory=list)
-    answer_derived: bool = False
     computed_quantities: list[str] = Field(default_factory=list)
     final_line_values: list[str] = Field(default_factory=list)
 
@@ -92,7 +91,6 @@ def diagnose(
         meta=meta,
         semantics=semantics,
         trigger_reasons=list(dict.fromkeys(reasons)),
-        answer_derived=derives_answer(trace or "", meta.answer),
         final_line_values=final_line_values(trace or ""),
         computed_quantities=sorted({value for value in given if Fraction(value) in computed}, key=Fraction),
     )
