@@ -258,3 +258,30 @@ def test_asdiv_offline_redecision_reaches_the_published_fix_count_without_breaki
     assert report["initial_correct"] == 810
     assert report["fixed"] >= 88 and report["broken"] == 0
     assert report["accepted_by_transition"].get("W->W", 0) <= 3
+
+
+def test_ablations_command_prints_one_table_for_every_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"id": 1, "problem": PENS, "gold_answer": "24", "initial_reasoning": "4 + 6 = 10\nFinal Answer: 10"},
+        {"id": 2, "problem": PENS, "gold_answer": "24", "initial_reasoning": "4 × 6 = 24\nFinal Answer: 24"},
+    ]
+    weak = tmp_path / "weak.jsonl"
+    weak.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    saved = tmp_path / "saved.jsonl"
+    saved.write_text(json.dumps({"id": 1, "candidates": ["Step 1: 4 × 6 = 24\nFinal Answer: 24"]}) + "\n")
+    strong = tmp_path / "strong.jsonl"
+    strong.write_text(json.dumps(rows[1]) + "\n")
+    args = ["repair", "--ablations", "--traces", str(weak), "--candidates", str(saved), "--traces", str(strong)]
+    assert main([*args, "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    table = json.loads((tmp_path / "out" / "ablations.json").read_text())
+    variants = {row["variant"] for row in table}
+    assert {"main", "graph guard off", "equation support off", "relaxed path off", "N=1", "N=2", "N=3"} <= variants
+    assert {"trigger: content meta score", "trigger: every example"} <= variants
+    main_weak = next(r for r in table if r["dataset"] == "weak" and r["variant"] == "main")
+    assert (main_weak["candidates"], main_weak["fixed"], main_weak["broken"]) == ("saved", 1, 0)
+    assert {r["candidates"] for r in table if r["dataset"] == "strong"} == {"stress"}
+    assert "relaxed path off" in printed and "strong" in printed
+    assert main(["repair", "--traces", str(weak), "--traces", str(strong), "--out", str(tmp_path / "o")]) == 2
