@@ -141,16 +141,17 @@ def _added(trace: str) -> set[Fraction]:
     }
 
 
-def _flows_into_multiplication(trace: str, multiplied: set[Fraction]) -> set[Fraction]:
-    """Numbers summed or subtracted first and then multiplied: ``(5 + 3) × 4`` or ``5 + 3 = 8`` then
-    ``8 × 4`` (a rate combined before it multiplies is still used as a rate)."""
+def _flows_into(trace: str, used: set[Fraction], operator: str) -> set[Fraction]:
+    """Numbers summed first and then used with ``operator``: ``(5 + 3) × 4`` or ``5 + 3 = 8`` then
+    ``8 × 4`` (a rate combined before it multiplies is still used as a rate); ``40 + 80 = 120`` then
+    ``200 - 120`` (losses added up before they are removed are still removed)."""
     number = r"\$?(\d[\d,]*(?:\.\d+)?)"
     found: set[Fraction] = set()
-    for group in re.finditer(r"\(([^()]*)\)\s*(?:[*×x·/÷]|\\times)|(?:[*×x·/÷]|\\times)\s*\(([^()]*)\)", trace):
+    for group in re.finditer(rf"\(([^()]*)\)\s*(?:{operator})|(?:{operator})\s*\(([^()]*)\)", trace):
         inside = group.group(1) or group.group(2) or ""
         found |= {Fraction(m.group(1).replace(",", "")) for m in re.finditer(number, inside)}
     sums = [s for s in check_arithmetic(trace) if s.correct and re.search(r"[+\-−]", s.text.split("=")[0])]
-    targets = set(multiplied)
+    targets = set(used)
     changed = True
     while changed:
         changed = False
@@ -221,7 +222,7 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
     answer_value = to_number(answer)
     multiplied = _operands(trace, "*") | _operands(trace, "/")
     multiplicative = multiplied | _multiplicative_mentions(trace)
-    multiplicative |= _flows_into_multiplication(trace, multiplicative)
+    multiplicative |= _flows_into(trace, multiplicative, r"[*×x·/÷]|\\times")
     derived = derives_answer(trace, answer)
     given_values = {Fraction(q.value) for q in problem_quantities(problem)}
     backwards = re.search(
@@ -229,8 +230,16 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
         _question_sentence(problem),
         re.IGNORECASE,
     )
+    # a change event has a direction only in a state question ("how many are left now?"); in a
+    # question about a total ("how much did she pay?") the events accumulate
+    state_question = re.search(
+        r"\b(left|remain\w*|now|still|at the end|in the end|end up|ends up|after)\b",
+        _question_sentence(problem),
+        re.IGNORECASE,
+    )
     additive = _operands(trace, "+") | _operands(trace, "-")
     subtracted, added = _subtracted(trace), _added(trace)
+    subtracted |= _flows_into(trace, subtracted, r"-|−")
 
     def flag(risk: Risk, detail: str) -> None:
         if risk not in risks:
@@ -279,10 +288,10 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
         lead = problem[max(0, quantity.start - 25) : quantity.start]
         loss = re.search(_RELATIONS["change_loss"], lead, re.IGNORECASE)
         gain = re.search(_RELATIONS["change_gain"], lead, re.IGNORECASE)
-        if backwards:
+        if backwards or not state_question:
             loss = gain = None  # "how many did she have at first": events are undone, so signs flip
-        if loss and re.match(r"\s*(?:him|her|them|me|us)\b", lead[loss.end() :]):
-            loss = None  # "gives him 5": the subject receives, the direction is not a loss
+        if loss and re.match(r"\s*(?:him|her|them|me|us|[A-Z][a-z]+)\b", lead[loss.end() :]):
+            loss = None  # "gives him 5", "gives Erin 10": someone else gives to the subject
         if gain and re.match(r"\s*(?:\S+\s+){0,2}off\b", problem[quantity.end : quantity.end + 20]):
             gain = None  # "got $2 off" is a discount, not a gain
         if (
