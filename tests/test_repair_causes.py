@@ -94,6 +94,11 @@ def test_cause4_semantic_false_positives_are_gone() -> None:
     assert Risk.times_more_interpretation in analyze_semantics(times, "4 × 4 = 16\nFinal Answer: 16").risks
     gives = "Mia has 10 cards. Her friend gives her 5 cards. How many cards does Mia have?"
     assert not analyze_semantics(gives, "10 + 5 = 15\nFinal Answer: 15").high_risk
+    summed = "Argo has 200 toys. He gives 40 toys to Alyssa and 80 to Bonnie. How many toys does he have now?"
+    assert not analyze_semantics(summed, "40 + 80 = 120\n200 - 120 = 80\nFinal Answer: 80").high_risk
+    assert analyze_semantics(summed, "200 + 40 + 80 = 320\nFinal Answer: 320").high_risk
+    total = "Janet pays $500 for the material and $800 for the jeweler. How much did she pay?"
+    assert not analyze_semantics(total, "500 + 800 = 1300\nFinal Answer: 1300").high_risk
     split = "Four friends split a bill equally. Each pays $5. How much is the bill?"
     assert Risk.equal_split_interpretation not in analyze_semantics(split, "4 × 5 = 20\nFinal Answer: 20").risks
     words = "A farm has eight hundred sixty-five eggs. It sells 65. How many eggs are left?"
