@@ -30,7 +30,7 @@ class Baseline(StrEnum):
 class RepairSettings(BaseModel):
     candidates: int = Field(3, ge=1)
     mode: str = "auto"  # auto | strict | strong | weak (relaxed = weak)
-    strong_reasoner_min_consistency: float = 0.75
+    strong_reasoner_min_consistency: float = 0.65
     baseline: Baseline = Baseline.guarded
     trigger: TriggerSettings = Field(default_factory=TriggerSettings)
     guards: GuardSettings = Field(default_factory=GuardSettings)
@@ -97,8 +97,10 @@ def read_candidates_file(path: Path) -> dict[str, list[str]]:
 
 def choose_mode(settings: RepairSettings, diagnoses: list[Diagnosis]) -> PolicyMode:
     """``auto`` describes the initial reasoner, not our trigger: ``strong`` when the median
-    meta-consistency of the initial traces is at least ``strong_reasoner_min_consistency`` (a strong
-    model writes every step as a checked computation and uses every quantity), else ``weak``."""
+    meta-consistency of the initial traces is at least ``strong_reasoner_min_consistency`` (0.65, the
+    low-score trigger threshold: a strong model's typical trace writes its steps as checked
+    computations and does not trigger; GSM8K/deepseek-v4-flash 0.80, ASDiv/qwen2.5-1.5B 0.50), else
+    ``weak``."""
     if settings.mode != "auto":
         return PolicyMode(settings.mode)
     scores = sorted(d.meta.consistency for d in diagnoses)
