@@ -9,7 +9,7 @@ import os
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -20,6 +20,9 @@ from repro.config import ConfigError, RunConfig, build_config, load_config
 from repro.data import DataError
 from repro.prompts import bundled_path
 from repro.records import REASON_DESCRIPTIONS
+
+if TYPE_CHECKING:
+    from repro.repair import RepairSettings
 
 
 def _make_console(*, stderr: bool = False) -> Console:
@@ -444,16 +447,24 @@ def command_repair(arguments: argparse.Namespace) -> int:
     from repro.repair import Baseline, RepairSettings, read_candidates_file, read_traces, run_repair, write_outputs
     from repro.store import RunStore
 
-    traces = read_traces(Path(arguments.traces))
-    if arguments.limit:
-        traces = traces[: arguments.limit]
     settings = RepairSettings(candidates=arguments.n, mode=arguments.mode, baseline=Baseline(arguments.baseline))
     settings.guards.graph_guard = not arguments.no_graph_guard
     settings.guards.equation_support = not arguments.no_equation_support
     settings.guards.relaxed_missing_constraint = arguments.relaxed_missing_constraint
+    settings.guards.relaxed_support = not arguments.no_relaxed_support
+    settings.guards.dropped_operand_guard = not arguments.no_dropped_operand_guard
+    settings.trigger.meta_score = arguments.trigger_score
+    if arguments.ablations:
+        return _repair_ablations(arguments, settings)
+    if len(arguments.traces) != 1 or len(arguments.candidates or []) > 1 or not arguments.out:
+        errors.print("repair takes one --traces, at most one --candidates and --out (several only with --ablations)")
+        return 2
+    traces = read_traces(Path(arguments.traces[0]))
+    if arguments.limit:
+        traces = traces[: arguments.limit]
     out = Path(arguments.out)
     client = None
-    offline = read_candidates_file(Path(arguments.candidates)) if arguments.candidates else None
+    offline = read_candidates_file(Path(arguments.candidates[0])) if arguments.candidates else None
     store = None
     if offline is None:
         if arguments.config:
@@ -489,6 +500,43 @@ def command_repair(arguments: argparse.Namespace) -> int:
         f"triggered {report['trigger_rate']:.1%}; calls/example {report['calls_per_example']:.2f}"
     )
     console.print(f"wrote {out / 'report.json'} and {out / 'examples.jsonl'}")
+    if report["undecided"]:
+        errors.print(
+            f"{report['undecided']} triggered example(s) could not be decided: {report['failed_calls']} model"
+            " call(s) failed (see report.json undecided_ids); check the endpoint and rerun"
+        )
+        return 1
+    return 0
+
+
+def _repair_ablations(arguments: argparse.Namespace, settings: RepairSettings) -> int:
+    from repro.repair import AblationDataset, read_candidates_file, read_traces, run_ablations
+
+    candidate_files = arguments.candidates or []
+    if len(candidate_files) > len(arguments.traces):
+        errors.print("--ablations pairs each --candidates with the --traces in the same position")
+        return 2
+    datasets = []
+    for index, path in enumerate(arguments.traces):
+        traces = read_traces(Path(path))
+        if arguments.limit:
+            traces = traces[: arguments.limit]
+        saved = read_candidates_file(Path(candidate_files[index])) if index < len(candidate_files) else None
+        datasets.append(AblationDataset(name=Path(path).stem, traces=traces, candidates=saved))
+    rows = asyncio.run(run_ablations(datasets, settings))
+    header = f"{'dataset':<36} {'cands':<6} {'variant':<31} {'mode':<6} {'init':>5} {'trig':>5} {'acc':>4}"
+    console.print(header + f" {'fixed':>5} {'broken':>6} {'final':>5}", soft_wrap=True)
+    for row in rows:
+        console.print(
+            f"{row.dataset:<36} {row.candidates:<6} {row.variant:<31} {row.mode:<6} {row.initial_correct:>5}"
+            f" {row.triggered:>5} {row.accepted:>4} {row.fixed:>5} {row.broken:>6} {row.final_correct:>5}",
+            soft_wrap=True,
+        )
+    if arguments.out:
+        out = Path(arguments.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "ablations.json").write_text(json.dumps([row.model_dump() for row in rows], indent=2), encoding="utf-8")
+        console.print(f"wrote {out / 'ablations.json'}")
     return 0
 
 
@@ -803,21 +851,42 @@ def build_parser() -> argparse.ArgumentParser:
         description="Diagnose each trace; repair only risky ones; keep the original"
         " unless deterministic guards say the candidate is safer.",
     )
-    repair.add_argument("--traces", required=True, help="JSONL with id, problem, gold_answer, initial_reasoning")
-    repair.add_argument("--out", required=True, help="directory for report.json and examples.jsonl")
-    repair.add_argument("--candidates", help="JSONL of pre-generated candidates per id (no model needed)")
+    repair.add_argument(
+        "--traces",
+        required=True,
+        action="append",
+        help="JSONL with id, problem, gold_answer, initial_reasoning (repeat with --ablations)",
+    )
+    repair.add_argument("--out", help="directory for report.json and examples.jsonl (ablations.json)")
+    repair.add_argument(
+        "--candidates",
+        action="append",
+        help="JSONL of pre-generated candidates per id (no model needed); with --ablations, one per --traces in order",
+    )
     repair.add_argument("--config", help="config with models.repair")
     repair.add_argument("--model")
     repair.add_argument("--base-url")
     repair.add_argument("--api-key-env")
     repair.add_argument("--n", type=int, default=3, help="candidates per triggered example (default 3)")
-    repair.add_argument("--mode", choices=["auto", "strict", "relaxed"], default="auto")
+    repair.add_argument(
+        "--mode",
+        choices=["auto", "strict", "strong", "weak", "relaxed"],
+        default="auto",
+        help="acceptance policy for a strong or weak initial reasoner (auto: from the initial traces' median"
+        " meta-consistency; relaxed = weak)",
+    )
     repair.add_argument(
         "--baseline", choices=["guarded", "resolve_all", "resolve_triggered", "best_of_n"], default="guarded"
     )
     repair.add_argument("--no-graph-guard", action="store_true")
     repair.add_argument("--no-equation-support", action="store_true")
     repair.add_argument("--relaxed-missing-constraint", action="store_true")
+    repair.add_argument("--no-relaxed-support", action="store_true", help="disable the strong/weak relaxed paths")
+    repair.add_argument("--no-dropped-operand-guard", action="store_true")
+    repair.add_argument("--trigger-score", choices=["consistency", "content"], default="consistency")
+    repair.add_argument(
+        "--ablations", action="store_true", help="print B.18's ablation table, offline, for every --traces given"
+    )
     repair.add_argument("--limit", type=int)
     repair.set_defaults(handler=command_repair)
 

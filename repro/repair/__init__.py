@@ -1,5 +1,6 @@
 """Guarded repair of cached reasoning traces: replace an answer only when it is safer to."""
 
+from repro.repair.ablations import AblationDataset, AblationRow, run_ablations, stress_candidates
 from repro.repair.answers import answer_values, answers_equivalent, extract_answer, normalize_answer, to_number
 from repro.repair.arithmetic import ArithmeticStatement, check_arithmetic
 from repro.repair.candidates import AttemptStyle, RepairAnswer, generate_candidate, render_candidate
@@ -19,8 +20,14 @@ from repro.repair.runner import (
     write_outputs,
 )
 from repro.repair.semantic_graph import HIGH_RISK, Risk, SemanticReport, analyze_semantics
+from repro.repair.stress import supported_wrong_candidates
 
 __all__ = [
+    "AblationDataset",
+    "AblationRow",
+    "run_ablations",
+    "stress_candidates",
+    "supported_wrong_candidates",
     "HIGH_RISK",
     "AcceptancePath",
     "ArithmeticStatement",

@@ -13,7 +13,7 @@ _NUMBER = r"\$?\s?\d[\d,]*(?:\.\d+)?%?"
 _OPERATOR = r"\s*(?:[+\-*/×÷x·]|\\times|\\div|\\cdot)\s*"
 _OPERAND = rf"\(?\s*{_NUMBER}(?:\s+(?!x\b)[a-zA-Z]{{2,}}){{0,2}}\s*\)?"
 _STATEMENT = re.compile(
-    rf"(?P<lhs>{_OPERAND}(?:{_OPERATOR}{_OPERAND})+)\s*=\s*(?P<rhs>-?{_NUMBER})(?![\d.,]*\d)(?!\s*(?:[+\-*/×÷x·(^]|\\times|\\div|\\cdot|\\frac)(?!\w\w))"
+    rf"(?P<lhs>{_OPERAND}(?:{_OPERATOR}{_OPERAND})+)\s*=\s*(?P<rhs>-?{_NUMBER})(?![\d.,]*\d)(?!\s*/\s*\d)(?!\s*(?:[+\-*/×÷x·(^]|\\times|\\div|\\cdot|\\frac)(?!\w\w))"
 )
 _BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
 
@@ -64,14 +64,25 @@ def _close(computed: Fraction, stated_text: str) -> bool:
     tolerance = Fraction(1, 2 * 10**decimals) if decimals else Fraction(1, 2)
     if abs(computed - stated) <= tolerance and computed.denominator != 1:
         return True  # a rounded display of a non-integer result
+    if computed.denominator == 1 and stated.denominator == 1:
+        return False  # two whole numbers must agree exactly ("564,237 + 495,718 = 1,060,955" is wrong)
     return abs(computed - stated) <= abs(stated) * Fraction(1, 1000)
+
+
+def _labelled(before: str) -> bool:
+    """``Total cost = 3 * 25 = 75``: the text before the ``=`` is a name, not part of an expression."""
+    if not before.endswith("="):
+        return False
+    label = re.split(r"[\n.;:]\s", before[:-1])[-1]
+    return bool(re.search(r"[A-Za-z]", label)) and not re.search(r"[\d+*/×÷^)]", label)
 
 
 def check_arithmetic(trace: str) -> list[ArithmeticStatement]:
     statements = []
     for match in _STATEMENT.finditer(trace):
         before = trace[: match.start()].rstrip()
-        if before and (before[-1] in "+-*/×÷(^=" or before[-1].isdigit() or before.endswith(("\\times", "\\div"))):
+        tail = before and (before[-1] in "+-*/×÷(^=" or before[-1].isdigit() or before.endswith(("\\times", "\\div")))
+        if tail and not _labelled(before):
             continue  # the statement is the tail of a longer expression we cannot read whole
         lhs, rhs = match.group("lhs"), match.group("rhs")
         computed = evaluate_expression(lhs)

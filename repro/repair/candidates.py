@@ -39,7 +39,7 @@ def render_candidate(answer: RepairAnswer) -> str:
 def candidate_prompt(
     style: AttemptStyle, problem: str, original_answer: str | None, hint: str, *, with_original: bool = True
 ) -> str:
-    shown = original_answer if original_answer is not None else "(none: the earlier solution was empty)"
+    shown = original_answer if original_answer is not None else "(none: the earlier solution gave no final answer)"
     if style == AttemptStyle.guided:
         return render_prompt("repair_guided", problem=problem, original_answer=shown, hint=hint)
     if style == AttemptStyle.strict:
@@ -57,6 +57,7 @@ class GeneratedCandidate(BaseModel):
     text: str
     calls: int
     error: str | None = None
+    call_failed: bool = False  # the endpoint failed (infrastructure), as opposed to a bad answer
 
 
 async def generate_candidate(
@@ -83,7 +84,7 @@ async def generate_candidate(
     try:
         answer = await ask_json(client, request, RepairAnswer)
     except ModelCallError as error:
-        return GeneratedCandidate(style=style, text="", calls=1, error=str(error))
+        return GeneratedCandidate(style=style, text="", calls=1, error=f"model call failed: {error}", call_failed=True)
     text = render_candidate(answer.value) if answer.value else ""
     return GeneratedCandidate(
         style=style,

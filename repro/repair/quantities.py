@@ -45,6 +45,39 @@ _WORDS: dict[str, int | Fraction] = {
     "quarter": Fraction(1, 4),
     "thrice": 3,
 }
+_UNITS = {
+    k: v
+    for k, v in _WORDS.items()
+    if isinstance(v, int) and v < 20 and k not in ("dozen", "twice", "double", "triple", "thrice")
+}
+_TENS = {k: v for k, v in _WORDS.items() if isinstance(v, int) and 20 <= v < 100}
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_NUMBER_WORD = "|".join([*_UNITS, *_TENS, *_SCALES])
+_COMPOUND = re.compile(rf"\b(?:{_NUMBER_WORD})(?:[\s-]+(?:and[\s-]+)?(?:{_NUMBER_WORD}))+\b", re.IGNORECASE)
+
+
+def compound_number_value(text: str) -> int | None:
+    """Value of a spelled-out number of two or more words ("eight hundred sixty-five" -> 865)."""
+    total = current = 0
+    seen = False
+    for word in re.split(r"[\s-]+", text.lower()):
+        if word == "and":
+            continue
+        if word in _UNITS or word in _TENS:
+            current += int(_UNITS.get(word, _TENS.get(word, 0)))
+        elif word in _SCALES:
+            scale = _SCALES[word]
+            if scale == 100:
+                current = (current or 1) * 100
+            else:
+                total += (current or 1) * scale
+                current = 0
+        else:
+            return None
+        seen = True
+    return total + current if seen else None
+
+
 _DIGITS = re.compile(r"(?<![\w.])\$?(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)")
 _WORD = re.compile(r"\b(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
 
@@ -62,7 +95,16 @@ def problem_quantities(problem: str) -> list[Quantity]:
     for match in _DIGITS.finditer(problem):
         value = Fraction(match.group(1).replace(",", "") + (match.group(2) or ""))
         found.append(Quantity(text=match.group(0), value=str(value), start=match.start(), end=match.end()))
+    compounds = []
+    for match in _COMPOUND.finditer(problem):
+        words = match.group(0).strip()
+        if words.lower().endswith(" and") or (spelled := compound_number_value(words)) is None:
+            continue
+        compounds.append((match.start(), match.end()))
+        found.append(Quantity(text=words, value=str(spelled), start=match.start(), end=match.end(), from_word=True))
     for match in _WORD.finditer(problem):
+        if any(start <= match.start() < end for start, end in compounds):
+            continue
         value = Fraction(_WORDS[match.group(1).lower()])
         found.append(
             Quantity(text=match.group(0), value=str(value), start=match.start(), end=match.end(), from_word=True)
@@ -79,6 +121,9 @@ def trace_numbers(trace: str) -> set[Fraction]:
             values.add(value / 100)
     for match in _WORD.finditer(trace):
         values.add(Fraction(_WORDS[match.group(1).lower()]))
+    for match in _COMPOUND.finditer(trace):
+        if (compound := compound_number_value(match.group(0).strip())) is not None:
+            values.add(Fraction(compound))
     return values
 
 
@@ -99,7 +144,13 @@ def constraint_coverage(problem: str, trace: str) -> Coverage:
             continue
         seen.add(quantity.value)
         value = Fraction(quantity.value)
-        if value in numbers or (quantity.from_word and value in (Fraction(1, 2), Fraction(1, 4), 1, 2)):
+        percent = quantity.text.endswith("%") or re.match(r"\s*percent", problem[quantity.end :]) is not None
+        forms = {value / 100, 1 + value / 100, 1 - value / 100} if percent else set()
+        if (
+            value in numbers
+            or forms & numbers
+            or (quantity.from_word and value in (Fraction(1, 2), Fraction(1, 4), 1, 2))
+        ):
             used.append(quantity.text)
         else:
             missing.append(quantity.text)

@@ -37,6 +37,7 @@ class ExampleResult(BaseModel):
     final_answer: str | None
     final_correct: bool
     model_calls: int = 0
+    failed_calls: int = 0
 
 
 def build_report(results: list[ExampleResult], *, settings: dict[str, Any]) -> dict[str, Any]:
@@ -64,6 +65,7 @@ def build_report(results: list[ExampleResult], *, settings: dict[str, Any]) -> d
         "correct_candidate_rejected_by_guard": dict(guard_rejections),
     }
     calls = sum(r.model_calls for r in results)
+    undecided = [r.id for r in results if r.decision == "undecided"]
     return {
         "total": total,
         "initial_correct": initial_correct,
@@ -82,6 +84,16 @@ def build_report(results: list[ExampleResult], *, settings: dict[str, Any]) -> d
         "trigger_rate": sum(r.triggered for r in results) / total if total else 0.0,
         "model_calls": calls,
         "calls_per_example": calls / total if total else 0.0,
+        "failed_calls": sum(r.failed_calls for r in results),
+        "undecided": len(undecided),
+        "undecided_ids": undecided,
+        "triggered": sum(r.triggered for r in results),
+        "accepted_by_transition": dict(
+            Counter(
+                ("W" if not r.initial_correct else "C") + "->" + ("C" if r.final_correct else "W") for r in accepted
+            )
+        ),
+        "accepted_by_path": dict(Counter(r.acceptance_path for r in accepted)),
         "candidate_flow_initially_wrong": flow,
         "settings": settings,
     }

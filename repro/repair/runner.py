@@ -16,6 +16,7 @@ from repro.repair.answers import answers_equivalent, extract_answer
 from repro.repair.candidates import STYLE_ORDER, AttemptStyle, GeneratedCandidate, generate_candidate
 from repro.repair.diagnosis import Diagnosis, TriggerSettings, diagnose
 from repro.repair.guards import GuardSettings, PolicyMode, judge_candidate
+from repro.repair.meta import MetaError
 from repro.repair.report import CandidateOutcome, ExampleResult, build_report
 
 
@@ -28,8 +29,8 @@ class Baseline(StrEnum):
 
 class RepairSettings(BaseModel):
     candidates: int = Field(3, ge=1)
-    mode: str = "auto"  # auto | strict | relaxed
-    strong_reasoner_untriggered_share: float = 0.85
+    mode: str = "auto"  # auto | strict | strong | weak (relaxed = weak)
+    strong_reasoner_min_consistency: float = 0.65
     baseline: Baseline = Baseline.guarded
     trigger: TriggerSettings = Field(default_factory=TriggerSettings)
     guards: GuardSettings = Field(default_factory=GuardSettings)
@@ -95,10 +96,16 @@ def read_candidates_file(path: Path) -> dict[str, list[str]]:
 
 
 def choose_mode(settings: RepairSettings, diagnoses: list[Diagnosis]) -> PolicyMode:
-    if settings.mode in (PolicyMode.strict, PolicyMode.relaxed):
+    """``auto`` describes the initial reasoner, not our trigger: ``strong`` when the median
+    meta-consistency of the initial traces is at least ``strong_reasoner_min_consistency`` (0.65, the
+    low-score trigger threshold: a strong model's typical trace writes its steps as checked
+    computations and does not trigger; GSM8K/deepseek-v4-flash 0.80, ASDiv/qwen2.5-1.5B 0.50), else
+    ``weak``."""
+    if settings.mode != "auto":
         return PolicyMode(settings.mode)
-    untriggered = sum(not d.triggered for d in diagnoses) / max(len(diagnoses), 1)
-    return PolicyMode.strict if untriggered >= settings.strong_reasoner_untriggered_share else PolicyMode.relaxed
+    scores = sorted(d.meta.consistency for d in diagnoses)
+    median = scores[len(scores) // 2] if scores else 0.0
+    return PolicyMode.strong if median >= settings.strong_reasoner_min_consistency else PolicyMode.weak
 
 
 async def _repair_one(
@@ -144,7 +151,9 @@ async def _repair_one(
                 client,
                 style,
                 trace.problem,
-                None if without_original else original_answer,
+                None
+                if without_original or diagnosis.meta.error_type == MetaError.generation_failure
+                else original_answer,
                 diagnosis.hint(),
                 max_tokens=settings.max_tokens,
                 sample_offset=index,
@@ -153,8 +162,9 @@ async def _repair_one(
         else:
             break
         result.model_calls += generated.calls
+        result.failed_calls += generated.call_failed
         if baseline in (Baseline.resolve_all, Baseline.resolve_triggered):
-            answer = extract_answer(generated.text) if generated.text else None
+            answer = extract_answer(generated.text, trace.problem) if generated.text else None
             outcome = CandidateOutcome(
                 style=style.value,
                 text=generated.text,
@@ -172,8 +182,9 @@ async def _repair_one(
             diagnosis,
             original_answer,
             generated.text,
-            mode=mode if baseline == Baseline.guarded else PolicyMode.relaxed,
+            mode=mode if baseline == Baseline.guarded else PolicyMode.weak,
             settings=settings.guards,
+            trigger=settings.trigger,
         )
         if baseline == Baseline.best_of_n and verdict.failures == ["policy:no_path"]:
             verdict.failures, verdict.path = [], None
@@ -193,6 +204,12 @@ async def _repair_one(
             result.final_answer = verdict.answer
             result.final_correct = outcome.correct
             break
+    if (
+        result.decision == "kept"
+        and result.candidates
+        and all(c.error and c.error.startswith("model call failed") for c in result.candidates)
+    ):
+        result.decision = "undecided"  # every attempt failed at the endpoint: nothing was judged
     return result
 
 

@@ -13,7 +13,8 @@ from fractions import Fraction
 
 from pydantic import BaseModel
 
-from repro.repair.answers import extract_answer, to_number
+from repro.repair.answers import answers_equivalent, extract_answer, to_number
+from repro.repair.arithmetic import check_arithmetic
 from repro.repair.quantities import problem_quantities
 
 
@@ -140,6 +141,59 @@ def _added(trace: str) -> set[Fraction]:
     }
 
 
+def _flows_into(trace: str, used: set[Fraction], operator: str) -> set[Fraction]:
+    """Numbers summed first and then used with ``operator``: ``(5 + 3) × 4`` or ``5 + 3 = 8`` then
+    ``8 × 4`` (a rate combined before it multiplies is still used as a rate); ``40 + 80 = 120`` then
+    ``200 - 120`` (losses added up before they are removed are still removed)."""
+    number = r"\$?(\d[\d,]*(?:\.\d+)?)"
+    found: set[Fraction] = set()
+    for group in re.finditer(rf"\(([^()]*)\)\s*(?:{operator})|(?:{operator})\s*\(([^()]*)\)", trace):
+        inside = group.group(1) or group.group(2) or ""
+        found |= {Fraction(m.group(1).replace(",", "")) for m in re.finditer(number, inside)}
+    sums = [s for s in check_arithmetic(trace) if s.correct and re.search(r"[+\-−]", s.text.split("=")[0])]
+    targets = set(used)
+    changed = True
+    while changed:
+        changed = False
+        for statement in sums:
+            result = to_number(statement.stated.replace("$", "").replace(",", ""))
+            if result is None or result not in targets:
+                continue
+            for match in re.finditer(number, statement.text.split("=")[0]):
+                value = Fraction(match.group(1).replace(",", ""))
+                if value not in found:
+                    found.add(value)
+                    targets.add(value)
+                    changed = True
+    return found
+
+
+_EXPRESSION_NUMBER = r"\(?\s*\$?\d[\d,]*(?:\.\d+)?%?\s*\)?"
+_EXPRESSION = re.compile(rf"{_EXPRESSION_NUMBER}(?:\s*(?:[-+*/×÷·x−]|\\times|\\div|\\cdot)\s*{_EXPRESSION_NUMBER})+")
+
+
+def computed_numbers(trace: str) -> set[Fraction]:
+    """Numbers that take part in a written computation (operands of an expression), as opposed to
+    numbers only mentioned in prose."""
+    found: set[Fraction] = set()
+    for expression in _EXPRESSION.finditer(trace):
+        for match in re.finditer(r"\$?(\d[\d,]*(?:\.\d+)?)", expression.group(0)):
+            found.add(Fraction(match.group(1).replace(",", "")))
+    return found
+
+
+def arithmetic_expressions(trace: str) -> list[str]:
+    return [match.group(0) for match in _EXPRESSION.finditer(trace)]
+
+
+def derives_answer(trace: str, answer: str | None) -> bool:
+    """A correct computation in the trace has the answer as its result."""
+    return answer is not None and any(
+        s.correct and answers_equivalent(s.stated.replace("$", "").replace(",", "").rstrip(",."), answer)
+        for s in check_arithmetic(trace)
+    )
+
+
 def analyze_semantics(problem: str, trace: str) -> SemanticReport:
     if not trace or not trace.strip():
         return SemanticReport(
@@ -164,12 +218,28 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
         )
     risks: list[Risk] = []
     details: list[str] = []
-    answer = extract_answer(trace)
+    answer = extract_answer(trace, problem)
     answer_value = to_number(answer)
     multiplied = _operands(trace, "*") | _operands(trace, "/")
     multiplicative = multiplied | _multiplicative_mentions(trace)
+    multiplicative |= _flows_into(trace, multiplicative, r"[*×x·/÷]|\\times")
+    derived = derives_answer(trace, answer)
+    given_values = {Fraction(q.value) for q in problem_quantities(problem)}
+    backwards = re.search(
+        r"\b(in the beginning|at first|at the start|originally|initially|to begin with|to start with|before)\b",
+        _question_sentence(problem),
+        re.IGNORECASE,
+    )
+    # a change event has a direction only in a state question ("how many are left now?"); in a
+    # question about a total ("how much did she pay?") the events accumulate
+    state_question = re.search(
+        r"\b(left|remain\w*|now|still|at the end|in the end|end up|ends up|after)\b",
+        _question_sentence(problem),
+        re.IGNORECASE,
+    )
     additive = _operands(trace, "+") | _operands(trace, "-")
     subtracted, added = _subtracted(trace), _added(trace)
+    subtracted |= _flows_into(trace, subtracted, r"-|−")
 
     def flag(risk: Risk, detail: str) -> None:
         if risk not in risks:
@@ -184,7 +254,6 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
             or quantity.text.lower() in ("twice", "double", "triple", "thrice", "dozen")
         ):
             continue
-        window = problem[max(0, quantity.start - 40) : quantity.end + 40]
         after = problem[quantity.end : quantity.end + 60]
         preceding = problem[max(0, quantity.start - 40) : quantity.start]
         rate_match = _RATE_AFTER.match(after) or _RATE_BEFORE.search(preceding)
@@ -216,12 +285,15 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
             and not re.search(r"\bhow many (fewer|less)", problem, re.I)
         ):
             flag(Risk.comparison_warning, f"'{quantity.text} fewer/less than' is added")
-        loss = re.search(
-            _RELATIONS["change_loss"], problem[max(0, quantity.start - 25) : quantity.start], re.IGNORECASE
-        )
-        gain = re.search(
-            _RELATIONS["change_gain"], problem[max(0, quantity.start - 25) : quantity.start], re.IGNORECASE
-        )
+        lead = problem[max(0, quantity.start - 25) : quantity.start]
+        loss = re.search(_RELATIONS["change_loss"], lead, re.IGNORECASE)
+        gain = re.search(_RELATIONS["change_gain"], lead, re.IGNORECASE)
+        if backwards or not state_question:
+            loss = gain = None  # "how many did she have at first": events are undone, so signs flip
+        if loss and re.match(r"\s*(?:him|her|them|me|us|[A-Z][a-z]+)\b", lead[loss.end() :]):
+            loss = None  # "gives him 5", "gives Erin 10": someone else gives to the subject
+        if gain and re.match(r"\s*(?:\S+\s+){0,2}off\b", problem[quantity.end : quantity.end + 20]):
+            gain = None  # "got $2 off" is a discount, not a gain
         if (
             loss
             and value in added
@@ -236,7 +308,9 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
             flag(Risk.change_event_misinterpretation, f"'{loss.group(0)} {quantity.text}' is added, not removed")
         if gain and value in subtracted and value not in added and value not in multiplied:
             flag(Risk.change_event_misinterpretation, f"'{gain.group(0)} {quantity.text}' is removed, not added")
-        if re.search(_RELATIONS["times_more"], window, re.IGNORECASE) and "times more" in window.lower():
+        if re.match(r"\s*times\s+more\b", problem[quantity.end :], re.IGNORECASE) and not (
+            value in multiplicative and (value + 1 not in multiplicative or value + 1 in given_values)
+        ):
             flag(
                 Risk.times_more_interpretation,
                 f"'{quantity.text} times more' is ambiguous (x{quantity.text} or"
@@ -246,6 +320,7 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
             answer_value is not None
             and answer_value == value
             and len(problem_quantities(problem)) > 1
+            and not derived
             and not re.search(r"\b(how many|what)\b[^?]*\b(left|remain)", problem, re.I)
         ):
             flag(Risk.quantity_binding, f"the answer {answer} copies the given quantity {quantity.text}")
@@ -253,6 +328,7 @@ def analyze_semantics(problem: str, trace: str) -> SemanticReport:
         re.search(_RELATIONS["equal_split"], problem, re.IGNORECASE)
         and not _operands(trace, "/")
         and not re.search(r"divid|÷|/", trace)
+        and not any(Fraction(q.value) in multiplied for q in problem_quantities(problem))
     ):
         flag(Risk.equal_split_interpretation, "an equal split is described but the trace never divides")
     if answer_value is not None and re.search(r"\bhow many\b", problem, re.IGNORECASE):
