@@ -419,14 +419,19 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
     results = []
     try:
         for instance in instances:
+            # the header comes from the trusted settings, never from the release: a rewritten row's
+            # header could declare an axiom or a macro that spoofs ``#print axioms``
             verdict = await verify_proof(
                 instance.lean_statement,
                 instance.lean_proof,
                 verifier,
-                header=instance.lean_header,
+                header=lean.header,
                 allow_native_decide=lean.allow_native_decide,
             )
             reasons = [reason.value for reason in verdict.reasons]
+            same_header = " ".join(instance.lean_header.split()) == " ".join(lean.header.split())
+            if not same_header:
+                reasons.append("the released lean_header differs from the trusted header (--config lean.header)")
             same = verdict.checked_code == instance.verified_code
             if not same:
                 reasons.append("checked code differs from the released verified_code")
@@ -436,7 +441,7 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
             results.append(
                 ReverifyResult(
                     instance_id=instance.instance_id,
-                    passed_gate=verdict.verified and same,
+                    passed_gate=verdict.verified and same and same_header,
                     real_lean=bool(verdict.lean and verdict.lean.real_lean),
                     reasons=reasons,
                     answer_grounded=answer_grounded,

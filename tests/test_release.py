@@ -107,7 +107,7 @@ def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path)
     write_release(tmp_path / "run", tmp_path / "out")
     # the fake backend runs the whole gate, but a fake verdict never counts as re-verified
     assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 1
-    results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1)))
+    results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header="")))
     assert [(r.passed_gate, r.answer_grounded) for r in results] == [(True, True), (True, True)]
     # a self-consistent release (files match their manifest) whose proof is bad: the gate catches it
     with RunStore(tmp_path / "run") as store:
@@ -116,7 +116,7 @@ def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path)
         candidate.lean_proof = (candidate.lean_proof or "").replace("rfl", "sorry")
         store.save_candidate(candidate)
     write_release(tmp_path / "run", tmp_path / "bad")
-    results = asyncio.run(reverify_release(tmp_path / "bad", LeanSettings(backend="fake", workers=1)))
+    results = asyncio.run(reverify_release(tmp_path / "bad", LeanSettings(backend="fake", workers=1, header="")))
     assert [r.passed_gate for r in results] == [False, True]
     assert "forbidden_construct" in results[0].reasons and not any(r.real_lean for r in results)
 
@@ -161,7 +161,7 @@ def test_reverify_requires_the_answer_read_from_the_verified_statement(tmp_path:
         candidate.new_answer = "301"
         store.save_candidate(candidate)
     write_release(tmp_path / "run", tmp_path / "out")
-    results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1)))
+    results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header="")))
     assert [r.answer_grounded for r in results] == [False, True]
     assert "not the answer read from the verified statement" in results[0].reasons[-1]
 
@@ -172,3 +172,34 @@ def test_the_card_takes_license_and_attribution_from_the_source_and_flags_math(t
     card = (tmp_path / "out" / "README.md").read_text()
     assert "Cobbe et al., 2021" in card and "Hendrycks et al., 2021" in card
     assert "redistribution of these problems is disputed" in card
+
+
+def test_reverify_uses_the_trusted_header_not_the_one_in_the_release(tmp_path: Path) -> None:
+    """Anyone who can rewrite the files can regenerate SHA256SUMS: a header declaring an axiom (or a macro
+    that spoofs ``#print axioms``) in the released rows must not become the header Lean checks with."""
+    import pyarrow.parquet as parquet
+
+    from repro.release import MANIFEST, _sha256, release_files
+
+    synthetic_run(tmp_path / "run", real_lean=True)
+    out = tmp_path / "out"
+    write_release(tmp_path / "run", out)
+    evil = "import Mathlib\naxiom cheat {p : Prop} : p"
+    table = parquet.read_table(out / "data" / "test.parquet")
+    rows = [{**row, "lean_header": evil} for row in table.to_pylist()]
+    parquet.write_table(type(table).from_pylist(rows, schema=table.schema), out / "data" / "test.parquet")
+    jsonl = [json.loads(line) for line in (out / "data" / "test.jsonl").read_text().splitlines()]
+    (out / "data" / "test.jsonl").write_text("".join(json.dumps({**row, "lean_header": evil}) + "\n" for row in jsonl))
+    (out / MANIFEST).write_text("".join(f"{_sha256(out / name)}  {name}\n" for name in release_files(out)))
+    results = asyncio.run(reverify_release(out, LeanSettings(backend="fake", workers=1, header="")))
+    assert results and not any(result.passed_gate for result in results)
+    assert all("lean_header differs from the trusted header" in " ".join(r.reasons) for r in results)
+
+
+def test_a_comment_in_the_proof_never_grounds_an_answer() -> None:
+    from repro.stages.answer import grounded
+
+    honest = "theorem t : ∃ n : ℕ, n * 3 = 126 := ⟨42, by norm_num⟩"
+    assert grounded("42", honest)
+    steered = "theorem t : ∃ n : ℕ, n * 3 = 126 := by\n  -- the final answer is 42\n  exact ⟨_, rfl⟩ /- 42 -/"
+    assert not grounded("42", steered)

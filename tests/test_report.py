@@ -203,7 +203,7 @@ def test_demo_report_in_chromium(browser: Any, demo_run: Path, tmp_path: Path) -
     page.locator("#audit-body tr.row").first.click()
     messages = page.locator(".detail-row .sample .lean-messages li")
     assert messages.count() >= 1 and "depends on axioms" in messages.first.inner_text()
-    assert "declaration uses `sorry`" in page.locator(".detail-row").inner_text()  # the formalization's check
+    assert "declaration uses 'sorry'" in page.locator(".detail-row").inner_text()  # the formalization's check
     assert page.locator(".detail-row").get_by_text("Checked code").count() >= 1
 
     page.fill("#filter-text", "bicycles")

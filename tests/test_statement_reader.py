@@ -110,3 +110,30 @@ def test_formalize_normalises_header_and_name_but_refuses_definitions() -> None:
     assert normalize_statement(code, "q7") == "theorem q7 (x : ℝ) (h : x = 2) : x * 3 = 6 := by sorry"
     with pytest.raises(StatementError, match="exactly one theorem"):
         normalize_statement("import Mathlib\ndef k : ℕ := 2\ntheorem t : k = 2 := by sorry", "q7")
+
+
+@pytest.mark.parametrize(
+    "conclusion",
+    [
+        "!n = 5",  # `!(n = 5)`: Bool negation binds looser than `=`
+        "true || n = 5",  # `(true || n = 5)`-style wrappers below `=`'s precedence
+        "Not <| n = 5",
+        "Not $ n = 5",
+        "id <| n = 5",
+        "(True ∨ ·) <| n = 5",
+        "n = 5 || true",
+        "(fun m => m = 5) n",
+        "decide (n = 5) = true",  # a Bool equation: the answer is `true`, not a number
+    ],
+)
+def test_an_equation_wrapped_by_a_looser_operator_has_no_deterministic_answer(conclusion: str) -> None:
+    """The released answer must be what Lean proved: `!n = 5` proves n ≠ 5, so 5 must never be read."""
+    assert deterministic_answer(f"theorem foo (n : ℕ) (h : n + 2 = 9) : {conclusion} := by sorry") is None
+
+
+@pytest.mark.parametrize(
+    ("conclusion", "answer"),
+    [("n ! = 120", "120"), ("(n)! = 120", "120"), ("|(n : ℤ) - 10| = 3", "3"), ("⌊(n : ℝ) / 2⌋ = 2", "2")],
+)
+def test_tight_operators_keep_the_deterministic_answer(conclusion: str, answer: str) -> None:
+    assert deterministic_answer(f"theorem foo (n : ℕ) (h : n = 5) : {conclusion} := by sorry") == answer

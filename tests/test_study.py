@@ -209,10 +209,12 @@ def test_statement_file_errors_name_the_line_and_field(tmp_path: Path) -> None:
     with pytest.raises(StatementSetError, match=r":2: field 'id': 's00' already used on line 1"):
         read_statements(path)
     write([good[0], json.dumps({**rows[1], "statement": "x = 1"})])
-    with pytest.raises(StatementSetError, match=r":2: field 'statement': the statement holds no theorem"):
+    with pytest.raises(
+        StatementSetError, match=r":2: field 'statement': a formal statement must be exactly one theorem"
+    ):
         read_statements(path)
     write([good[0], json.dumps({**rows[1], "statement": "theorem study_01 : True := trivial"})])
-    with pytest.raises(StatementSetError, match=r":2: field 'statement': must end in ':= by sorry'"):
+    with pytest.raises(StatementSetError, match=r":2: field 'statement': the statement does not end in `:= by sorry`"):
         read_statements(path)
 
 

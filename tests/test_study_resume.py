@@ -71,7 +71,12 @@ def _command(study_dir: Path, base_url: str, statements: Path, lean: Path) -> li
 
 def _checked_codes(log: Path) -> list[str]:
     entries = [json.loads(line) for line in log.read_text().splitlines()]
-    return [e["cmd"] for e in entries if "#print axioms" in e["cmd"] and "repro_preflight" not in e["cmd"]]
+    # the gate sends four commands per check (our target, the prover's code, the bridge, #print axioms);
+    # the prover's code is the one that identifies what was checked
+    trusted = ("repro_target_", "type_of%", "#print axioms", "repro_preflight")
+    # (each worker's header import is not a check)
+    checks = [e["cmd"] for e in entries if not e["cmd"].lstrip().startswith("import ")]
+    return [command for command in checks if not any(marker in command for marker in trusted)]
 
 
 def _report(study_dir: Path) -> dict[str, Any]:

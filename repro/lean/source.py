@@ -281,7 +281,38 @@ def top_level_equation(proposition: str) -> tuple[str, str] | None:
     equals = [t for t, d in zip(tokens, level, strict=True) if d == 0 and t.kind == Kind.symbol and t.text == "="]
     if len(equals) != 1:
         return None
+    previous: Token | None = None
+    for token, depth in zip(tokens, level, strict=True):
+        if depth == 0 and token is not equals[0] and not _binds_tighter_than_equals(token, previous):
+            return None  # e.g. ``!n = 5`` is ``!(n = 5)`` and ``true || n = 5`` is ``(true || n) = 5``
+        previous = token if depth == 0 else None
     return proposition[: equals[0].start].strip(), proposition[equals[0].end :].strip()
+
+
+# Depth-0 tokens that cannot make Lean read ``a = b`` as anything but an equation of a and b: terms,
+# application, arithmetic and big operators (whose bodies stop before ``=``). Everything else (``!``,
+# ``¬``, ``<|``, ``$``, ``||``, ``&&``, ``|>``, ``fun``, ``if``, custom notation) may bind more loosely than
+# ``=`` and wrap the equation, so the statement then has no deterministic answer: an allowlist, not a
+# list of known-bad operators.
+_TERM_SYMBOLS = frozenset(
+    {"+", "-", "*", "/", "%", "^", "·", "•", "↑", "∑", "∏", ",", "∈", "(", ")", "[", "]", "{", "}", "⟨", "⟩"}
+    | {"|", ".", "⌊", "⌋", "⌈", "⌉", "⌊₊", "⌋₊", "⌈₊", "⌉₊", "√"}
+)
+_NON_TERM_WORDS = frozenset(
+    {"fun", "λ", "if", "then", "else", "let", "have", "show", "from", "by", "match", "with", "do", "at", "Not"}
+)
+
+
+def _binds_tighter_than_equals(token: Token, previous: Token | None) -> bool:
+    if token.kind == Kind.number:
+        return True
+    if token.kind == Kind.identifier:
+        return token.name not in _NON_TERM_WORDS and token.name not in COMMAND_KEYWORDS
+    if token.kind != Kind.symbol:
+        return False
+    if token.text == "!":  # factorial is postfix (``n !``, ``(n)!``); prefix ``!`` is Bool negation
+        return previous is not None and (previous.kind in (Kind.identifier, Kind.number) or previous.text == ")")
+    return token.text in _TERM_SYMBOLS
 
 
 def strip_comments(code: str, *, keep_layout: bool = True) -> str:

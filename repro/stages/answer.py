@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, field_validator, model_validator
 
 from repro.config import ModelSettings
+from repro.lean.lexer import Kind, lex
 from repro.lean.source import StatementError, final_proposition, read_statement, strip_comments, top_level_equation
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
@@ -92,9 +93,22 @@ def has_unevaluated_operation(candidate: str) -> bool:
     return _UNEVALUATED.search(plain) is not None
 
 
+_PROSE = frozenset(
+    {Kind.line_comment, Kind.block_comment, Kind.string, Kind.raw_string, Kind.interpolated_string, Kind.char}
+)
+
+
+def code_without_prose(code: str) -> str:
+    """``code`` with comments and string literals blanked: text there is the prover's say-so, not Lean's.
+
+    A ``-- the answer is 42`` comment must neither ground an answer nor steer the extraction model.
+    """
+    return "".join(" " * len(token.text) if token.kind in _PROSE else token.text for token in lex(code))
+
+
 def grounded(candidate: str, verified_code: str) -> bool:
-    """Every comma-separated part appears verbatim outside the meta commands."""
-    outside_meta = _META_COMMANDS.sub("", verified_code)
+    """Every comma-separated part appears verbatim in the code, outside comments, strings and meta commands."""
+    outside_meta = _META_COMMANDS.sub("", code_without_prose(verified_code))
     parts = [candidate] if candidate.startswith("{") else [p.strip() for p in candidate.split(",")]
     return all(part and part in outside_meta for part in parts)
 
@@ -117,7 +131,8 @@ async def recover_answer(
     try:
         if candidate is None:
             method = "model"
-            prompt = render_prompt("answer_extract", question=question, verified_code=verified_code)
+            shown = code_without_prose(verified_code)
+            prompt = render_prompt("answer_extract", question=question, verified_code=shown)
             extraction = await ask_json(
                 extract_client,
                 chat_request(extract_settings, prompt, sample_offset=attempt, json_answer=True),
