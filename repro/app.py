@@ -1,32 +1,38 @@
-"""Library entry points behind the CLI: start or resume a run, report on it, audit it, check the setup."""
+"""Library entry points behind the CLI: start or resume a run, report on it, audit it, check the setup.
+
+Reporting (`status`, `audit`) imports only the store and the metrics; model clients, Lean
+backends, data loaders and progress bars are imported by the functions that run things, so a
+report on a finished run starts in a fraction of a second.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import secrets
+import shlex
 import shutil
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from repro import __version__
 from repro.config import ConfigError, LeanBackendName, ModelBackendName, RunConfig, dump_config
-from repro.data import load_problems, seeded_order
-from repro.lean.factory import build_verifier
-from repro.lean.protocol import InfraStatus
-from repro.llm.client import ModelClient
-from repro.llm.factory import build_backend
 from repro.metrics import run_metrics
-from repro.pipeline import Pipeline, RunSummary
 from repro.records import CandidateStatus
 from repro.store import STORE_FILENAME, RunStore
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from repro.lean.protocol import Verifier
+    from repro.llm.client import ModelClient
+    from repro.pipeline import RunSummary
 
 PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
 
@@ -40,9 +46,19 @@ class RunOutcome:
     run_dir: Path
     summary: RunSummary
     metrics: dict[str, Any]
+    # problems left for --resume: how many, and the first few with the cause recorded for each
+    unfinished: int = 0
+    unfinished_examples: list[tuple[str, str | None]] = field(default_factory=list)
+
+    @property
+    def resume_command(self) -> str:
+        return f"repro run --resume --run-dir {shlex.quote(str(self.run_dir))}"
 
 
 def build_clients(config: RunConfig, store: RunStore) -> dict[str, ModelClient]:
+    from repro.llm.client import ModelClient
+    from repro.llm.factory import build_backend
+
     clients = {}
     for stage in PIPELINE_STAGES:
         settings = config.model_for(stage)
@@ -69,7 +85,34 @@ def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[
     return config, store
 
 
+async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
+    """Check trivial code on the Lean backend itself, before any model call, on every start and resume.
+
+    The check bypasses the result cache and names a fresh theorem each time: a resume must learn
+    whether Lean works now, not whether it worked when the run began.
+    """
+    from repro.lean.protocol import InfraStatus
+
+    backend: Verifier = getattr(verifier, "inner", verifier)
+    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
+    preflight = await backend.check(code, config.lean.header)
+    if preflight.infra_status != InfraStatus.ok or preflight.has_error:
+        problem = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
+        raise RunError(
+            f"the Lean backend ({config.lean.backend}) cannot check code: {preflight.infra_status}: {problem[:400]}."
+            " Nothing was run (no model was called). See `repro doctor`; `repro lean setup` installs Mathlib and"
+            " the REPL."
+        )
+
+
 async def _execute(config: RunConfig, store: RunStore, console: Console | None) -> RunSummary:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from repro.data import load_problems, seeded_order
+    from repro.lean.factory import build_verifier
+    from repro.pipeline import Pipeline
+
     problems, report = load_problems(config.dataset)
     if report.skipped:
         store.set_meta("skipped_rows", str(report.skipped))
@@ -82,18 +125,15 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
     if config.target is not None:
         problems = seeded_order(problems, config.dataset.seed)
     verifier = build_verifier(config.lean, store)
-    preflight = await verifier.check("theorem repro_preflight : True := trivial", config.lean.header)
-    if preflight.infra_status != InfraStatus.ok or preflight.has_error:
+    try:
+        await preflight_lean(verifier, config)
+    except BaseException:
         await verifier.close()
-        problem = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
-        raise RunError(
-            f"the Lean backend ({config.lean.backend}) cannot check code: {preflight.infra_status}: {problem[:400]}."
-            " Nothing was run. See `repro doctor`; `repro lean setup` installs Mathlib and the REPL."
-        )
+        raise
     clients = build_clients(config, store)
     counts: Counter[str] = Counter()
     started = time.monotonic()
-    total = config.target or len(problems)
+    total = config.target or (len(problems) if hasattr(problems, "__len__") else None)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -129,15 +169,26 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
 
 
 def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, console: Console | None = None) -> RunOutcome:
+    """Start or resume a run. Store writes go through the store's writer thread while it runs."""
     resolved, store = open_run(config, run_dir, resume=resume)
     try:
+        store.start_writer()
         summary = asyncio.run(_execute(resolved, store, console))
-        return RunOutcome(run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k))
+        store.stop_writer()
+        unfinished = store.outcome_counts().get(None, 0)
+        return RunOutcome(
+            run_dir=run_dir,
+            summary=summary,
+            metrics=run_metrics(store, resolved.prove.k),
+            unfinished=unfinished,
+            unfinished_examples=store.unfinished_problems(limit=10) if unfinished else [],
+        )
     finally:
         store.close()
 
 
 def status(run_dir: Path) -> dict[str, Any]:
+    """Funnel, rates, accounting and unfinished problems: aggregate queries only, whatever the run's size."""
     store = RunStore(run_dir, create=False)
     try:
         config_path = run_dir / "config.yaml"
@@ -148,6 +199,14 @@ def status(run_dir: Path) -> dict[str, Any]:
             for stage, state, reason, count in store.stage_status_counts()
         ]
         metrics["candidates"] = store.candidate_status_counts()
+        unfinished = metrics["rates"]["drawn"] - metrics["rates"]["finished"]
+        metrics["unfinished"] = {
+            "count": unfinished,
+            "first": [
+                {"problem_id": problem_id, "cause": cause}
+                for problem_id, cause in (store.unfinished_problems(limit=10) if unfinished else [])
+            ],
+        }
         metrics["schema_version"] = store.schema_version()
         return metrics
     finally:

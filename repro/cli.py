@@ -71,6 +71,10 @@ def _config_from_arguments(arguments: argparse.Namespace) -> RunConfig:
     return build_config(data)
 
 
+# `repro run` finished but left problems for --resume (distinct from 2: bad input, nothing ran)
+EXIT_UNFINISHED = 3
+
+
 def command_run(arguments: argparse.Namespace) -> int:
     from repro.app import run
 
@@ -89,6 +93,14 @@ def command_run(arguments: argparse.Namespace) -> int:
     rates = outcome.metrics["rates"]
     console.print(f"run directory: {outcome.run_dir}")
     console.print(f"drawn {rates['drawn']}, retained {rates['retained']}, generation rate {rates['generation_rate']}")
+    if outcome.unfinished:
+        errors.print(f"{outcome.unfinished} problems are unfinished (an endpoint or Lean failed, or an error):")
+        for problem_id, cause in outcome.unfinished_examples:
+            errors.print(f"  {problem_id}: {cause or 'interrupted before it finished'}")
+        if outcome.unfinished > len(outcome.unfinished_examples):
+            errors.print(f"  ... and {outcome.unfinished - len(outcome.unfinished_examples)} more (repro status)")
+        errors.print(f"fix the cause, then resume with: {outcome.resume_command}")
+        return EXIT_UNFINISHED
     console.print(
         f"next: repro status {outcome.run_dir}  |  repro audit {outcome.run_dir}  |  "
         f"repro release {outcome.run_dir} --out release/"
@@ -451,17 +463,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors that mean bad input or setup, reported in one line. Evaluated only when an exception
+    is raised, so no command imports a module (the repair package pulls in scipy) just to catch it."""
+    from repro.app import RunError
+    from repro.release import ReleaseError
+    from repro.store import StoreError
+
+    found: list[type[BaseException]] = [ConfigError, DataError, RunError, ReleaseError, StoreError, FileNotFoundError]
+    runner = sys.modules.get("repro.repair.runner")  # loaded only if the repair command ran
+    if runner is not None:
+        found.append(runner.RepairInputError)
+    return tuple(found)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     arguments = parser.parse_args(argv)
-    from repro.app import RunError
-    from repro.release import ReleaseError
-    from repro.repair import RepairInputError
-    from repro.store import StoreError
-
     try:
         return int(arguments.handler(arguments))
-    except (ConfigError, DataError, RunError, ReleaseError, StoreError, RepairInputError, FileNotFoundError) as error:
+    except _user_errors() as error:
         errors.print(f"error: {error}", style="red")
         return 2
     except KeyboardInterrupt:
