@@ -311,7 +311,7 @@ class RunStore:
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            operations = [item for item in batch if callable(item)]
+            operations: list[WriteOperation] = [item for item in batch if callable(item)]
             if operations:
                 self._commit(operations)
             for item in batch:
@@ -383,7 +383,8 @@ class RunStore:
     def add_problems(self, problems: Iterable[SourceProblem]) -> int:
         """Insert problems not yet stored, keeping the first draw order; returns how many were new."""
         rows = self._problem_rows(problems)
-        return int(self._write_and_wait(lambda connection: self._insert_problems(connection, rows)) or 0)
+        added = self._write_and_wait(lambda connection: self._insert_problems(connection, rows))
+        return added if isinstance(added, int) else 0
 
     def register_problem(self, problem: SourceProblem) -> None:
         """Add one problem (if new) without waiting for the write: O(1) however large the run."""
