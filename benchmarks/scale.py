@@ -10,14 +10,16 @@ imports included.
     python benchmarks/scale.py --problems 1000 10000 --out bench-runs
 
 Prints one JSON object per size: problems/s over the whole run and over its first and last fifth
-(flat per-problem cost means these agree), peak RSS of the run's process, and each command's wall
-time.
+(flat per-problem cost means these agree), the run process's CPU per problem likewise (the fake
+REPL processes excluded; unlike wall time it does not depend on what else the machine runs), peak
+RSS of the run's process, and each command's wall time.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -71,20 +73,28 @@ async def run_pipeline(run_dir: Path, count: int, *, workers: int, in_flight: in
     verifier = build_verifier(config.lean, store)
     await verifier.check("theorem warmup : True := trivial", config.lean.header)  # start the workers up front
     finished: list[float] = []
+    finished_cpu: list[float] = []
 
     def on_event(event: str, stage: str, reason: str | None) -> None:
         if event == "problem_done":
             finished.append(time.perf_counter())
+            finished_cpu.append(time.process_time())
 
+    gc.freeze()  # as `repro run` does
     started = time.perf_counter()
+    cpu_started = time.process_time()
     summary = await Pipeline(config, store, clients, verifier, on_event=on_event).run(problem_stream(count))
     elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
     await verifier.close()
     store.close()
     fifth = max(len(finished) // 5, 1)
 
     def window_rate(stamps: list[float], before: float) -> float:
         return len(stamps) / max(stamps[-1] - before, 1e-9)
+
+    def window_cpu_ms(stamps: list[float], before: float) -> float:
+        return (stamps[-1] - before) / len(stamps) * 1000
 
     return {
         "problems": count,
@@ -94,6 +104,9 @@ async def run_pipeline(run_dir: Path, count: int, *, workers: int, in_flight: in
         "problems_per_s": round(count / elapsed, 2),
         "first_fifth_per_s": round(window_rate(finished[:fifth], started), 2),
         "last_fifth_per_s": round(window_rate(finished[-fifth:], finished[-fifth - 1]), 2),
+        "cpu_ms_per_problem": round(cpu / count * 1000, 2),
+        "first_fifth_cpu_ms_per_problem": round(window_cpu_ms(finished_cpu[:fifth], cpu_started), 2),
+        "last_fifth_cpu_ms_per_problem": round(window_cpu_ms(finished_cpu[-fifth:], finished_cpu[-fifth - 1]), 2),
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
 

@@ -8,6 +8,7 @@ report on a finished run starts in a fraction of a second.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import os
 import secrets
@@ -171,6 +172,9 @@ async def _execute(config: RunConfig, store: RunStore, console: Console | None) 
 def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, console: Console | None = None) -> RunOutcome:
     """Start or resume a run. Store writes go through the store's writer thread while it runs."""
     resolved, store = open_run(config, run_dir, resume=resume)
+    # Everything imported so far lives as long as the process: keep it out of the collector's
+    # scans, which LeanInteract forces on every worker it kills (a full collection holds the GIL).
+    gc.freeze()
     try:
         store.start_writer()
         summary = asyncio.run(_execute(resolved, store, console))

@@ -94,12 +94,16 @@ def command_run(arguments: argparse.Namespace) -> int:
     console.print(f"run directory: {outcome.run_dir}")
     console.print(f"drawn {rates['drawn']}, retained {rates['retained']}, generation rate {rates['generation_rate']}")
     if outcome.unfinished:
-        errors.print(f"{outcome.unfinished} problems are unfinished (an endpoint or Lean failed, or an error):")
+        # soft_wrap: a cause or the resume command must survive copy-paste whole, on any terminal width
+        errors.print(
+            f"{outcome.unfinished} problems are unfinished (an endpoint or Lean failed, or an error):", soft_wrap=True
+        )
         for problem_id, cause in outcome.unfinished_examples:
-            errors.print(f"  {problem_id}: {cause or 'interrupted before it finished'}")
+            errors.print(f"  {problem_id}: {cause or 'interrupted before it finished'}", soft_wrap=True)
         if outcome.unfinished > len(outcome.unfinished_examples):
-            errors.print(f"  ... and {outcome.unfinished - len(outcome.unfinished_examples)} more (repro status)")
-        errors.print(f"fix the cause, then resume with: {outcome.resume_command}")
+            more = outcome.unfinished - len(outcome.unfinished_examples)
+            errors.print(f"  ... and {more} more (repro status lists them)", soft_wrap=True)
+        errors.print(f"fix the cause, then resume with: {outcome.resume_command}", soft_wrap=True)
         return EXIT_UNFINISHED
     console.print(
         f"next: repro status {outcome.run_dir}  |  repro audit {outcome.run_dir}  |  "

@@ -23,6 +23,7 @@ import json
 import queue
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -177,6 +178,8 @@ class RunStore:
         self._writer: threading.Thread | None = None
         self._failure: StoreError | None = None
         self.batches_written = 0
+        # tables that were empty when the writer started, with what this run wrote to them lately
+        self._fresh: dict[str, OrderedDict[str, str]] = {}
 
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
@@ -270,6 +273,14 @@ class RunStore:
         """
         if self._writer is not None:
             return
+        # A cache table that starts empty (a fresh run) can only answer with what this run wrote:
+        # lookups go to a bounded memory of recent writes instead of the database, so the event
+        # loop does not wait on SQLite (and the writer thread) for a lookup that would miss.
+        self._fresh = {
+            table: OrderedDict()
+            for table in ("response_cache", "lean_cache", "problems")
+            if not self._query(f"SELECT 1 FROM {table} LIMIT 1")
+        }
         self._queue = queue.Queue(maxsize=queue_size)
         self._batch_size = batch_size
         self._writer = threading.Thread(target=self._write_loop, name=f"repro-store-writer:{self.run_dir}", daemon=True)
@@ -291,6 +302,7 @@ class RunStore:
             self._queue.put(_STOP)
             self._writer.join()
         self._writer, self._queue = None, None
+        self._fresh = {}
         self._raise_failure()
 
     @property
@@ -425,6 +437,8 @@ class RunStore:
         )
 
     def problem_outcome(self, problem_id: str) -> str | None:
+        if "problems" in self._fresh:  # a fresh run: nothing was finished before it started
+            return None
         rows = self._query("SELECT outcome FROM problems WHERE problem_id=?", (problem_id,))
         return rows[0]["outcome"] if rows else None
 
@@ -592,7 +606,20 @@ class RunStore:
         return {row["position"]: row["n"] for row in rows}
 
     # -- model responses and accounting ----------------------------------------------------------
+    def _remember(self, table: str, key: str, text: str, *, entries: int = 20000) -> None:
+        recent = self._fresh.get(table)
+        if recent is not None:
+            recent[key] = text
+            if len(recent) > entries:
+                recent.popitem(last=False)
+
+    def _recalled(self, table: str, key: str) -> str | None:
+        return self._fresh[table].get(key)
+
     def cached_response(self, cache_key: str) -> dict[str, Any] | None:
+        if "response_cache" in self._fresh:
+            text = self._recalled("response_cache", cache_key)
+            return json.loads(text) if text is not None else None
         rows = self._query("SELECT response FROM response_cache WHERE cache_key=?", (cache_key,))
         return json.loads(rows[0]["response"]) if rows else None
 
@@ -628,6 +655,8 @@ class RunStore:
         can never keep the answer while losing the record that it was paid for (or the reverse)."""
         created = utc_now()
         rows = [(key, json.dumps(response, ensure_ascii=False), created) for key, response in entries.items()]
+        for key, text, _ in rows:
+            self._remember("response_cache", key, text)
 
         def write(connection: sqlite3.Connection) -> None:
             connection.executemany(
@@ -655,11 +684,15 @@ class RunStore:
 
     # -- Lean results -------------------------------------------------------------------------------
     def cached_lean_result(self, code_hash: str) -> dict[str, Any] | None:
+        if "lean_cache" in self._fresh:
+            text = self._recalled("lean_cache", code_hash)
+            return json.loads(text) if text is not None else None
         rows = self._query("SELECT result FROM lean_cache WHERE code_hash=?", (code_hash,))
         return json.loads(rows[0]["result"]) if rows else None
 
     def cache_lean_result(self, code_hash: str, result: dict[str, Any]) -> None:
         text = json.dumps(result, ensure_ascii=False)
+        self._remember("lean_cache", code_hash, text)
         self._write(
             lambda connection: connection.execute(
                 "INSERT OR REPLACE INTO lean_cache(code_hash, result) VALUES (?, ?)", (code_hash, text)
