@@ -221,14 +221,21 @@ class RunStore:
             return cursor.fetchall()
 
     def _iterate(self, sql: str, parameters: Iterable[Any] = (), *, page: int = 500) -> Iterator[sqlite3.Row]:
-        """Rows of a query a page at a time, so a caller that stops early never reads the rest."""
-        offset = 0
-        while True:
-            rows = self._query(f"{sql} LIMIT {page} OFFSET {offset}", parameters)
-            yield from rows
-            if len(rows) < page:
-                return
-            offset += page
+        """Rows of a query a page at a time from one cursor, so a caller that stops early never reads
+        the rest and a full pass costs one scan (the lock is held per page, not across the caller)."""
+        with self._read_lock:
+            cursor = self._reader.execute(sql, tuple(parameters))
+            cursor.row_factory = sqlite3.Row
+        try:
+            while True:
+                with self._read_lock:
+                    rows = cursor.fetchmany(page)
+                if not rows:
+                    return
+                yield from rows
+        finally:
+            with self._read_lock:
+                cursor.close()
 
     def schema_version(self) -> int:
         tables = self._query("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'")
