@@ -12,6 +12,8 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -247,3 +249,43 @@ def test_help_and_status_never_import_heavy_libraries(world_store: Path) -> None
             [sys.executable, "-c", HEAVY_PROBE, *arguments], cwd=REPO, capture_output=True, text=True, check=True
         )
         assert probe.stdout.strip().splitlines()[-1] == "HEAVY []", (arguments, probe.stdout[-500:])
+
+
+def test_a_kimina_fleet_spreads_checks_within_each_servers_concurrency_and_skips_a_dead_one() -> None:
+    from repro.config import LeanSettings
+    from tests.test_lean_pool import KiminaStub
+
+    in_flight: dict[str, int] = defaultdict(int)
+    peak: dict[str, int] = defaultdict(int)
+    lock = threading.Lock()
+
+    def answering(name: str) -> Any:
+        def answer(snippet: dict[str, Any]) -> dict[str, Any]:
+            with lock:
+                in_flight[name] += 1
+                peak[name] = max(peak[name], in_flight[name])
+            time.sleep(0.1)
+            with lock:
+                in_flight[name] -= 1
+            return {"error": None, "response": {"messages": [], "env": 0}}
+
+        return answer
+
+    stubs = [KiminaStub(answering("a")), KiminaStub(answering("b"))]
+    urls = f"{stubs[0].url}, http://127.0.0.1:9 {stubs[1].url}"  # the middle one is dead
+    verifier = build_verifier(LeanSettings(backend="kimina", kimina_url=urls, workers=2, timeout_s=5))
+
+    async def check_all() -> list[Any]:
+        try:
+            return await asyncio.gather(*(verifier.check(f"theorem t{i} : True := trivial", "") for i in range(12)))
+        finally:
+            await verifier.close()
+
+    try:
+        results = asyncio.run(check_all())
+    finally:
+        for stub in stubs:
+            stub.server.shutdown()
+    assert all(result.ok for result in results), [result.detail for result in results if not result.ok]
+    assert len(stubs[0].bodies) + len(stubs[1].bodies) == 12 and min(len(stubs[0].bodies), len(stubs[1].bodies)) > 0
+    assert max(peak.values()) <= 2, "no server gets more checks at once than lean.workers"

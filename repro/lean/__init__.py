@@ -3,6 +3,7 @@
 from repro.lean.cached import CachedVerifier, lean_cache_key
 from repro.lean.factory import build_verifier
 from repro.lean.fake_backend import fake_repl_verifier, make_fake_repl_home
+from repro.lean.fleet import KiminaFleet
 from repro.lean.gate import STANDARD_AXIOMS, Verdict, forbidden_constructs, graft, verify_proof
 from repro.lean.kimina import KiminaVerifier
 from repro.lean.project import LeanHealth, SetupError, lean_health, setup_lean_project
@@ -15,6 +16,7 @@ __all__ = [
     "STANDARD_AXIOMS",
     "CachedVerifier",
     "InfraStatus",
+    "KiminaFleet",
     "KiminaVerifier",
     "LeanHealth",
     "LeanMessage",
