@@ -112,6 +112,15 @@ _MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX candidates_by_reach ON candidates(reached_rank, passed_rank);
     ALTER TABLE attempts ADD COLUMN lean_seconds REAL NOT NULL DEFAULT 0;
     UPDATE attempts SET lean_seconds = COALESCE(json_extract(payload, '$.lean_seconds'), 0);
+    CREATE TABLE attempt_counts (
+        stage TEXT NOT NULL,
+        status TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        PRIMARY KEY (stage, status, reason)
+    );
+    INSERT INTO attempt_counts SELECT stage, status, COALESCE(reason, ''), COUNT(*) FROM attempts
+        GROUP BY stage, status, COALESCE(reason, '');
     CREATE TABLE totals (name TEXT PRIMARY KEY, value REAL NOT NULL);
     INSERT INTO totals(name, value) SELECT 'lean_seconds', COALESCE(SUM(lean_seconds), 0) FROM attempts;
     CREATE TABLE model_totals (
@@ -507,7 +516,8 @@ class RunStore:
     def _write_attempt(connection: sqlite3.Connection, attempt: StageAttempt) -> None:
         key = (attempt.candidate_id, attempt.stage.value, attempt.attempt_number)
         previous = connection.execute(
-            "SELECT lean_seconds FROM attempts WHERE candidate_id=? AND stage=? AND attempt_number=?", key
+            "SELECT lean_seconds, status, reason FROM attempts WHERE candidate_id=? AND stage=? AND attempt_number=?",
+            key,
         ).fetchone()
         connection.execute(
             "INSERT OR REPLACE INTO attempts(candidate_id, problem_id, stage, attempt_number, status, reason,"
@@ -522,6 +532,14 @@ class RunStore:
                 attempt.model_dump_json(),
                 attempt.lean_seconds,
             ),
+        )
+        counted = "UPDATE attempt_counts SET n = n - 1 WHERE stage=? AND status=? AND reason=?"
+        if previous:  # a resumed run re-records the attempt: it replaces, so it is not counted twice
+            connection.execute(counted, (attempt.stage.value, previous[1], previous[2] or ""))
+        connection.execute(
+            "INSERT INTO attempt_counts(stage, status, reason, n) VALUES (?, ?, ?, 1)"
+            " ON CONFLICT(stage, status, reason) DO UPDATE SET n = n + 1",
+            (attempt.stage.value, attempt.status.value, attempt.reason.value if attempt.reason else ""),
         )
         added = attempt.lean_seconds - (previous[0] if previous else 0.0)
         if added:
@@ -581,10 +599,9 @@ class RunStore:
 
     def stage_status_counts(self) -> list[tuple[str, str, str | None, int]]:
         rows = self._query(
-            "SELECT stage, status, reason, COUNT(*) AS n FROM attempts GROUP BY stage, status, reason"
-            " ORDER BY stage, status, reason"
+            "SELECT stage, status, reason, n FROM attempt_counts WHERE n > 0 ORDER BY stage, status, reason"
         )
-        return [(row["stage"], row["status"], row["reason"], row["n"]) for row in rows]
+        return [(row["stage"], row["status"], row["reason"] or None, row["n"]) for row in rows]
 
     def candidate_status_counts(self) -> dict[str, int]:
         rows = self._query("SELECT status, COUNT(*) AS n FROM candidates GROUP BY status")

@@ -289,3 +289,26 @@ def test_a_kimina_fleet_spreads_checks_within_each_servers_concurrency_and_skips
     assert all(result.ok for result in results), [result.detail for result in results if not result.ok]
     assert len(stubs[0].bodies) + len(stubs[1].bodies) == 12 and min(len(stubs[0].bodies), len(stubs[1].bodies)) > 0
     assert max(peak.values()) <= 2, "no server gets more checks at once than lean.workers"
+
+
+def test_attempt_counts_kept_as_totals_equal_a_count_of_the_rows(world_store: Path) -> None:
+    with RunStore(world_store, create=False) as store:
+        counted = store._query(
+            "SELECT stage, status, reason, COUNT(*) AS n FROM attempts GROUP BY stage, status, reason"
+            " ORDER BY stage, status, reason"
+        )
+        assert store.stage_status_counts() == [(r["stage"], r["status"], r["reason"], r["n"]) for r in counted]
+
+
+def test_rerecording_an_attempt_moves_its_count_instead_of_adding_one(tmp_path: Path) -> None:
+    from repro.records import AttemptStatus, ReasonCode, Stage, StageAttempt
+
+    def attempt(status: AttemptStatus, reason: ReasonCode | None) -> StageAttempt:
+        return StageAttempt(
+            candidate_id="c", problem_id="p", stage=Stage.verify, attempt_number=0, status=status, reason=reason
+        )
+
+    with RunStore(tmp_path) as store:
+        store.record_attempt(attempt(AttemptStatus.error, ReasonCode.lean_unavailable))
+        store.record_attempt(attempt(AttemptStatus.passed, None))  # the resumed run's verdict
+        assert store.stage_status_counts() == [("verify", "passed", None, 1)]
