@@ -158,6 +158,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
         attempts.add_row(row["stage"], row["status"], row["reason"] or "", str(row["count"]))
     console.print(attempts)
     console.print(f"cost per retained instance: {metrics['cost_per_retained']}")
+    unfinished = metrics.get("unfinished") or {"count": 0}
+    if unfinished["count"]:
+        console.print(f"unfinished problems: {unfinished['count']} (repro run --resume continues them)", soft_wrap=True)
+        for row in unfinished["first"]:
+            console.print(f"  {row['problem_id']}: {row['cause'] or 'interrupted before it finished'}", soft_wrap=True)
 
 
 def command_status(arguments: argparse.Namespace) -> int:
