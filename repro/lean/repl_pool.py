@@ -251,6 +251,8 @@ class ReplPoolVerifier:
         async def replace() -> None:
             if await self._add_worker(header):
                 worker.replaced = True
+            else:  # no replacement could start: keep this one, try again at its next check
+                worker.retiring = False
 
         self._in_background(replace())
 
