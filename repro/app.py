@@ -224,7 +224,7 @@ def audit(
     store = RunStore(run_dir, create=False)
     try:
         rows = []
-        for candidate in store.candidates(CandidateStatus.rejected):
+        for candidate in store.iter_candidates(CandidateStatus.rejected):  # stops reading at --limit
             attempts = store.attempts(candidate_id=candidate.candidate_id)
             matching = [
                 a
