@@ -97,7 +97,7 @@ _MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE problems ADD COLUMN unfinished_cause TEXT;
     UPDATE problems SET level = json_extract(payload, '$.level'), type = json_extract(payload, '$.type');
     CREATE INDEX problems_by_draw_order ON problems(draw_order);
-    CREATE INDEX problems_by_outcome ON problems(outcome);
+    CREATE INDEX problems_by_outcome ON problems(outcome, level, type);
     ALTER TABLE candidates ADD COLUMN proof_attempt_number INTEGER;
     ALTER TABLE candidates ADD COLUMN reached_rank INTEGER NOT NULL DEFAULT -1;
     ALTER TABLE candidates ADD COLUMN passed_rank INTEGER NOT NULL DEFAULT -1;
@@ -108,7 +108,7 @@ _MIGRATIONS: tuple[str, ...] = (
         passed_rank = COALESCE(
             (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts
              WHERE attempts.candidate_id = candidates.candidate_id AND attempts.status = 'passed'), -1);
-    CREATE INDEX candidates_by_status ON candidates(status, reject_stage, reject_reason);
+    CREATE INDEX candidates_by_status ON candidates(status, reject_stage, reject_reason, proof_attempt_number);
     CREATE INDEX candidates_by_reach ON candidates(reached_rank, passed_rank);
     ALTER TABLE attempts ADD COLUMN lean_seconds REAL NOT NULL DEFAULT 0;
     UPDATE attempts SET lean_seconds = COALESCE(json_extract(payload, '$.lean_seconds'), 0);
