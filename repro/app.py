@@ -189,6 +189,7 @@ def run(config: RunConfig | None, run_dir: Path, *, resume: bool = False, consol
         )
     finally:
         store.close()
+        gc.unfreeze()  # a caller that runs again in this process gets its garbage collected normally
 
 
 def status(run_dir: Path) -> dict[str, Any]:
