@@ -1,20 +1,26 @@
-"""Library entry points behind the CLI: start or resume a run, report on it, audit it, check the setup."""
+"""Library entry points behind the CLI: start or resume a run, report on it, audit it, check the setup.
+
+Reporting (`status`, `audit`) imports only the store and the metrics; model clients, Lean
+backends, data loaders and progress bars are imported by the functions that run things, so a
+report on a finished run starts in a fraction of a second.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import secrets
+import shlex
 import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from repro import __version__
 from repro.config import (
@@ -42,6 +48,13 @@ from repro.records import SourceProblem, utc_now
 from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
 from repro.store import STORE_FILENAME, RunStore
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from repro.lean.protocol import Verifier
+    from repro.llm.client import ModelClient
+    from repro.pipeline import RunSummary
+
 PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
 
 
@@ -54,6 +67,13 @@ class RunOutcome:
     run_dir: Path
     summary: RunSummary
     metrics: dict[str, Any]
+    # problems left for --resume: how many, and the first few with the cause recorded for each
+    unfinished: int = 0
+    unfinished_examples: list[tuple[str, str | None]] = field(default_factory=list)
+
+    @property
+    def resume_command(self) -> str:
+        return f"repro run --resume --run-dir {shlex.quote(str(self.run_dir))}"
 
 
 def build_clients(config: RunConfig, store: RunStore, breaker: EndpointBreaker | None = None) -> dict[str, ModelClient]:
@@ -95,6 +115,25 @@ def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[
     return config, store
 
 
+async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
+    """Check trivial code on the Lean backend itself, before any model call, on every start and resume.
+
+    The check bypasses the result cache and names a fresh theorem each time: a resume must learn
+    whether Lean works now, not whether it worked when the run began.
+    """
+
+    backend: Verifier = getattr(verifier, "inner", verifier)
+    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
+    preflight = await backend.check(code, config.lean.header)
+    if preflight.infra_status != InfraStatus.ok or preflight.has_error:
+        problem = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
+        raise RunError(
+            f"the Lean backend ({config.lean.backend}) cannot check code: {preflight.infra_status}: {problem[:400]}."
+            " Nothing was run (no model was called). See `repro doctor`; `repro lean setup` installs Mathlib and"
+            " the REPL."
+        )
+
+
 def _selected_count(config: RunConfig, report: LoadReport) -> int:
     count = report.matching
     for bound in (config.dataset.sample, config.dataset.limit):
@@ -111,6 +150,9 @@ async def _execute(
     log: RunLog,
     reprove_with: Path | None = None,
 ) -> RunSummary:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
     if report.skipped:
         store.set_meta("skipped_rows", str(report.skipped))
         store.set_meta("skip_reasons", json.dumps(report.skip_reasons, ensure_ascii=False))
@@ -135,14 +177,11 @@ async def _execute(
 
     problems = problems_until_an_endpoint_is_down()
     verifier = build_verifier(config.lean, store)
-    preflight = await verifier.check("theorem repro_preflight : True := trivial", config.lean.header)
-    if preflight.infra_status != InfraStatus.ok or preflight.has_error:
+    try:
+        await preflight_lean(verifier, config)
+    except BaseException:
         await verifier.close()
-        problem = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
-        raise RunError(
-            f"the Lean backend ({config.lean.backend}) cannot check code: {preflight.infra_status}: {problem[:400]}."
-            " Nothing was run. See `repro doctor`; `repro lean setup` installs Mathlib and the REPL."
-        )
+        raise
     clients = build_clients(config, store, breaker)
     counts: Counter[str] = Counter()
     started = time.monotonic()
@@ -255,13 +294,21 @@ def run(
             report = validate_inputs(resolved)
         action = "resume" if resume else "start"
         log.write(f"{action}: repro {__version__}, config {resolved.name}, source {report.source}")
+        # Everything imported so far lives as long as the process: keep it out of the collector's
+        # scans, which LeanInteract forces on every worker it kills (a full collection holds the GIL).
+        gc.freeze()
+        store.start_writer()
         with sigterm_as_sigint():
             summary = asyncio.run(_execute(resolved, store, console, report, log, reprove_with))
-        log.write(
-            f"finished: retained {summary.retained}, rejected {summary.rejected}, unfinished {summary.incomplete}"
-        )
+        store.stop_writer()
+        unfinished = store.outcome_counts().get(None, 0)
+        log.write(f"finished: retained {summary.retained}, rejected {summary.rejected}, unfinished {unfinished}")
         return RunOutcome(
-            run_dir=run_dir, summary=summary, metrics=run_metrics(store, resolved.prove.k, resolved.prove.strategy)
+            run_dir=run_dir,
+            summary=summary,
+            metrics=run_metrics(store, resolved.prove.k, resolved.prove.strategy),
+            unfinished=unfinished,
+            unfinished_examples=store.unfinished_problems(limit=10) if unfinished else [],
         )
     except BaseException as error:
         log.write(f"stopped: {type(error).__name__}: {error}")
@@ -269,9 +316,11 @@ def run(
     finally:
         log.close()
         store.close()
+        gc.unfreeze()  # a caller that runs again in this process gets its garbage collected normally
 
 
 def status(run_dir: Path) -> dict[str, Any]:
+    """Funnel, rates, accounting and unfinished problems: aggregate queries only, whatever the run's size."""
     store = RunStore(run_dir, create=False)
     try:
         config_path = run_dir / "config.yaml"
@@ -284,6 +333,14 @@ def status(run_dir: Path) -> dict[str, Any]:
             for stage, state, reason, count in store.stage_status_counts()
         ]
         metrics["candidates"] = store.candidate_status_counts()
+        unfinished = metrics["rates"]["drawn"] - metrics["rates"]["finished"]
+        metrics["unfinished"] = {
+            "count": unfinished,
+            "first": [
+                {"problem_id": problem_id, "cause": cause}
+                for problem_id, cause in (store.unfinished_problems(limit=10) if unfinished else [])
+            ],
+        }
         metrics["schema_version"] = store.schema_version()
         metrics["skipped_rows"] = json.loads(store.get_meta("skip_reasons") or "[]")
         return metrics

@@ -86,6 +86,10 @@ def _config_from_arguments(arguments: argparse.Namespace, stored: Path | None = 
     return build_config(data)
 
 
+# `repro run` finished but left problems for --resume (distinct from 2: bad input, nothing ran)
+EXIT_UNFINISHED = 3
+
+
 def _changes_anything(arguments: argparse.Namespace) -> bool:
     names = ("config", "set", "dataset", "limit", "target", "levels", "types", "ids", "sample", "seed")
     return any(getattr(arguments, name) for name in names) or arguments.skip_bad_rows
@@ -125,6 +129,18 @@ def command_run(arguments: argparse.Namespace) -> int:
     rates = outcome.metrics["rates"]
     console.print(f"run directory: {outcome.run_dir}")
     console.print(f"drawn {rates['drawn']}, retained {rates['retained']}, generation rate {rates['generation_rate']}")
+    if outcome.unfinished:
+        # soft_wrap: a cause or the resume command must survive copy-paste whole, on any terminal width
+        errors.print(
+            f"{outcome.unfinished} problems are unfinished (an endpoint or Lean failed, or an error):", soft_wrap=True
+        )
+        for problem_id, cause in outcome.unfinished_examples:
+            errors.print(f"  {problem_id}: {cause or 'interrupted before it finished'}", soft_wrap=True)
+        if outcome.unfinished > len(outcome.unfinished_examples):
+            more = outcome.unfinished - len(outcome.unfinished_examples)
+            errors.print(f"  ... and {more} more (repro status lists them)", soft_wrap=True)
+        errors.print(f"fix the cause, then resume with: {outcome.resume_command}", soft_wrap=True)
+        return EXIT_UNFINISHED
     console.print(
         f"next: repro status {outcome.run_dir}  |  repro audit {outcome.run_dir}  |  "
         f"repro release {outcome.run_dir} --out release/"
@@ -187,6 +203,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
         console.print(f"skipped source rows ({len(skipped)}, --skip-bad-rows):")
         for reason in skipped:
             console.print(f"  {reason}")
+    unfinished = metrics.get("unfinished") or {"count": 0}
+    if unfinished["count"]:
+        console.print(f"unfinished problems: {unfinished['count']} (repro run --resume continues them)", soft_wrap=True)
+        for row in unfinished["first"]:
+            console.print(f"  {row['problem_id']}: {row['cause'] or 'interrupted before it finished'}", soft_wrap=True)
 
 
 def command_status(arguments: argparse.Namespace) -> int:
@@ -960,29 +981,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    arguments = parser.parse_args(argv)
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors that mean bad input or setup, reported in one line. Evaluated only when an exception
+    is raised, so no command imports a module (the repair package pulls in scipy) just to catch it."""
     from repro.app import RunError
     from repro.audit import AuditError
     from repro.llm.preflight import EndpointPreflightError
     from repro.release import ReleaseError
-    from repro.repair import RepairInputError
     from repro.store import StoreError
 
+    found: list[type[BaseException]] = [ConfigError, DataError, RunError, ReleaseError, StoreError, FileNotFoundError]
+    found += [EndpointPreflightError, AuditError]
+    runner = sys.modules.get("repro.repair.runner")  # loaded only if the repair command ran
+    if runner is not None:
+        found.append(runner.RepairInputError)
+    return tuple(found)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    arguments = parser.parse_args(argv)
     try:
         return int(arguments.handler(arguments))
-    except (
-        ConfigError,
-        DataError,
-        RunError,
-        ReleaseError,
-        StoreError,
-        RepairInputError,
-        FileNotFoundError,
-        EndpointPreflightError,
-        AuditError,
-    ) as error:
+    except _user_errors() as error:
         errors.print(f"error: {error}", style="red")
         return 2
     except BrokenPipeError:

@@ -1,36 +1,42 @@
-"""Run metrics from the store alone: funnel, generation rates, pass@j, cost per retained instance."""
+"""Run metrics from the store alone: funnel, generation rates, pass@j, cost per retained instance.
+
+Every figure comes from an aggregate query over indexed columns or a running total kept by the
+store, never from loading attempts or model calls, so the cost does not grow with the run.
+"""
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from typing import Any
 
-from repro.records import STAGE_ORDER, AttemptStatus, CandidateStatus, Stage
-from repro.store import RunStore
+from repro.pass_at import run_pass_at
+from repro.records import STAGE_ORDER, Stage
+from repro.store import STAGE_RANK, RunStore
 
 
 def funnel(store: RunStore) -> dict[str, Any]:
-    """How many candidates reached each stage, passed it, and were rejected there (by reason)."""
-    attempts = store.attempts()
-    reached: dict[str, set[str]] = defaultdict(set)
-    passed: dict[str, set[str]] = defaultdict(set)
-    for attempt in attempts:
-        reached[attempt.stage.value].add(attempt.candidate_id)
-        if attempt.status == AttemptStatus.passed:
-            passed[attempt.stage.value].add(attempt.candidate_id)
-    rejected: dict[str, Counter[str]] = defaultdict(Counter)
-    for candidate in store.candidates(CandidateStatus.rejected):
-        rejected[candidate.reject_stage.value if candidate.reject_stage else "?"][
-            candidate.reject_reason.value if candidate.reject_reason else "?"
-        ] += 1
-    return {
-        stage.value: {
-            "reached": len(reached[stage.value]),
-            "passed": len(passed[stage.value]),
-            "rejected": dict(rejected[stage.value]),
+    """How many candidates reached each stage, passed it, and were rejected there (by reason).
+
+    A candidate that reached (passed) a stage reached (passed) every stage before it, so the
+    furthest rank stored per candidate is enough.
+    """
+    reached: Counter[int] = Counter()
+    passed: Counter[int] = Counter()
+    for reached_rank, passed_rank, count in store.reach_counts():
+        reached[reached_rank] += count
+        passed[passed_rank] += count
+    rejected: dict[str, dict[str, int]] = defaultdict(dict)
+    for stage, reason, count in store.rejection_counts():
+        rejected[stage or "?"][reason or "?"] = count
+    table = {}
+    for stage in STAGE_ORDER:
+        rank = STAGE_RANK[stage.value]
+        table[stage.value] = {
+            "reached": sum(count for value, count in reached.items() if value >= rank),
+            "passed": sum(count for value, count in passed.items() if value >= rank),
+            "rejected": dict(sorted(rejected[stage.value].items())),
         }
-        for stage in STAGE_ORDER
-    }
+    return table
 
 
 def _rate(numerator: int, denominator: int) -> float | None:
@@ -38,27 +44,25 @@ def _rate(numerator: int, denominator: int) -> float | None:
 
 
 def generation_rates(store: RunStore, k: int, strategy: str = "parallel") -> dict[str, Any]:
-    problems = store.problems()
-    outcomes = store.problem_outcomes()
-    finished = [p for p in problems if outcomes.get(p.problem_id) is not None]
-    retained = {c.problem_id: c for c in store.candidates(CandidateStatus.retained)}
+    outcomes = store.outcome_counts()
+    drawn = sum(outcomes.values())
+    finished = drawn - outcomes.get(None, 0)
+    positions = store.retained_proof_positions()
+    retained = sum(positions.values())
     by_level: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     by_type: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for problem in finished:
-        hit = int(problem.problem_id in retained)
-        for table, key in ((by_level, problem.level), (by_type, problem.type)):
+    for level, kind, outcome, count in store.level_type_outcomes():
+        for table, key in ((by_level, level), (by_type, kind)):
             if key:
-                table[key][0] += hit
-                table[key][1] += 1
-    # pass@j: unbiased when all k samples were drawn, else the first success index (repro.study.run_pass_at)
-    from repro.study.run_pass_at import run_pass_at
-
-    pass_at, estimator = run_pass_at(store, retained.values(), len(finished), k, strategy)
+                table[key][0] += count if outcome == "retained" else 0
+                table[key][1] += count
+    # pass@j: unbiased when all k samples were drawn, else the first success index
+    pass_at, estimator = run_pass_at(store, finished, k, strategy)
     return {
-        "drawn": len(problems),
-        "finished": len(finished),
-        "retained": len(retained),
-        "generation_rate": _rate(len(retained), len(finished)),
+        "drawn": drawn,
+        "finished": finished,
+        "retained": retained,
+        "generation_rate": _rate(retained, finished),
         "by_level": {key: _rate(*value) for key, value in sorted(by_level.items())},
         "by_type": {key: _rate(*value) for key, value in sorted(by_type.items())},
         "generation_rate_at": pass_at,
@@ -68,30 +72,28 @@ def generation_rates(store: RunStore, k: int, strategy: str = "parallel") -> dic
 
 def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
-    for call in store.model_calls():
-        row = table.setdefault(
-            f"{call.stage} | {call.model_id}",
-            {"calls": 0, "cache_hits": 0, "failed": 0, "retries": 0, "tokens_in": 0, "tokens_out": 0, "latency_s": 0.0},
-        )
-        if call.cache_hit:
-            row["cache_hits"] += call.samples
-            continue
-        row["calls"] += 1
-        row["failed"] += int(call.error is not None)
-        row["retries"] += call.retries
-        row["tokens_in"] += call.tokens_in
-        row["tokens_out"] += call.tokens_out
-        row["latency_s"] = round(row["latency_s"] + call.latency_s, 3)
+    for row in store.model_totals():
+        table[f"{row['stage']} | {row['model_id']}"] = {
+            "calls": row["calls"],
+            "cache_hits": row["cache_hits"],
+            "failed": row["failed"],
+            "retries": row["retries"],
+            "tokens_in": row["tokens_in"],
+            "tokens_out": row["tokens_out"],
+            "latency_s": round(row["latency_s"], 3),
+        }
     return table
 
 
 def cost_per_retained(store: RunStore) -> dict[str, float | None]:
-    retained = len(store.candidates(CandidateStatus.retained))
-    calls = [c for c in store.model_calls() if not c.cache_hit]
-    lean_seconds = sum(a.lean_seconds for a in store.attempts())
+    retained = sum(store.retained_proof_positions().values())
+    totals = store.model_totals()
+    calls = sum(row["calls"] for row in totals)
+    tokens = sum(row["tokens_in"] + row["tokens_out"] for row in totals)
+    lean_seconds = store.total("lean_seconds")
     return {
-        "model_calls": _rate(len(calls), retained),
-        "tokens": _rate(sum(c.tokens_in + c.tokens_out for c in calls), retained),
+        "model_calls": _rate(calls, retained),
+        "tokens": _rate(tokens, retained),
         "lean_seconds": _rate(int(lean_seconds * 1000), retained * 1000) if retained else None,
     }
 

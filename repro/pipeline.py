@@ -5,6 +5,10 @@ finishes, so model calls and Lean checks of different problems overlap (each beh
 pool). Everything is stored as it happens. Resuming re-enters unfinished problems: every model
 answer and Lean result already stored is read back instead of recomputed, and attempts are keyed by
 (candidate, stage, attempt number), so nothing is lost, repeated or duplicated.
+
+The problems arrive as any iterable and are drawn one at a time as capacity frees up, so a run of
+a million problems never holds the dataset, its tasks or its outcomes in memory: per-problem work
+and memory stay constant however long the run is.
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ class RunSummary:
     # left unfinished by an infrastructure failure or an unexpected error; `--resume` retries them
     incomplete: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
+    # already finished in an earlier (interrupted) run of the same directory
+    already_finished: int = 0
 
 
 def theorem_name_for(candidate_id: str) -> str:
@@ -76,9 +82,15 @@ class Pipeline:
         self.verifier = verifier
         self.on_event = on_event or (lambda event, stage, reason: None)
         self.header = config.lean.header
+        # candidate id -> the last infrastructure failure seen for it: why its problem is unfinished
+        self._infrastructure_causes: dict[str, str] = {}
 
     # -- bookkeeping ---------------------------------------------------------------------------------
-    def _record(self, candidate: Candidate, stage: Stage, number: int, result: StageResult) -> None:
+    def _record(
+        self, candidate: Candidate, stage: Stage, number: int, result: StageResult, *, candidate_changed: bool = True
+    ) -> None:
+        """Store one attempt; the candidate row goes with it only when the candidate changed since its
+        last write (a stage transition), not once per prover sample."""
         attempt = StageAttempt(
             candidate_id=candidate.candidate_id,
             problem_id=candidate.problem_id,
@@ -89,7 +101,12 @@ class Pipeline:
         if result.model_id:
             candidate.models[stage.value] = result.model_id
             candidate.backends[stage.value] = result.backend_id or "unknown"
-        self.store.record_attempt(attempt, candidate)
+        self.store.record_attempt(attempt, candidate if candidate_changed else None)
+        if result.reason in INFRASTRUCTURE_REASONS:
+            detail = result.output.get("error") or result.output.get("lean_detail") or result.output.get("details")
+            self._infrastructure_causes[candidate.candidate_id] = f"{stage.value}: {result.reason.value}" + (
+                f": {str(detail)[:500]}" if detail else ""
+            )
         self.on_event("attempt", stage.value, result.reason.value if result.reason else None)
 
     def _reject(self, candidate: Candidate, stage: Stage, reason: ReasonCode) -> None:
@@ -106,14 +123,16 @@ class Pipeline:
         try:
             outcome = await self._process_problem(problem)
         except Exception as error:  # a bug must not take the other problems down with it
-            self.store.set_meta(f"error:{problem.problem_id}", f"{type(error).__name__}: {error}"[:2000])
+            described = f"{type(error).__name__}: {error}"[:2000]
+            self.store.set_meta(f"error:{problem.problem_id}", described)
+            self.store.mark_unfinished(problem.problem_id, f"unexpected error: {described}")
             outcome = None
         self.on_event("problem_done", Stage.answer.value, None)
         return outcome
 
     async def _process_problem(self, problem: SourceProblem) -> bool | None:
         previous_rewrite: str | None = None
-        infrastructure_failed = False
+        infrastructure_cause: str | None = None
         for rewrite_index in range(self.config.retries.rewrites_per_problem):
             candidate = Candidate(
                 candidate_id=f"{problem.problem_id}#r{rewrite_index}",
@@ -122,16 +141,21 @@ class Pipeline:
             )
             candidate.theorem_name = theorem_name_for(candidate.candidate_id)
             self.store.save_candidate(candidate)
-            retained = await self._process_candidate(problem, candidate, previous_rewrite)
+            try:
+                retained = await self._process_candidate(problem, candidate, previous_rewrite)
+            finally:
+                cause = self._infrastructure_causes.pop(candidate.candidate_id, None)
             if retained:
                 self.store.set_problem_outcome(problem.problem_id, "retained")
                 return True
             previous_rewrite = candidate.rewritten_question or previous_rewrite
-            infrastructure_failed |= candidate.reject_reason in INFRASTRUCTURE_REASONS
-            if infrastructure_failed:
+            if candidate.reject_reason in INFRASTRUCTURE_REASONS:
+                infrastructure_cause = cause or f"{candidate.reject_stage}: {candidate.reject_reason}"
                 break  # another rewrite would meet the same failing endpoint; --resume continues here
-        if infrastructure_failed:
-            return None  # not a verdict about the problem: leave it for --resume
+        if infrastructure_cause is not None:
+            # not a verdict about the problem: leave it for --resume, saying why
+            self.store.mark_unfinished(problem.problem_id, infrastructure_cause)
+            return None
         self.store.set_problem_outcome(problem.problem_id, "rejected")
         return False
 
@@ -270,8 +294,8 @@ class Pipeline:
                         "model_calls": result.model_calls if position == 0 else 0,
                     }
                 )
-                self._record(candidate, Stage.prove, number, prove_result)
-                self._record(candidate, Stage.verify, number, verify_result)
+                self._record(candidate, Stage.prove, number, prove_result, candidate_changed=position == 0)
+                self._record(candidate, Stage.verify, number, verify_result, candidate_changed=False)
                 infrastructure_only &= verify_result.reason == ReasonCode.lean_unavailable
                 if verdict.verified and found is None:
                     found = verdict.checked_code
@@ -290,12 +314,15 @@ class Pipeline:
 
     # -- many problems ---------------------------------------------------------------------------
     async def run(self, problems: Iterable[SourceProblem], *, target: int | None = None) -> RunSummary:
-        """Process ``problems`` in order; with ``target``, stop drawing once that many are retained."""
+        """Process ``problems`` in order, drawing lazily; with ``target``, stop once that many are retained.
+
+        Problems already finished in this run directory (a resumed run) are skipped with one indexed
+        lookup each; only the problems in flight are held in memory.
+        """
         summary = RunSummary()
-        outcomes = self.store.problem_outcomes()
-        summary.retained = sum(1 for value in outcomes.values() if value == "retained")
+        summary.retained = self.store.outcome_counts().get("retained", 0)
         semaphore = asyncio.Semaphore(self.config.problems_in_flight)
-        tasks: list[asyncio.Task[None]] = []
+        running: set[asyncio.Task[None]] = set()
         enough = asyncio.Event()
         if target is not None and summary.retained >= target:
             enough.set()
@@ -314,16 +341,34 @@ class Pipeline:
             else:
                 summary.rejected += 1
 
-        for problem in problems:
-            if outcomes.get(problem.problem_id) is not None:
-                continue
-            await semaphore.acquire()
-            if enough.is_set():
-                semaphore.release()
-                break
-            self.store.add_problems([problem])
-            summary.drawn += 1
-            tasks.append(asyncio.create_task(run_one(problem)))
-        if tasks:
-            await asyncio.gather(*tasks)
+        failures: list[BaseException] = []
+
+        def finished(task: asyncio.Task[None]) -> None:
+            running.discard(task)
+            if not task.cancelled() and task.exception() is not None:
+                failures.append(task.exception())  # type: ignore[arg-type]
+
+        try:
+            for problem in problems:
+                if self.store.problem_outcome(problem.problem_id) is not None:
+                    summary.already_finished += 1
+                    continue
+                await semaphore.acquire()
+                if enough.is_set():
+                    semaphore.release()
+                    break
+                self.store.register_problem(problem)
+                summary.drawn += 1
+                task = asyncio.create_task(run_one(problem))
+                running.add(task)
+                task.add_done_callback(finished)
+                if failures:
+                    break
+            if running:
+                await asyncio.gather(*running)
+            if failures:
+                raise failures[0]
+        finally:
+            # everything this run wrote is committed before anyone reads the store for a summary
+            await asyncio.to_thread(self.store.flush)
         return summary

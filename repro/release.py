@@ -259,7 +259,7 @@ def write_release(
         config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
         header = config.lean.header if config else ""
         released_at = utc_now()
-        order = {problem.problem_id: index for index, problem in enumerate(store.problems())}
+        order = store.draw_orders()
         retained = sorted(
             store.candidates(CandidateStatus.retained), key=lambda c: (order.get(c.problem_id, 0), c.candidate_id)
         )

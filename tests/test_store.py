@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from repro.records import AttemptStatus, SourceProblem, Stage, StageAttempt
-from repro.store import RunStore, StoreError
+from repro.store import SCHEMA_VERSION, RunStore, StoreError
 
 WRITER = textwrap.dedent("""
     import sys
@@ -128,4 +128,4 @@ def test_processes_opening_a_new_store_at_once_all_succeed(tmp_path: Path) -> No
     outputs = [process.communicate(timeout=60) for process in processes]
     assert all(out.strip() == "ok" for out, _ in outputs), [err for _, err in outputs]
     with RunStore(tmp_path / "shared") as store:
-        assert store.schema_version() == 1
+        assert store.schema_version() == SCHEMA_VERSION

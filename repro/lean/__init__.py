@@ -3,6 +3,7 @@
 from repro.lean.cached import CachedVerifier, lean_cache_key
 from repro.lean.factory import build_verifier
 from repro.lean.fake_backend import fake_repl_verifier, make_fake_repl_home
+from repro.lean.fleet import KiminaFleet
 from repro.lean.gate import STANDARD_AXIOMS, Verdict, forbidden_constructs, reserved_name, verify_proof
 from repro.lean.kimina import KiminaVerifier
 from repro.lean.lexer import Kind, Token, lex, significant
@@ -27,6 +28,7 @@ __all__ = [
     "CachedVerifier",
     "InfraStatus",
     "Kind",
+    "KiminaFleet",
     "KiminaVerifier",
     "LeanHealth",
     "LeanMessage",

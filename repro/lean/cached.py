@@ -1,13 +1,19 @@
 """Check identical code once: a result cache keyed by toolchain, Mathlib, header and code.
 
-Concurrent checks of the same code share one in-flight check. Only infrastructure-clean results are
-cached; a crash or timeout is retried next time rather than remembered.
+A single check and a whole command sequence (the gate's target, proof, bridge and axiom commands) go
+through one path: concurrent requests for the same key share one in-flight check (k identical prover
+samples are checked once), only infrastructure-clean results are cached (a crash or timeout is asked
+again next time), and the in-memory layer keeps the most recently used results only (the run store
+keeps them all), so memory stays flat over a long run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from repro.lean.protocol import InfraStatus, LeanResult, Verifier
 from repro.store import RunStore
@@ -32,13 +38,26 @@ def lean_sequence_key(verifier: Verifier, commands: list[str], header: str) -> s
     return lean_cache_key(verifier, "\x00sequence\x00" + "\x00command\x00".join(commands), header)
 
 
+def _encode(results: list[LeanResult], single: bool) -> dict[str, Any]:
+    if single:
+        return results[0].model_dump(mode="json")
+    return {"sequence": [result.model_dump(mode="json") for result in results]}
+
+
+def _decode(stored: dict[str, Any], single: bool) -> list[LeanResult] | None:
+    if single:
+        return None if "sequence" in stored else [LeanResult.model_validate(stored)]
+    sequence = stored.get("sequence")
+    return [LeanResult.model_validate(item) for item in sequence] if isinstance(sequence, list) else None
+
+
 class CachedVerifier:
-    def __init__(self, inner: Verifier, store: RunStore | None = None) -> None:
+    def __init__(self, inner: Verifier, store: RunStore | None = None, *, memory_entries: int = 4096) -> None:
         self.inner = inner
         self.store = store
-        self._memory: dict[str, LeanResult] = {}
-        self._in_flight: dict[str, asyncio.Future[LeanResult]] = {}
-        self._sequences: dict[str, list[LeanResult]] = {}
+        self._memory: OrderedDict[str, list[LeanResult]] = OrderedDict()
+        self._memory_entries = memory_entries
+        self._in_flight: dict[str, asyncio.Future[list[LeanResult]]] = {}
         self.hits = 0
         self.misses = 0
 
@@ -60,31 +79,48 @@ class CachedVerifier:
 
     async def check(self, code: str, header: str) -> LeanResult:
         key = lean_cache_key(self.inner, code, header)
+
+        async def compute() -> list[LeanResult]:
+            return [await self.inner.check(code, header)]
+
+        return (await self._shared(key, compute, single=True, expected=1))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        """A sequence is cached as a whole, and only when every command's infrastructure answered."""
+        key = lean_sequence_key(self.inner, commands, header)
+        return await self._shared(
+            key, lambda: self.inner.check_sequence(commands, header), single=False, expected=len(commands)
+        )
+
+    async def _shared(
+        self, key: str, compute: Callable[[], Awaitable[list[LeanResult]]], *, single: bool, expected: int
+    ) -> list[LeanResult]:
         if key in self._memory:
             self.hits += 1
-            return self._memory[key].model_copy(update={"cached": True})
+            self._memory.move_to_end(key)
+            return [result.model_copy(update={"cached": True}) for result in self._memory[key]]
         if self.store is not None:
             stored = self.store.cached_lean_result(key)
-            if stored is not None:
+            decoded = _decode(stored, single) if stored is not None else None
+            if decoded is not None:
                 self.hits += 1
-                result = LeanResult.model_validate(stored)
-                self._memory[key] = result
-                return result.model_copy(update={"cached": True})
+                self._remember(key, decoded)
+                return [result.model_copy(update={"cached": True}) for result in decoded]
         if key in self._in_flight:
             self.hits += 1
             shared = await asyncio.shield(self._in_flight[key])
-            return shared.model_copy(update={"cached": True})
+            return [result.model_copy(update={"cached": True}) for result in shared]
         self.misses += 1
-        future: asyncio.Future[LeanResult] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[list[LeanResult]] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
-            result = await self.inner.check(code, header)
-            if result.infra_status == InfraStatus.ok:
-                self._memory[key] = result
+            results = await compute()
+            if len(results) == expected and all(result.infra_status == InfraStatus.ok for result in results):
+                self._remember(key, results)
                 if self.store is not None:
-                    self.store.cache_lean_result(key, result.model_dump(mode="json"))
-            future.set_result(result)
-            return result
+                    self.store.cache_lean_result(key, _encode(results, single))
+            future.set_result(results)
+            return results
         except BaseException as error:
             future.set_exception(error)
             raise
@@ -93,26 +129,10 @@ class CachedVerifier:
             if future.done() and not future.cancelled():
                 future.exception()  # mark retrieved
 
-    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
-        """A sequence is cached as a whole, and only when every command's infrastructure answered."""
-        key = lean_sequence_key(self.inner, commands, header)
-        if key in self._sequences:
-            self.hits += 1
-            return [result.model_copy(update={"cached": True}) for result in self._sequences[key]]
-        if self.store is not None:
-            stored = self.store.cached_lean_result(key)
-            if stored is not None and isinstance(stored.get("sequence"), list):
-                self.hits += 1
-                results = [LeanResult.model_validate(item) for item in stored["sequence"]]
-                self._sequences[key] = results
-                return [result.model_copy(update={"cached": True}) for result in results]
-        self.misses += 1
-        results = await self.inner.check_sequence(commands, header)
-        if len(results) == len(commands) and all(r.infra_status == InfraStatus.ok for r in results):
-            self._sequences[key] = results
-            if self.store is not None:
-                self.store.cache_lean_result(key, {"sequence": [r.model_dump(mode="json") for r in results]})
-        return results
+    def _remember(self, key: str, results: list[LeanResult]) -> None:
+        self._memory[key] = results
+        if len(self._memory) > self._memory_entries:
+            self._memory.popitem(last=False)
 
     async def close(self) -> None:
         await self.inner.close()

@@ -5,21 +5,32 @@ is a ``Command`` on that header environment with a hard timeout. A worker that t
 prints garbage or runs out of memory is killed with its whole process group and replaced in the
 background, and the check is retried once on a fresh worker; workers are also recycled after a
 configured number of checks. Results do not depend on which worker ran them.
+
+Lifecycle, so that N workers stay busy: checks run on the pool's own executor sized to the
+workers (Python's shared default pool is capped at cores + 4 threads and also serves everything
+else); a worker due for recycling keeps serving until its replacement has started and elaborated
+the header, and recycle points are staggered so workers do not all restart at once; starting,
+killing and cleaning up processes happen on a separate executor, never on the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import shutil
 import signal
 import time
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from repro.lean.protocol import InfraStatus, LeanResult, infrastructure_failure, result_from_repl_json
+
+_T = TypeVar("_T")
 
 
 class LeanUnavailable(RuntimeError):
@@ -34,6 +45,12 @@ class _Worker:
     checks: int = 0
     serial: int = 0
     pids: list[int] = field(default_factory=list)
+    # checks after which this worker is recycled (staggered across the first generation)
+    recycle_at: int = 0
+    # a replacement is being started; this worker keeps serving until it is ready
+    retiring: bool = False
+    # the replacement is ready: retire this worker the next time it is free
+    replaced: bool = False
 
 
 def _kill_process_group(server: Any) -> None:
@@ -89,11 +106,14 @@ class ReplPoolVerifier:
         self._idle: dict[str, asyncio.Queue[_Worker]] = {}
         self._live: dict[str, int] = {}
         self._serial = 0
-        self._background: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[object]] = set()
         self.replaced = 0
         self.started = 0
         self._start_error: str | None = None
         self._owned_directory = owned_directory
+        self._check_executor: ThreadPoolExecutor | None = None
+        self._lifecycle_executor: ThreadPoolExecutor | None = None
+        self.recycled = 0
 
     # -- workers ---------------------------------------------------------------------------------
     def _config(self) -> Any:
@@ -140,26 +160,55 @@ class ReplPoolVerifier:
         self.started += 1
         return worker
 
-    async def _add_worker(self, header: str) -> None:
+    # -- executors ---------------------------------------------------------------------------------
+    def _executors(self) -> tuple[ThreadPoolExecutor, ThreadPoolExecutor]:
+        if self._check_executor is None or self._lifecycle_executor is None:
+            # room for every worker plus the replacements that overlap them while they warm up
+            self._check_executor = ThreadPoolExecutor(2 * self.worker_count, thread_name_prefix="lean-check")
+            self._lifecycle_executor = ThreadPoolExecutor(self.worker_count, thread_name_prefix="lean-lifecycle")
+        return self._check_executor, self._lifecycle_executor
+
+    async def _in_executor(self, function: Callable[..., _T], *arguments: Any) -> _T:
+        """Run a blocking check on the pool's own threads (one per worker, not the shared default pool)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executors()[0], functools.partial(function, *arguments))
+
+    async def _off_loop(self, function: Callable[..., _T], *arguments: Any) -> _T:
+        """Start, kill or clean up a process without blocking the event loop or a check thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executors()[1], functools.partial(function, *arguments))
+
+    def _in_background(self, coroutine: Coroutine[Any, Any, object]) -> None:
+        task: asyncio.Task[object] = asyncio.create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def _recycle_point(self, position: int) -> int:
+        """Spread the first generation's recycle points over [recycle_after / 2, recycle_after]."""
+        offset = (position * self.recycle_after) // (2 * self.worker_count)
+        return max(1, self.recycle_after - offset)
+
+    async def _add_worker(self, header: str, position: int | None = None) -> bool:
         try:
-            worker = await asyncio.to_thread(self._start_worker_sync, header)
+            worker = await self._off_loop(self._start_worker_sync, header)
         except Exception as error:
             self._live[header] -= 1
             self._start_error = f"{type(error).__name__}: {error}"
-            return
+            return False
+        worker.recycle_at = self._recycle_point(position) if position is not None else self.recycle_after
         await self._idle[header].put(worker)
+        return True
 
     def _spawn_replacement(self, header: str) -> None:
-        task = asyncio.create_task(self._add_worker(header))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._in_background(self._add_worker(header))
 
     async def _ensure_pool(self, header: str) -> None:
         if header in self._idle:
             return
         self._idle[header] = asyncio.Queue()
         self._live[header] = self.worker_count
-        await asyncio.gather(*(self._add_worker(header) for _ in range(self.worker_count)))
+        await asyncio.gather(*(self._add_worker(header, position) for position in range(self.worker_count)))
 
     async def _take_worker(self, header: str) -> _Worker | None:
         await self._ensure_pool(header)
@@ -168,14 +217,55 @@ class ReplPoolVerifier:
             if self._live[header] <= 0 and queue.empty():
                 return None
             try:
-                return await asyncio.wait_for(queue.get(), timeout=1.0)
+                worker = await asyncio.wait_for(queue.get(), timeout=1.0)
             except TimeoutError:
                 continue
+            if worker.replaced:  # its warm replacement is already serving
+                self._dispose(worker, header)
+                continue
+            return worker
+
+    def _kill_in_background(self, worker: _Worker) -> None:
+        self._in_background(self._off_loop(_kill_process_group, worker.server))
 
     def _retire(self, worker: _Worker, header: str) -> None:
-        _kill_process_group(worker.server)
+        """A broken worker (timeout, crash, garbage, memory): kill it now, start another."""
+        if worker.retiring:  # a replacement is already on the way
+            self._dispose(worker, header)
+            return
+        self._kill_in_background(worker)
         self.replaced += 1
         self._spawn_replacement(header)
+
+    def _dispose(self, worker: _Worker, header: str) -> None:
+        """Retire a recycled worker whose replacement is ready."""
+        self._live[header] -= 1
+        self._kill_in_background(worker)
+
+    def _recycle(self, worker: _Worker, header: str) -> None:
+        """Start and warm a replacement; the old worker keeps serving until it is ready."""
+        worker.retiring = True
+        self._live[header] += 1
+        self.recycled += 1
+
+        async def replace() -> None:
+            if await self._add_worker(header):
+                worker.replaced = True
+            else:  # no replacement could start: keep this one, try again at its next check
+                worker.retiring = False
+
+        self._in_background(replace())
+
+    async def _release(self, worker: _Worker, header: str, results: list[LeanResult]) -> None:
+        """After a finished check: keep the worker, recycle it (warm replacement first) or retire it."""
+        if worker.replaced:
+            self._dispose(worker, header)
+        elif any(result.infra_status == InfraStatus.lean_error for result in results) or self._over_memory(worker):
+            self._retire(worker, header)
+        else:
+            if worker.checks >= (worker.recycle_at or self.recycle_after) and not worker.retiring:
+                self._recycle(worker, header)
+            await self._idle[header].put(worker)
 
     def _over_memory(self, worker: _Worker) -> bool:
         """Recycle a worker whose REPL grew past 90% of its limit, before the limit kills it mid-check."""
@@ -220,7 +310,7 @@ class ReplPoolVerifier:
                 ]
             started = time.perf_counter()
             try:
-                replies = await asyncio.to_thread(self._run_sync, worker, commands)
+                replies = await self._in_executor(self._run_sync, worker, commands)
             except (
                 TimeoutError,
                 ConnectionAbortedError,
@@ -254,14 +344,7 @@ class ReplPoolVerifier:
                 for reply in replies
             ]
             worker.checks += 1
-            if (
-                worker.checks >= self.recycle_after
-                or any(result.infra_status == InfraStatus.lean_error for result in results)
-                or self._over_memory(worker)
-            ):
-                self._retire(worker, header)
-            else:
-                await self._idle[header].put(worker)
+            await self._release(worker, header, results)
             return results
         assert last is not None
         return [last]
@@ -269,9 +352,16 @@ class ReplPoolVerifier:
     async def close(self) -> None:
         for task in list(self._background):
             task.cancel()
+        servers = []
         for queue in self._idle.values():
             while not queue.empty():
-                _kill_process_group(queue.get_nowait().server)
+                servers.append(queue.get_nowait().server)
         self._idle.clear()
+        if servers:
+            await asyncio.gather(*(self._off_loop(_kill_process_group, server) for server in servers))
         if self._owned_directory:
-            shutil.rmtree(self._owned_directory, ignore_errors=True)
+            await self._off_loop(shutil.rmtree, self._owned_directory, True)
+        for executor in (self._check_executor, self._lifecycle_executor):
+            if executor is not None:
+                executor.shutdown(wait=False, cancel_futures=True)
+        self._check_executor = self._lifecycle_executor = None

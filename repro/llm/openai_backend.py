@@ -2,6 +2,13 @@
 
 The client's own retries are off: tenacity retries here, so that every retry is counted, waits
 honour ``Retry-After``, and 400/401/403/404 fail at once with the endpoint and the cause named.
+
+Client CPU per request decides how many requests one process can drive (a vLLM server answers
+hundreds per second). So every backend talking to one endpoint shares one client (one connection
+pool) per event loop, and requests go through the client's plain ``post`` with a JSON body built
+here and read back as JSON: the SDK's per-request walk of its request types and construction of
+response models cost more CPU than the HTTP exchange itself. Status errors, timeouts and
+connection failures are still the SDK's own exceptions.
 """
 
 from __future__ import annotations
@@ -10,6 +17,7 @@ import asyncio
 import json
 import os
 import time
+import weakref
 from typing import Any
 
 import openai
@@ -18,6 +26,18 @@ from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_aft
 from repro.llm.protocol import FinishReason, ModelCallError, ModelRequest, ModelResponse
 
 _semaphores: dict[tuple[str, int], asyncio.Semaphore] = {}
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, float], openai.AsyncOpenAI]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def shared_client(base_url: str, api_key: str, timeout_s: float) -> openai.AsyncOpenAI:
+    """One client (one connection pool) per endpoint, key and timeout within the running event loop."""
+    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
+    key = (base_url, api_key, timeout_s)
+    if key not in per_loop:
+        per_loop[key] = openai.AsyncOpenAI(base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout_s)
+    return per_loop[key]
 
 
 def endpoint_semaphore(base_url: str, limit: int) -> asyncio.Semaphore:
@@ -97,10 +117,8 @@ class OpenAIBackend:
         self.retry_base_s = retry_base_s
         self.retry_max_wait_s = retry_max_wait_s
         self.prompt_format = prompt_format
-        api_key = os.environ.get(api_key_env, "") if api_key_env else ""
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "EMPTY", max_retries=0, timeout=timeout_s
-        )
+        self._api_key = (os.environ.get(api_key_env, "") if api_key_env else "") or "EMPTY"
+        self.timeout_s = timeout_s
 
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
@@ -133,40 +151,47 @@ class OpenAIBackend:
                 }
             else:
                 parameters["response_format"] = {"type": "json_object"}
-        if extra_body:
-            parameters["extra_body"] = extra_body
+        parameters.update(extra_body)  # non-standard parameters travel at the top level of the body
         return parameters
 
     async def _call_once(self, request: ModelRequest) -> tuple[list[str], list[FinishReason], int, int]:
         try:
             return await self._call_once_unchecked(request)
-        except (json.JSONDecodeError, openai.APIResponseValidationError, AttributeError, TypeError) as error:
+        except (
+            json.JSONDecodeError,
+            openai.APIResponseValidationError,
+            AttributeError,
+            TypeError,
+            KeyError,
+            ValueError,
+        ) as error:
             raise _Malformed(f"{type(error).__name__}: {str(error)[:120]}") from error
 
     async def _call_once_unchecked(self, request: ModelRequest) -> tuple[list[str], list[FinishReason], int, int]:
-        parameters = self._wire_parameters(request)
-        if request.messages is not None and self.prompt_format == "chat":
-            completion = await self._client.chat.completions.create(
-                messages=[m.model_dump() for m in request.messages],  # type: ignore[misc]
-                **parameters,
-            )
-            choices = getattr(completion, "choices", None)
-            if not isinstance(choices, list) or len(choices) != request.n:
-                raise _Malformed(f"expected {request.n} choices, got {type(completion).__name__}")
-            ordered = sorted(choices, key=lambda choice: choice.index)
-            texts = [choice.message.content or "" for choice in ordered]
+        body = self._wire_parameters(request)
+        chat = request.messages is not None and self.prompt_format == "chat"
+        if chat:
+            assert request.messages is not None
+            body["messages"] = [message.model_dump() for message in request.messages]
         else:
-            completion_text = await self._client.completions.create(prompt=request.prompt_text(), **parameters)
-            choices = getattr(completion_text, "choices", None)
-            if not isinstance(choices, list) or len(choices) != request.n:
-                raise _Malformed(f"expected {request.n} choices, got {type(completion_text).__name__}")
-            ordered = sorted(choices, key=lambda choice: choice.index)
-            texts = [choice.text or "" for choice in ordered]
-            completion = completion_text
-        finish: list[FinishReason] = ["length" if c.finish_reason == "length" else "stop" for c in ordered]
-        usage = getattr(completion, "usage", None)
-        tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
-        tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
+            body["prompt"] = request.prompt_text()
+        client = shared_client(self.base_url, self._api_key, self.timeout_s)
+        completion: object = await client.post(
+            "/chat/completions" if chat else "/completions", body=body, cast_to=object
+        )
+        if not isinstance(completion, dict):
+            raise _Malformed(f"expected a JSON object, got {type(completion).__name__}")
+        choices = completion.get("choices")
+        if not isinstance(choices, list) or len(choices) != request.n:
+            raise _Malformed(f"expected {request.n} choices, got {type(completion).__name__}")
+        ordered = sorted(choices, key=lambda choice: int(choice.get("index", 0)))
+        texts = [(choice["message"].get("content") if chat else choice.get("text")) or "" for choice in ordered]
+        if not all(isinstance(text, str) for text in texts):
+            raise _Malformed("a choice's text is not a string")
+        finish: list[FinishReason] = ["length" if c.get("finish_reason") == "length" else "stop" for c in ordered]
+        usage = completion.get("usage") or {}
+        tokens_in = int(usage.get("prompt_tokens") or 0)
+        tokens_out = int(usage.get("completion_tokens") or 0)
         return texts, finish, tokens_in, tokens_out
 
     async def generate(self, request: ModelRequest) -> ModelResponse:

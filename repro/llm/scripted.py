@@ -12,6 +12,7 @@ import asyncio
 import importlib
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,8 @@ class ScriptedBackend:
         self.backend_id = "scripted"
         self.latency_s = latency_s
         self.calls = 0
-        self.requests: list[ModelRequest] = []
+        # the latest requests, for inspection; bounded so a long scripted run does not grow memory
+        self.requests: deque[ModelRequest] = deque(maxlen=1000)
         self._semaphore = asyncio.Semaphore(max_concurrency) if max_concurrency else None
 
     async def _generate(self, request: ModelRequest) -> ModelResponse:

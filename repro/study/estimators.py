@@ -9,33 +9,13 @@ figure is the "first success index": the statement counts at j when its first su
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import comb
 
 import numpy as np
 from scipy import stats
 
-UNBIASED = "unbiased (all k samples drawn)"
-FIRST_SUCCESS = "first success index (sequential early stop)"
+from repro.pass_at import FIRST_SUCCESS, UNBIASED, failure_probability, first_success_pass_at, pass_at
 
-
-def failure_probability(n: int, c: int, j: int) -> float:
-    """Probability that j samples drawn without replacement from n (c of them passing) all fail."""
-    if j <= 0:
-        return 1.0
-    if n <= 0:
-        return 1.0
-    if j > n:
-        raise ValueError(f"pass@{j} needs at least {j} samples, got {n}")
-    return comb(n - c, j) / comb(n, j)
-
-
-def pass_at(n: int, c: int, j: int) -> float:
-    return 1.0 - failure_probability(n, c, j)
-
-
-def first_success_pass_at(first_success: int | None, j: int) -> float:
-    """1 when the first verified sample (0-based) came among the first j, else 0."""
-    return 1.0 if first_success is not None and first_success < j else 0.0
+__all__ = ["FIRST_SUCCESS", "UNBIASED", "bootstrap_interval", "failure_probability", "first_success_pass_at", "pass_at"]
 
 
 def bootstrap_interval(
