@@ -69,8 +69,8 @@ async def test_gate_corpus(case: dict[str, Any]) -> None:
         signature = statement.split(" ", 2)[2].rsplit(":=", 1)[0].strip()
         name = statement.split()[1]
         assert commands[0] == f"theorem {reserved} {signature} := by sorry"
-        assert commands[2] == f"example : type_of% @{reserved} := @{name}"
-        assert commands[3] == f"#print axioms {name}"
+        assert commands[2] == f"example : type_of% @{reserved} := @_root_.{name}"
+        assert commands[3] == f"#print axioms _root_.{name}"
         assert len(commands) == 4
 
 
@@ -152,6 +152,14 @@ def test_axiom_report_is_read_only_when_it_is_the_single_exact_answer() -> None:
     assert axioms_reported(_axiom_result("'x.robe_total' does not depend on any axioms"), "robe_total") is None
     assert axioms_reported(_axiom_result("note: " + clean), "robe_total") is None
     assert axioms_reported(_axiom_result(), "robe_total") is None
+
+
+def test_axiom_report_reads_names_with_primes_guillemets_and_root() -> None:
+    """Lean prints ``'amc_p5'' depends on ...``: a name with a prime must not end in axiom_violation."""
+    primed = "'amc_p5'' depends on axioms: [propext]"
+    assert axioms_reported(_axiom_result(primed), "amc_p5'") == ["propext"]
+    assert axioms_reported(_axiom_result("'foo' does not depend on any axioms"), "_root_.«foo»") == []
+    assert axioms_reported(_axiom_result(primed), "amc_p5") is None
 
 
 async def test_a_statement_continued_at_column_zero_is_accepted() -> None:

@@ -191,7 +191,7 @@ def kimina() -> Iterator[KiminaStub]:
         def message(needle: str, severity: str, data: str) -> None:
             messages.append({"severity": severity, "pos": {"line": _line_of(code, needle), "column": 0}, "data": data})
 
-        name = code.split("#print axioms ")[-1].strip()
+        name = code.split("#print axioms ")[-1].strip().removeprefix("_root_.")  # Lean prints the resolved name
         if "  bad" in code:
             message("  bad", "error", "unsolved goals")
         if "SPOOF" in code:  # the prover's own code prints a clean report inside its own span
@@ -229,7 +229,7 @@ async def test_kimina_backend_uses_the_same_verdict_rules(kimina: KiminaStub) ->
     assert sent["timeout"] == 5 and code.startswith(HEADER.rstrip())
     assert len(kimina.bodies) == 4, "one snippet per check"
     assert code.index("theorem repro_target_") < code.index("theorem k :") < code.index("example : type_of%")
-    assert code.rstrip().endswith("#print axioms k")
+    assert code.rstrip().endswith("#print axioms _root_.k")
 
 
 async def test_kimina_unreachable_is_unavailable_not_a_crash() -> None:

@@ -108,7 +108,8 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
     axioms_command = _AXIOMS.match(code)
     if bridge:
         known = _declarations(environment)
-        target, candidate = known.get(bridge.group(1)), known.get(bridge.group(2))
+        target = known.get(bridge.group(1).removeprefix("_root_."))
+        candidate = known.get(bridge.group(2).removeprefix("_root_."))
         if target is None or candidate is None:
             missing = bridge.group(1) if target is None else bridge.group(2)
             messages.append(_message(code, 0, len(code), "error", f"unknown identifier '{missing}'"))
@@ -116,7 +117,7 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
             messages.append(_message(code, 0, len(code), "error", "type mismatch (fake REPL: the signatures differ)"))
         return {"messages": messages} if messages else {}
     if axioms_command:
-        name = axioms_command.group(1)
+        name = axioms_command.group(1).removeprefix("_root_.")  # Lean prints the resolved name
         known = _declarations(environment)
         if name not in known:
             return {"messages": [_message(code, 0, len(code), "error", f"unknown constant '{name}'")]}

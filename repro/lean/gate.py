@@ -65,8 +65,10 @@ def lean_commands(parsed: Statement, reserved: str, prover_code: str) -> list[st
     return [
         f"theorem {reserved} {parsed.signature} := by sorry",
         prover_code,
-        f"example : type_of% @{reserved} := @{parsed.name}",
-        f"#print axioms {parsed.name}",
+        # ``_root_``: an ``open X in`` left dangling at the end of the prover's code (Kimina joins the
+        # commands into one file) must not make ``@name`` resolve to a library lemma ``X.name``
+        f"example : type_of% @{reserved} := @_root_.{parsed.name}",
+        f"#print axioms _root_.{parsed.name}",
     ]
 
 

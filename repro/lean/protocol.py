@@ -51,8 +51,11 @@ class LeanResult(BaseModel):
         return self.infra_status == InfraStatus.ok and not self.has_error and not self.sorries
 
 
-_AXIOMS_LIST = re.compile(r"'([^']+)' depends on axioms: \[([^\]]*)\]\s*", re.DOTALL)
-_NO_AXIOMS = re.compile(r"'([^']+)' does not depend on any axioms\s*")
+def _printed_name(name: str) -> str:
+    """How Lean writes a declaration name in ``#print axioms``: without ``_root_`` and without ``«»``
+    quoting that the name does not need (the names we print are plain identifiers, primes included)."""
+    name = name.removeprefix("_root_.")
+    return name.replace("«", "").replace("»", "")
 
 
 def axioms_reported(result: LeanResult, theorem_name: str) -> list[str] | None:
@@ -60,16 +63,17 @@ def axioms_reported(result: LeanResult, theorem_name: str) -> list[str] | None:
 
     The result must hold exactly one message, an info message that is, in full, Lean's answer for
     exactly ``theorem_name``; anything else (no message, several, an error, another name, extra
-    text) is None, which the gate treats as a violation.
+    text) is None, which the gate treats as a violation. The name is matched literally, so names
+    with primes (``amc_p5'``) are read.
     """
     if len(result.messages) != 1 or result.messages[0].severity != "info":
         return None
     text = result.messages[0].text
-    match = _AXIOMS_LIST.fullmatch(text)
-    if match and match.group(1) == theorem_name:
-        return [axiom.strip() for axiom in match.group(2).replace("\n", " ").split(",") if axiom.strip()]
-    match_none = _NO_AXIOMS.fullmatch(text)
-    if match_none and match_none.group(1) == theorem_name:
+    quoted = re.escape("'" + _printed_name(theorem_name) + "'")
+    listed = re.fullmatch(quoted + r" depends on axioms: \[([^\]]*)\]\s*", text, re.DOTALL)
+    if listed:
+        return [axiom.strip() for axiom in listed.group(1).replace("\n", " ").split(",") if axiom.strip()]
+    if re.fullmatch(quoted + r" does not depend on any axioms\s*", text):
         return []
     return None
 
