@@ -118,7 +118,13 @@ async def verify_proof(
         verdict.add(ReasonCode.generation_truncated, "the output hit the token limit before its code was closed")
     verdict.checked_code = code
 
-    static = scan(code, header=header, allow_native_decide=allow_native_decide, open_allowlist=open_allowlist)
+    static = scan(
+        code,
+        header=header,
+        allow_native_decide=allow_native_decide,
+        open_allowlist=open_allowlist,
+        main_name=parsed.name,
+    )
     _judge_static(verdict, static, parsed, truncated)
     verdict.static_passed = not verdict.reasons
     if static.uses_native_decide and not allow_native_decide:
