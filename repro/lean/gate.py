@@ -71,10 +71,17 @@ def lean_commands(parsed: Statement, reserved: str, prover_code: str) -> list[st
 
 
 def forbidden_constructs(
-    code: str, *, allow_native_decide: bool = False, header: str = "", line_starts: bool = True
+    code: str,
+    *,
+    allow_native_decide: bool = False,
+    header: str = "",
+    line_starts: bool = True,
+    main_name: str | None = None,
 ) -> list[str]:
     """Everything the static layer refuses in ``code``, named (empty: Lean may see it)."""
-    result = scan(code, header=header, allow_native_decide=allow_native_decide, line_starts=line_starts)
+    result = scan(
+        code, header=header, allow_native_decide=allow_native_decide, line_starts=line_starts, main_name=main_name
+    )
     return ([result.unterminated] if result.unterminated else []) + result.forbidden
 
 
@@ -97,7 +104,7 @@ async def verify_proof(
         verdict.add(ReasonCode.statement_not_single_theorem, f"the formal statement is unusable: {error}")
         return verdict
     verdict.theorem_name = parsed.name
-    in_statement = forbidden_constructs(parsed.declaration, header=header, line_starts=False)
+    in_statement = forbidden_constructs(parsed.declaration, header=header, line_starts=False, main_name=parsed.name)
     if in_statement:
         verdict.add(
             ReasonCode.statement_not_single_theorem,

@@ -250,10 +250,9 @@ def scan(
     result = ScanResult()
     characters = unsafe_characters(code)
     if characters:
-        # refused before lexing: the Kimina server splits lines at these, so Lean may not read what we lex
+        # refused whatever the lexer reads: the Kimina server splits lines at these, so Lean may not read what we lex
         for label in characters[:5]:
             result.refuse(f"{label} (only \\n may break a line; no control or format characters)")
-        return result
     tokens = lex(code)
     error = lex_error(tokens)
     if error is not None:
