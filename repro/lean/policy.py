@@ -75,6 +75,9 @@ FORBIDDEN_NAMES = {
     "skipKernelTC": "debug.skipKernelTC",
 }
 NATIVE_NAMES = frozenset({"native_decide", "native"})
+# Name shapes of commands that extend Lean (``declare_uint_simprocs``, ``register_tactic_tag``, ...):
+# no lemma a proof uses is named so, and a keyword among them begins a command wherever it stands.
+COMMAND_PREFIXES = ("declare_", "register_", "builtin_", "initialize", "compile_", "mk_iff_of_", "variable")
 # First name components that lead into metaprogramming, the compiler or I/O (``_root_`` removed):
 # a proof of a competition statement needs none of them, and each can run code at elaboration time.
 METAPROGRAMMING_ROOTS = frozenset(
@@ -342,9 +345,14 @@ def _identifier(
         return index + 1
     if text in ("universe", "universes"):
         return _universe(code, words, index, result)
-    if text in COMMAND_KEYWORDS:
+    if text in COMMAND_KEYWORDS or text.startswith(COMMAND_PREFIXES):
         result.refuse(f"{text} ({where})")
         return index + 1
+    following = words[index + 1] if index + 1 < len(words) else None
+    if following is not None and following.text == "%" and following.start == token.end:
+        # ``compile_inductive%``, ``gen_injective_theorems%``: elaborator keywords, commands among them
+        result.refuse(f"{text}% ({where}; no elaborator keywords)")
+        return index + 2
     previous = words[index - 1] if index > 0 else None
     continues = previous is not None and previous.kind == Kind.symbol and previous.text not in (")", "]", "}", "⟩")
     if line_starts and _at_column_zero(code, token) and not continues and text not in ("by", "end"):
