@@ -349,7 +349,8 @@ def _identifier(
         result.refuse(f"{text} ({where})")
         return index + 1
     following = words[index + 1] if index + 1 < len(words) else None
-    if following is not None and following.text == "%" and following.start == token.end:
+    glued = following is not None and following.text == "%" and following.start == token.end
+    if glued and following is not None and (following.end == len(code) or code[following.end].isspace()):
         # ``compile_inductive%``, ``gen_injective_theorems%``: elaborator keywords, commands among them
         result.refuse(f"{text}% ({where}; no elaborator keywords)")
         return index + 2
