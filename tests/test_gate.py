@@ -170,3 +170,16 @@ async def test_a_signature_continued_at_column_zero_in_prover_code_is_not_a_comm
     unknown = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\nfoo_command 3"
     refused = await verify_proof(STATEMENT, unknown, None, header=HEADER)
     assert not refused.static_passed and any("foo_command" in d for d in refused.details)
+
+
+def _python_line_breaks() -> list[str]:
+    """Every character other than \\n that str.splitlines (the Kimina server's split) breaks a line at."""
+    return [chr(code) for code in range(0x3000) if chr(code) != "\n" and len(f"a{chr(code)}b".splitlines()) == 2]
+
+
+@pytest.mark.parametrize("line_break", _python_line_breaks())
+async def test_every_line_break_other_than_newline_is_refused(line_break: str) -> None:
+    output = f"theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀; norm_num -- ok{line_break}"
+    verdict = await verify_proof(STATEMENT, output, None, header=HEADER)
+    assert not verdict.static_passed and ReasonCode.forbidden_construct in verdict.reasons
+    assert any(f"U+{ord(line_break):04X}" in detail for detail in verdict.details)
