@@ -40,7 +40,9 @@ class RecordingVerifier:
 def test_every_hole_class_has_at_least_three_refused_variants() -> None:
     refused = Counter(str(case["class"]) for case in CORPUS if not case["verified"] and str(case["class"]) != "8")
     passing = Counter(str(case["class"]) for case in CORPUS if case["verified"])
-    for hole in "1234567":
+    # 1-7: issue 9's classes; 9 literals as vehicles, 10 metaprogramming and commands anywhere,
+    # 11 line-break and control characters, 12 the reserved prefix (the follow-up's classes)
+    for hole in ["1", "2", "3", "4", "5", "6", "7", "9", "10", "11", "12"]:
         assert refused[hole] >= 3, f"class {hole} has only {refused[hole]} cheating variants"
     assert passing["8"] >= 3
 
@@ -176,3 +178,16 @@ async def test_a_signature_continued_at_column_zero_in_prover_code_is_not_a_comm
     unknown = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\nfoo_command 3"
     refused = await verify_proof(STATEMENT, unknown, None, header=HEADER)
     assert not refused.static_passed and any("foo_command" in d for d in refused.details)
+
+
+def _python_line_breaks() -> list[str]:
+    """Every character other than \\n that str.splitlines (the Kimina server's split) breaks a line at."""
+    return [chr(code) for code in range(0x3000) if chr(code) != "\n" and len(f"a{chr(code)}b".splitlines()) == 2]
+
+
+@pytest.mark.parametrize("line_break", _python_line_breaks())
+async def test_every_line_break_other_than_newline_is_refused(line_break: str) -> None:
+    output = f"theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀; norm_num -- ok{line_break}"
+    verdict = await verify_proof(STATEMENT, output, None, header=HEADER)
+    assert not verdict.static_passed and ReasonCode.forbidden_construct in verdict.reasons
+    assert any(f"U+{ord(line_break):04X}" in detail for detail in verdict.details)

@@ -191,7 +191,10 @@ def kimina() -> Iterator[KiminaStub]:
         def message(needle: str, severity: str, data: str) -> None:
             messages.append({"severity": severity, "pos": {"line": _line_of(code, needle), "column": 0}, "data": data})
 
-        name = code.split("#print axioms ")[-1].strip().removeprefix("_root_.")  # Lean prints the resolved name
+        for number, text in enumerate(code.split("\n"), start=1):  # our sentinels print their own text
+            if text.startswith('#print "'):
+                messages.append({"severity": "info", "pos": {"line": number, "column": 0}, "data": text[8:-1]})
+        name = code.split("#print axioms ")[-1].split("\n")[0].strip().removeprefix("_root_.")  # the resolved name
         if "  bad" in code:
             message("  bad", "error", "unsolved goals")
         if "SPOOF" in code:  # the prover's own code prints a clean report inside its own span
@@ -213,9 +216,7 @@ async def test_kimina_backend_uses_the_same_verdict_rules(kimina: KiminaStub) ->
         good = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  norm_num", verifier, header=HEADER)
         bad = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  bad", verifier, header=HEADER)
         slow = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  TIMEOUT", verifier, header=HEADER)
-        spoof = await verify_proof(
-            statement, 'theorem k : 1 + 1 = 2 := by\n  trace "SPOOF"\n  decide', verifier, header=HEADER
-        )
+        spoof = await verify_proof(statement, "theorem k : 1 + 1 = 2 := by\n  decide -- SPOOF", verifier, header=HEADER)
     finally:
         await verifier.close()
     assert good.verified and good.lean is not None and good.lean.real_lean
@@ -229,7 +230,9 @@ async def test_kimina_backend_uses_the_same_verdict_rules(kimina: KiminaStub) ->
     assert sent["timeout"] == 5 and code.startswith(HEADER.rstrip())
     assert len(kimina.bodies) == 4, "one snippet per check"
     assert code.index("theorem repro_target_") < code.index("theorem k :") < code.index("example : type_of%")
-    assert code.rstrip().endswith("#print axioms _root_.k")
+    assert (
+        code.index("example : type_of%") < code.index("#print axioms _root_.k") < code.rindex('#print "repro_sentinel_')
+    )
 
 
 async def test_kimina_unreachable_is_unavailable_not_a_crash() -> None:

@@ -73,10 +73,17 @@ def lean_commands(parsed: Statement, reserved: str, prover_code: str) -> list[st
 
 
 def forbidden_constructs(
-    code: str, *, allow_native_decide: bool = False, header: str = "", line_starts: bool = True
+    code: str,
+    *,
+    allow_native_decide: bool = False,
+    header: str = "",
+    line_starts: bool = True,
+    main_name: str | None = None,
 ) -> list[str]:
     """Everything the static layer refuses in ``code``, named (empty: Lean may see it)."""
-    result = scan(code, header=header, allow_native_decide=allow_native_decide, line_starts=line_starts)
+    result = scan(
+        code, header=header, allow_native_decide=allow_native_decide, line_starts=line_starts, main_name=main_name
+    )
     return ([result.unterminated] if result.unterminated else []) + result.forbidden
 
 
@@ -99,7 +106,7 @@ async def verify_proof(
         verdict.add(ReasonCode.statement_not_single_theorem, f"the formal statement is unusable: {error}")
         return verdict
     verdict.theorem_name = parsed.name
-    in_statement = forbidden_constructs(parsed.declaration, header=header, line_starts=False)
+    in_statement = forbidden_constructs(parsed.declaration, header=header, line_starts=False, main_name=parsed.name)
     if in_statement:
         verdict.add(
             ReasonCode.statement_not_single_theorem,
@@ -120,7 +127,13 @@ async def verify_proof(
         verdict.add(ReasonCode.generation_truncated, "the output hit the token limit before its code was closed")
     verdict.checked_code = code
 
-    static = scan(code, header=header, allow_native_decide=allow_native_decide, open_allowlist=open_allowlist)
+    static = scan(
+        code,
+        header=header,
+        allow_native_decide=allow_native_decide,
+        open_allowlist=open_allowlist,
+        main_name=parsed.name,
+    )
     _judge_static(verdict, static, parsed, truncated)
     verdict.static_passed = not verdict.reasons
     if static.uses_native_decide and not allow_native_decide:

@@ -6,7 +6,10 @@ only turns replies into :class:`LeanResult`.
 
 A sequence of commands goes as one snippet (the server takes no environments), each command starting
 on a fresh line; every message is attributed to the command whose source span holds its position,
-never by its text, so the prover's code cannot speak for the trusted commands that follow it.
+never by its text, so the prover's code cannot speak for the trusted commands that follow it. Trusted
+sentinels between the commands prove that the server kept our line numbers (an older server strips
+import lines without adding their count back; every server splits lines at characters other than
+``\\n``, which the gate refuses); a sentinel out of place is an infrastructure failure, never a verdict.
 """
 
 from __future__ import annotations
@@ -25,6 +28,28 @@ from repro.lean.protocol import (
     infrastructure_failure,
     result_from_repl_json,
 )
+
+# A trusted ``#print "<prefix><nonce>_<k>"`` of ours stands before each command and after the last:
+# Lean's reply must place each at the line we wrote it on, or the server moved lines and no message
+# can be attributed to a command by its position.
+SENTINEL_PREFIX = "repro_sentinel_"
+
+
+def _misplaced_sentinel(result: LeanResult, sentinels: list[tuple[str, int]], nonce: str) -> str | None:
+    """Why the sentinels show shifted positions, or None when every one is exactly where we put it."""
+    for text, line in sentinels:
+        found = [m for m in result.messages if m.text.strip() == text]
+        if len(found) != 1 or found[0].line != line or found[0].severity != "info":
+            where = [m.line for m in found]
+            return (
+                f"Kimina server moved message positions: sentinel {text[-8:]} expected once at line {line}, "
+                f"found at {where}; no verdict"
+            )
+    expected = {text for text, _ in sentinels}
+    stray = [m for m in result.messages if nonce in m.text and m.text.strip() not in expected]
+    if stray:
+        return "Kimina server reply holds a sentinel in an unexpected message; no verdict"
+    return None
 
 
 class KiminaVerifier:
@@ -56,17 +81,49 @@ class KiminaVerifier:
         return (await self.check_sequence([code], header))[0]
 
     async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        nonce = uuid.uuid4().hex
         pieces = [header.rstrip() + "\n\n"] if header.strip() else []
         spans: list[tuple[int, int]] = []  # (first line, last line) of each command, 1-based
+        sentinels: list[tuple[str, int]] = []  # (text, line) of each trusted sentinel of ours
         line = sum(piece.count("\n") for piece in pieces) + 1
+
+        def add_sentinel() -> None:
+            nonlocal line
+            text = f"{SENTINEL_PREFIX}{nonce}_{len(sentinels)}"
+            sentinels.append((text, line))
+            pieces.append(f'#print "{text}"\n\n')
+            line += 2
+
         for command in commands:
+            add_sentinel()
             text = command.rstrip() + "\n\n"
             spans.append((line, line + text.count("\n") - 1))
             pieces.append(text)
             line += text.count("\n")
+        add_sentinel()
         result, raw_sorries = await self._check_snippet("".join(pieces))
         if result.infra_status != InfraStatus.ok:
             return [result]
+        misplaced = _misplaced_sentinel(result, sentinels, nonce)
+        if misplaced is not None:
+            # the server moved lines (stripped the header, split a line): no message can be attributed
+            return [
+                result.model_copy(
+                    update={"infra_status": InfraStatus.crash, "messages": [], "sorries": [], "detail": misplaced}
+                )
+            ]
+        own = [m for m in result.messages if nonce not in m.text]
+        between = [
+            m
+            for m in own
+            if isinstance(m.line, int)
+            and m.line >= spans[0][0]
+            and not any(first <= m.line <= last for first, last in spans)
+        ]
+        if between:
+            detail = f"Lean message outside every command (line {between[0].line}): {between[0].text[:200]}"
+            return [result.model_copy(update={"infra_status": InfraStatus.crash, "detail": detail})]
+        result = result.model_copy(update={"messages": own})
         return [
             _only_span(result, raw_sorries, first, last, first_of_all=index == 0)
             for index, (first, last) in enumerate(spans)

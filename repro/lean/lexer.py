@@ -81,6 +81,8 @@ _SYMBOLS = sorted(
         "^^",
         "⁻¹",
         "⁻¹'",
+        "∑'",
+        "∏'",
         "''",
         "{{",
         "}}",
@@ -88,6 +90,16 @@ _SYMBOLS = sorted(
     key=len,
     reverse=True,
 )
+
+
+_RADIX_DIGITS = {
+    "0x": frozenset("0123456789abcdefABCDEF"),
+    "0X": frozenset("0123456789abcdefABCDEF"),
+    "0b": frozenset("01"),
+    "0B": frozenset("01"),
+    "0o": frozenset("01234567"),
+    "0O": frozenset("01234567"),
+}
 
 
 def _is_letter_like(char: str) -> bool:
@@ -177,8 +189,6 @@ class _Scanner:
             return self.raw_string(index)
         if self.at(index, "''"):  # Lean: a quote followed by a quote is the token '' (image), never a char
             return self.emit(Kind.symbol, index, index + 2)
-        if self.at(index, "''"):  # Lean: a quote followed by a quote is the token '' (image), never a char
-            return self.emit(Kind.symbol, index, index + 2)
         if char == "'":
             char_end = self.char_literal_end(index)
             return self.emit(Kind.error if char_end is None else Kind.char, index, char_end or self.length)
@@ -228,9 +238,11 @@ class _Scanner:
         return self.emit(Kind.error, start, self.length)
 
     def raw_string_opening(self, index: int) -> int | None:
-        """Number of ``#`` of a raw string starting at ``index`` (``r"`` or ``r#..#"``), else None."""
-        if index > 0 and is_identifier_rest(self.code[index - 1]):
-            return None
+        """Number of ``#`` of a raw string starting at ``index`` (``r"`` or ``r#..#"``), else None.
+
+        Lean starts a raw string at any token start (after ``!``, a digit or a symbol too); the
+        scanner only calls this at a token start, since identifiers are read whole.
+        """
         cursor = index + 1
         while cursor < self.length and self.code[cursor] == "#":
             cursor += 1
@@ -301,11 +313,13 @@ class _Scanner:
 
     def number(self, index: int) -> int:
         code, cursor = self.code, index
-        if self.at(index, "0x") or self.at(index, "0b") or self.at(index, "0o"):
-            cursor += 2
-            while cursor < self.length and (code[cursor].isalnum() or code[cursor] == "_"):
-                cursor += 1
-            return self.emit(Kind.number, index, cursor)
+        for prefix, digits in _RADIX_DIGITS.items():
+            if self.at(index, prefix):
+                # Lean's digit sets exactly: ``0x1sorry`` is the number ``0x1`` then the identifier ``sorry``
+                cursor += 2
+                while cursor < self.length and code[cursor] in digits:
+                    cursor += 1
+                return self.emit(Kind.number, index, cursor)
         while cursor < self.length and code[cursor].isascii() and code[cursor].isdigit():
             cursor += 1
         if (

@@ -8,6 +8,8 @@ the code may be sent to Lean, which then decides identity (the bridge) and axiom
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from repro.lean.lexer import Kind, Token, identifier_parts, lex, lex_error, line_column, significant
@@ -73,6 +75,104 @@ FORBIDDEN_NAMES = {
     "skipKernelTC": "debug.skipKernelTC",
 }
 NATIVE_NAMES = frozenset({"native_decide", "native"})
+# Name shapes of commands that extend Lean (``declare_uint_simprocs``, ``register_tactic_tag``, ...):
+# no lemma a proof uses is named so, and a keyword among them begins a command wherever it stands.
+COMMAND_PREFIXES = ("declare_", "register_", "builtin_", "initialize", "compile_", "mk_iff_of_", "variable")
+# First name components that lead into metaprogramming, the compiler or I/O (``_root_`` removed):
+# a proof of a competition statement needs none of them, and each can run code at elaboration time.
+METAPROGRAMMING_ROOTS = frozenset(
+    {
+        "Lean",
+        "Mathlib",
+        "Aesop",
+        "Qq",
+        "Batteries",
+        "Std",
+        "Lake",
+        "IO",
+        "EIO",
+        "BaseIO",
+        "System",
+        "ProofWidgets",
+        "Plausible",
+        "ImportGraph",
+        "LeanSearchClient",
+    }
+)
+# Metaprogramming names reachable without the ``Lean.`` prefix (after ``open``, via ``export`` or dot
+# notation), compared per name component.
+METAPROGRAMMING_NAMES = frozenset(
+    {
+        "CoreM",
+        "MetaM",
+        "TermElabM",
+        "TacticM",
+        "CommandElabM",
+        "SimpM",
+        "MacroM",
+        "Simproc",
+        "DSimproc",
+        "Environment",
+        "Declaration",
+        "ConstantInfo",
+        "TheoremVal",
+        "thmDecl",
+        "axiomDecl",
+        "defnDecl",
+        "addDecl",
+        "addAndCompile",
+        "getEnv",
+        "setEnv",
+        "modifyEnv",
+        "getConstInfo",
+        "mkConst",
+        "Expr",
+        "Syntax",
+        "TSyntax",
+        "Name",
+        "MVarId",
+        "FVarId",
+        "evalExpr",
+        "evalTactic",
+        "evalTerm",
+        "elabTerm",
+        "withOptions",
+        "unsafeCast",
+        "unsafeIO",
+        "unsafeBaseIO",
+        "unsafeEIO",
+        "ptrAddrUnsafe",
+        "panic",
+        "dbg_trace",
+        "dbgTrace",
+        "dbgTraceIfShared",
+        "throwError",
+        "throwErrorAt",
+        "logInfo",
+        "trace",
+        "Elab",
+        "Meta",
+        "Macro",
+        "Tactic",
+        "Term",
+        "Command",
+        "ToExpr",
+        "toExpr",
+        "Quote",
+    }
+)
+# Characters other than ``\n`` that ``str.splitlines`` (and so the Kimina server, which splits and
+# re-joins the code) treats as line breaks, other control and format characters, and lone surrogates:
+# where they appear, our reading of comments and lines may differ from what Lean is sent.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+_SAFE_CONTROLS = frozenset("\n\t")
+_SIMPLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LITERAL_KINDS = {
+    Kind.string: "string literal",
+    Kind.char: "char literal",
+    Kind.raw_string: "raw string literal",
+    Kind.interpolated_string: "interpolated string",
+}
 
 
 @dataclass
@@ -117,6 +217,16 @@ def header_opens(header: str) -> set[str]:
     return found
 
 
+def unsafe_characters(code: str) -> list[str]:
+    """Line-break, control and format characters other than ``\\n`` and tab, named with their position."""
+    found: list[str] = []
+    for index, char in enumerate(code):
+        if char not in _SAFE_CONTROLS and unicodedata.category(char) in _UNSAFE_CATEGORIES:
+            line, column = line_column(code, index)
+            found.append(f"character U+{ord(char):04X} at line {line}:{column}")
+    return found
+
+
 def _where(code: str, token: Token) -> str:
     line, column = line_column(code, token.start)
     return f"line {line}:{column}"
@@ -129,8 +239,11 @@ def scan(
     allow_native_decide: bool = False,
     open_allowlist: frozenset[str] = DEFAULT_OPEN_ALLOWLIST,
     line_starts: bool = True,
+    main_name: str | None = None,
 ) -> ScanResult:
     """Apply the allowlist to prover ``code``; every refusal is named with its position.
+
+    ``main_name`` (the statement's theorem name) is the one dotted declaration name allowed.
 
     With ``line_starts``, an identifier that begins a line after a complete term (not after ``:``,
     ``:=``, an operator or an open bracket, which a continued term follows) must be an allowed command
@@ -138,6 +251,11 @@ def scan(
     statement is checked without it: an unknown command inside one theorem only makes Lean fail.
     """
     result = ScanResult()
+    characters = unsafe_characters(code)
+    if characters:
+        # refused whatever the lexer reads: the Kimina server splits lines at these, so Lean may not read what we lex
+        for label in characters[:5]:
+            result.refuse(f"{label} (only \\n may break a line; no control or format characters)")
     tokens = lex(code)
     error = lex_error(tokens)
     if error is not None:
@@ -165,16 +283,18 @@ def scan(
         if token.kind == Kind.hash_command:
             result.refuse(f"{token.text} ({where})")
         elif token.kind == Kind.attribute_open:
-            result.refuse(f"attribute @[...] ({where})")
-        elif token.kind == Kind.interpolated_string:
-            result.refuse(f"interpolated string ({where})")
-        elif token.kind == Kind.raw_string:
-            # no use in a proof, and a toolchain without raw strings would read the text differently
-            result.refuse(f"raw string literal ({where})")
+            if _simp_attribute_on_theorem(words, index):
+                index += 3
+                continue
+            result.refuse(f"attribute @[...] ({where}; only @[simp] on a theorem or lemma)")
+        elif token.kind in _LITERAL_KINDS:
+            # Lean runs code inside literals (``throwError "{...}"`` interpolates a plain string) and
+            # a proof needs none: every string and char literal is refused
+            result.refuse(f"{_LITERAL_KINDS[token.kind]} ({where}; no string or char literals in prover code)")
         elif token.kind == Kind.quotation:
             result.refuse(f"name literal or syntax quotation ({where})")
         elif token.kind == Kind.identifier:
-            index = _identifier(code, words, index, result, opens_allowed, allow_native_decide, line_starts)
+            index = _identifier(code, words, index, result, opens_allowed, allow_native_decide, line_starts, main_name)
             continue
         index += 1
     result.lean_code = _blank(code, blanked)
@@ -189,23 +309,13 @@ def _identifier(
     opens_allowed: set[str],
     allow_native_decide: bool,
     line_starts: bool,
+    main_name: str | None,
 ) -> int:
     """Judge the identifier at ``index``; returns the index of the next token to look at."""
     token = words[index]
     where = _where(code, token)
     text = token.text
-    parts = identifier_parts(text)
-    for part in parts:
-        if part in FORBIDDEN_NAMES:
-            result.refuse(f"{FORBIDDEN_NAMES[part]} ({where})")
-            if part.endswith(("?", "?!")):
-                result.uses_search_tactic = True
-        if part.startswith(RESERVED_PREFIX):
-            result.refuse(f"reserved name {text} ({where})")
-        if part in NATIVE_NAMES:
-            result.uses_native_decide = True
-            if not allow_native_decide:
-                result.refuse(f"native_decide ({where})")
+    _judge_name(code, token, result, allow_native_decide)
     if text == "open":
         return _open(code, words, index, result, opens_allowed)
     if text == "set_option":
@@ -225,21 +335,53 @@ def _identifier(
         while back >= 0 and words[back].text in ALLOWED_MODIFIERS:
             modifiers.append(words[back].text)
             back -= 1
+        _judge_name(code, name, result, allow_native_decide)
         declared = name.name
-        if "." in declared:
+        if "." in declared and declared != main_name:
             result.refuse(f"declaration {name.text} inside a namespace ({where})")
         result.declarations.append(Declaration(text, declared, modifiers, token.start))
         return index + 2
     if text in ALLOWED_MODIFIERS or text == "example":
         return index + 1
-    if text in COMMAND_KEYWORDS:
+    if text in ("universe", "universes"):
+        return _universe(code, words, index, result)
+    if text in COMMAND_KEYWORDS or text.startswith(COMMAND_PREFIXES):
         result.refuse(f"{text} ({where})")
         return index + 1
+    following = words[index + 1] if index + 1 < len(words) else None
+    glued = following is not None and following.text == "%" and following.start == token.end
+    if glued and following is not None and (following.end == len(code) or code[following.end].isspace()):
+        # ``compile_inductive%``, ``gen_injective_theorems%``: elaborator keywords, commands among them
+        result.refuse(f"{text}% ({where}; no elaborator keywords)")
+        return index + 2
     previous = words[index - 1] if index > 0 else None
     continues = previous is not None and previous.kind == Kind.symbol and previous.text not in (")", "]", "}", "⟩")
     if line_starts and _at_column_zero(code, token) and not continues and text not in ("by", "end"):
         result.refuse(f"{text} at the start of a line ({where}; not a command the gate allows)")
     return index + 1
+
+
+def _judge_name(code: str, token: Token, result: ScanResult, allow_native_decide: bool) -> None:
+    """Rules on every name component, wherever the name stands (a declaration's own name included)."""
+    where = _where(code, token)
+    text = token.text
+    parts = identifier_parts(text)
+    rooted = parts[1:] if parts[0] == "_root_" and len(parts) > 1 else parts
+    if rooted[0] in METAPROGRAMMING_ROOTS:
+        result.refuse(f"{text}: the {rooted[0]} namespace ({where}; no metaprogramming, compiler or I/O)")
+    for part in parts:
+        if part in FORBIDDEN_NAMES:
+            result.refuse(f"{FORBIDDEN_NAMES[part]} ({where})")
+            if part.endswith(("?", "?!")):
+                result.uses_search_tactic = True
+        if part in METAPROGRAMMING_NAMES:
+            result.refuse(f"{text}: metaprogramming name {part} ({where})")
+        if RESERVED_PREFIX in part:
+            result.refuse(f"reserved name {text} ({where})")
+        if part in NATIVE_NAMES:
+            result.uses_native_decide = True
+            if not allow_native_decide:
+                result.refuse(f"native_decide ({where})")
 
 
 def _open(code: str, words: list[Token], index: int, result: ScanResult, opens_allowed: set[str]) -> int:
@@ -264,6 +406,32 @@ def _open(code: str, words: list[Token], index: int, result: ScanResult, opens_a
     if cursor < len(words) and words[cursor].kind == Kind.symbol and words[cursor].text == "(":
         result.refuse(f"open with an explicit name list ({where})")
     return cursor
+
+
+def _universe(code: str, words: list[Token], index: int, result: ScanResult) -> int:
+    """``universe u v``: a plain name on the same line must follow (each name is judged as an identifier)."""
+    token = words[index]
+    following = words[index + 1] if index + 1 < len(words) else None
+    if (
+        following is None
+        or following.kind != Kind.identifier
+        or not _SIMPLE_NAME.fullmatch(following.text)
+        or following.text in COMMAND_KEYWORDS
+        or "\n" in code[token.end : following.start]
+    ):
+        result.refuse(f"{token.text} without a plain name ({_where(code, token)})")
+    return index + 1
+
+
+def _simp_attribute_on_theorem(words: list[Token], index: int) -> bool:
+    """``@[simp]`` directly before ``[private] theorem|lemma``: a proven lemma added to the simp set."""
+    texts = [word.text for word in words[index + 1 : index + 5]]
+    if texts[:2] != ["simp", "]"] or words[index + 1].kind != Kind.identifier:
+        return False
+    rest = texts[2:]
+    if rest and rest[0] == "private":
+        rest = rest[1:]
+    return bool(rest) and rest[0] in ("theorem", "lemma")
 
 
 def _at_column_zero(code: str, token: Token) -> bool:
