@@ -178,6 +178,15 @@ def _line_of(code: str, needle: str) -> int:
     return next(number for number, line in enumerate(code.split("\n"), start=1) if needle in line)
 
 
+def sentinel_echoes(code: str) -> list[dict[str, Any]]:
+    """What Lean answers to the gate's sentinel commands: each prints its own text at its own line."""
+    return [
+        {"severity": "info", "pos": {"line": number, "column": 0}, "data": text[8:-1]}
+        for number, text in enumerate(code.split("\n"), start=1)
+        if text.startswith('#print "')
+    ]
+
+
 @pytest.fixture
 def kimina() -> Iterator[KiminaStub]:
     """Answers like Lean would, with each message positioned in the snippet (1-based lines)."""
@@ -191,9 +200,7 @@ def kimina() -> Iterator[KiminaStub]:
         def message(needle: str, severity: str, data: str) -> None:
             messages.append({"severity": severity, "pos": {"line": _line_of(code, needle), "column": 0}, "data": data})
 
-        for number, text in enumerate(code.split("\n"), start=1):  # our sentinels print their own text
-            if text.startswith('#print "'):
-                messages.append({"severity": "info", "pos": {"line": number, "column": 0}, "data": text[8:-1]})
+        messages.extend(sentinel_echoes(code))
         name = code.split("#print axioms ")[-1].split("\n")[0].strip().removeprefix("_root_.")  # the resolved name
         if "  bad" in code:
             message("  bad", "error", "unsolved goals")

@@ -253,7 +253,7 @@ def test_help_and_status_never_import_heavy_libraries(world_store: Path) -> None
 
 def test_a_kimina_fleet_spreads_checks_within_each_servers_concurrency_and_skips_a_dead_one() -> None:
     from repro.config import LeanSettings
-    from tests.test_lean_pool import KiminaStub
+    from tests.test_lean_pool import KiminaStub, sentinel_echoes
 
     in_flight: dict[str, int] = defaultdict(int)
     peak: dict[str, int] = defaultdict(int)
@@ -267,7 +267,7 @@ def test_a_kimina_fleet_spreads_checks_within_each_servers_concurrency_and_skips
             time.sleep(0.1)
             with lock:
                 in_flight[name] -= 1
-            return {"error": None, "response": {"messages": [], "env": 0}}
+            return {"error": None, "response": {"messages": sentinel_echoes(snippet["code"]), "env": 0}}
 
         return answer
 
