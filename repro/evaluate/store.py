@@ -8,15 +8,12 @@ what is missing. Model responses themselves are cached (and paid for once) in th
 
 from __future__ import annotations
 
-import sqlite3
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from repro.evaluate.records import EvalAnswer, EvalModel, Variant
-from repro.records import ReleasedInstance, utc_now
+from repro.records import ReleasedInstance
+from repro.sqlite_store import SqliteStore
 
 EVAL_STORE_FILENAME = "evaluation.sqlite"
 
@@ -44,80 +41,16 @@ class EvalStoreError(RuntimeError):
     pass
 
 
-class EvalStore:
+class EvalStore(SqliteStore):
+    MIGRATIONS = _MIGRATIONS
+    ERROR = EvalStoreError
+
     def __init__(self, eval_dir: str | Path, *, create: bool = True) -> None:
         self.eval_dir = Path(eval_dir)
         self.path = self.eval_dir / EVAL_STORE_FILENAME
         if not self.path.exists() and not create:
             raise EvalStoreError(f"{self.eval_dir}: no evaluation ({EVAL_STORE_FILENAME}) here")
-        self.eval_dir.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        self._connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA synchronous=NORMAL")
-        self._connection.execute("PRAGMA busy_timeout=30000")
-        self._migrate()
-
-    def close(self) -> None:
-        with self._lock:
-            self._connection.close()
-
-    def __enter__(self) -> EvalStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._connection
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
-
-    def _query(self, sql: str, parameters: Iterable[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            cursor = self._connection.execute(sql, tuple(parameters))
-            cursor.row_factory = sqlite3.Row
-            return cursor.fetchall()
-
-    def schema_version(self) -> int:
-        if not self._query("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'"):
-            return 0
-        rows = self._query("SELECT value FROM meta WHERE key='schema_version'")
-        return int(rows[0]["value"]) if rows else 0
-
-    def _migrate(self) -> None:
-        current = self.schema_version()
-        if current > SCHEMA_VERSION:
-            raise EvalStoreError(f"{self.path}: schema version {current} is newer than this repro ({SCHEMA_VERSION})")
-        while current < SCHEMA_VERSION:
-            with self.transaction() as connection:
-                version = self.schema_version()
-                if version >= SCHEMA_VERSION:
-                    return
-                for statement in _MIGRATIONS[version].split(";"):
-                    if statement.strip():
-                        connection.execute(statement)
-                connection.execute(
-                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version + 1),)
-                )
-                if version == 0:
-                    connection.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('created_at', ?)", (utc_now(),))
-            current = version + 1
-
-    # -- meta -----------------------------------------------------------------------------------------
-    def set_meta(self, key: str, value: str) -> None:
-        with self.transaction() as connection:
-            connection.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self._query("SELECT value FROM meta WHERE key=?", (key,))
-        return rows[0]["value"] if rows else None
+        super().__init__(self.path)
 
     # -- what is evaluated ------------------------------------------------------------------------
     def set_plan(self, meta: dict[str, str], models: list[EvalModel], instances: list[ReleasedInstance]) -> None:

@@ -13,10 +13,17 @@ import asyncio
 import hashlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from repro.lean.protocol import InfraStatus, LeanResult, Verifier
-from repro.store import RunStore
+
+
+class LeanResultStore(Protocol):
+    """Where results outlive the process: the run store, or a study's store."""
+
+    def cached_lean_result(self, code_hash: str) -> dict[str, Any] | None: ...
+
+    def cache_lean_result(self, code_hash: str, result: dict[str, Any]) -> None: ...
 
 
 def lean_cache_key(verifier: Verifier, code: str, header: str) -> str:
@@ -52,7 +59,7 @@ def _decode(stored: dict[str, Any], single: bool) -> list[LeanResult] | None:
 
 
 class CachedVerifier:
-    def __init__(self, inner: Verifier, store: RunStore | None = None, *, memory_entries: int = 4096) -> None:
+    def __init__(self, inner: Verifier, store: LeanResultStore | None = None, *, memory_entries: int = 4096) -> None:
         self.inner = inner
         self.store = store
         self._memory: OrderedDict[str, list[LeanResult]] = OrderedDict()
