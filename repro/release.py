@@ -16,7 +16,14 @@ import yaml
 
 from repro import __version__
 from repro.config import LeanSettings, RunConfig
-from repro.records import Candidate, CandidateStatus, Provenance, ReleasedInstance, StageModel, utc_now
+from repro.records import (
+    RECORD_SCHEMA_VERSION,
+    Candidate,
+    Provenance,
+    ReleasedInstance,
+    StageModel,
+    utc_now,
+)
 from repro.store import RunStore
 
 SPLIT = "test"
@@ -143,47 +150,92 @@ def _combined_terms(
     )
 
 
-def _features() -> Any:
-    import datasets
+# The released row's columns, as Parquet stores them and as `datasets` describes them (the card's
+# ``dataset_info`` and the ``huggingface`` schema metadata ``datasets.Dataset.to_parquet`` writes).
+# Declared once here so writing needs neither `datasets` (seconds of imports) nor per-row encoding;
+# tests check both descriptions against `datasets.Features` itself.
+_STRING, _INT64, _BOOL = "string", "int64", "bool"
+_MODEL_FIELDS: dict[str, Any] = {"schema_version": _INT64, "stage": _STRING, "model": _STRING, "backend": _STRING}
+_PROVENANCE_FIELDS: dict[str, Any] = {
+    "schema_version": _INT64,
+    "models": [_MODEL_FIELDS],
+    "lean_toolchain": _STRING,
+    "mathlib_revision": _STRING,
+    "verifier_backend": _STRING,
+    "verified_by_real_lean": _BOOL,
+    "proof_hash": _STRING,
+    "repro_version": _STRING,
+    "released_at": _STRING,
+}
+_ROW_FIELDS: dict[str, Any] = {
+    "schema_version": _INT64,
+    **dict.fromkeys(
+        (
+            "instance_id",
+            "source_dataset",
+            "source_id",
+            "level",
+            "type",
+            "original_question",
+            "original_answer",
+            "rewritten_question",
+            "new_answer",
+            "lean_statement",
+            "lean_proof",
+            "verified_code",
+            "lean_header",
+            "theorem_name",
+            "screener_answer",
+        ),
+        _STRING,
+    ),
+    "answer_disagrees_with_screener": _BOOL,
+    "unverified": _BOOL,
+    "provenance": _PROVENANCE_FIELDS,
+}
 
-    text = datasets.Value("string")
-    return datasets.Features(
-        {
-            "schema_version": datasets.Value("int64"),
-            "instance_id": text,
-            "source_dataset": text,
-            "source_id": text,
-            "level": text,
-            "type": text,
-            "original_question": text,
-            "original_answer": text,
-            "rewritten_question": text,
-            "new_answer": text,
-            "lean_statement": text,
-            "lean_proof": text,
-            "verified_code": text,
-            "lean_header": text,
-            "theorem_name": text,
-            "screener_answer": text,
-            "answer_disagrees_with_screener": datasets.Value("bool"),
-            "unverified": datasets.Value("bool"),
-            "provenance": {
-                "schema_version": datasets.Value("int64"),
-                "models": [{"schema_version": datasets.Value("int64"), "stage": text, "model": text, "backend": text}],
-                "lean_toolchain": text,
-                "mathlib_revision": text,
-                "verifier_backend": text,
-                "verified_by_real_lean": datasets.Value("bool"),
-                "proof_hash": text,
-                "repro_version": text,
-                "released_at": text,
-            },
-        }
-    )
+
+def _feature_dict(fields: dict[str, Any]) -> dict[str, Any]:
+    """``datasets.Features.to_dict()`` of these fields (the ``huggingface`` Parquet metadata)."""
+
+    def feature(kind: Any) -> Any:
+        if isinstance(kind, dict):
+            return _feature_dict(kind)
+        if isinstance(kind, list):
+            return {"feature": feature(kind[0]), "_type": "List"}
+        return {"dtype": kind, "_type": "Value"}
+
+    return {name: feature(kind) for name, kind in fields.items()}
+
+
+def _feature_yaml(fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """``datasets.Features._to_yaml_list()`` of these fields (the card's ``dataset_info.features``)."""
+
+    def entry(name: str, kind: Any) -> dict[str, Any]:
+        if isinstance(kind, dict):
+            return {"name": name, "struct": _feature_yaml(kind)}
+        if isinstance(kind, list):
+            return {"name": name, "list": _feature_yaml(kind[0])}
+        return {"name": name, "dtype": kind}
+
+    return [entry(name, kind) for name, kind in fields.items()]
+
+
+def _arrow_schema() -> Any:
+    import pyarrow
+
+    def arrow_type(kind: Any) -> Any:
+        if isinstance(kind, dict):
+            return pyarrow.struct([(name, arrow_type(inner)) for name, inner in kind.items()])
+        if isinstance(kind, list):
+            return pyarrow.list_(arrow_type(kind[0]))
+        return {_STRING: pyarrow.string(), _INT64: pyarrow.int64(), _BOOL: pyarrow.bool_()}[kind]
+
+    metadata = {"huggingface": json.dumps({"info": {"features": _feature_dict(_ROW_FIELDS)}})}
+    return pyarrow.schema([(name, arrow_type(kind)) for name, kind in _ROW_FIELDS.items()], metadata=metadata)
 
 
 def _card(
-    features: Any,
     rows: int,
     unverified: int,
     config: RunConfig | None,
@@ -198,7 +250,7 @@ def _card(
         "tags": ["math", "lean4", "formal-verification", "contamination-resistant"],
         "configs": [{"config_name": "default", "data_files": [{"split": SPLIT, "path": f"data/{SPLIT}.parquet"}]}],
         "dataset_info": {
-            "features": features._to_yaml_list(),
+            "features": _feature_yaml(_ROW_FIELDS),
             "splits": [{"name": SPLIT, "num_bytes": num_bytes, "num_examples": rows}],
         },
     }
@@ -241,6 +293,210 @@ def release_files(out: Path) -> list[str]:
     return [f"data/{SPLIT}.parquet", f"data/{SPLIT}.jsonl", "README.md", *exported_file_names()]
 
 
+def _payload(table: str, field: str) -> str:
+    return f"json_extract({table}.payload, '$.{field}')"
+
+
+# What one released row is made of, read by SQLite from the stored payloads in one pass (the
+# equivalent of :func:`instance_from_candidate`, which stays the reference for a single row).
+_UNVERIFIED = f"(:demonstration OR NOT COALESCE({_payload('c', 'verifier_is_real_lean')}, 0))"
+_COLUMNS: dict[str, str] = {
+    "instance_id": "c.candidate_id",
+    "source_dataset": _payload("p", "source"),
+    "source_id": _payload("p", "source_id"),
+    "level": _payload("p", "level"),
+    "type": _payload("p", "type"),
+    "original_question": _payload("p", "question"),
+    "original_answer": _payload("p", "answer"),
+    "rewritten_question": _payload("c", "rewritten_question"),
+    "new_answer": _payload("c", "new_answer"),
+    "lean_statement": _payload("c", "lean_statement"),
+    "lean_proof": _payload("c", "lean_proof"),
+    "verified_code": _payload("c", "verified_code"),
+    "lean_header": ":header",
+    "theorem_name": f"COALESCE({_payload('c', 'theorem_name')}, '')",
+    "screener_answer": _payload("c", "screener_answer"),
+    "answer_disagrees_with_screener": f"COALESCE({_payload('c', 'answer_disagrees_with_screener')}, 0) != 0",
+    "unverified": _UNVERIFIED,
+}
+# provenance fields read per row; the rest of a row's provenance is the same for every row of a run
+# (models and backends too, almost always), so it is assembled once per distinct value in Python
+_PROVENANCE_COLUMNS: dict[str, str] = {
+    "models": _payload("c", "models"),
+    "backends": _payload("c", "backends"),
+    "lean_toolchain": _payload("c", "lean_toolchain"),
+    "mathlib_revision": _payload("c", "mathlib_revision"),
+    "verifier_backend": _payload("c", "verifier_backend"),
+    "verified_by_real_lean": f"COALESCE({_payload('c', 'verifier_is_real_lean')}, 0) != 0",
+}
+_BOOLEAN_COLUMNS = ("answer_disagrees_with_screener", "unverified", "verified_by_real_lean")
+_REQUIRED = ("rewritten_question", "new_answer", "lean_statement", "lean_proof", "verified_code")
+
+
+def _select() -> str:
+    """The columns, then each row's JSONL text without its provenance (SQLite quotes the strings)."""
+    members = ["'schema_version', :schema_version"]
+    for name, expression in _COLUMNS.items():
+        value = f"json(CASE WHEN {expression} THEN 'true' ELSE 'false' END)" if name in _BOOLEAN_COLUMNS else expression
+        members.append(f"'{name}', {value}")
+    return ", ".join([*_COLUMNS.values(), *_PROVENANCE_COLUMNS.values(), f"json_object({', '.join(members)})"])
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _arrow_column(values: Any, name: str, kind: Any = None) -> Any:
+    import pyarrow
+
+    if name in _BOOLEAN_COLUMNS:  # SQLite answers 0 or 1
+        return pyarrow.array(values, pyarrow.int8()).cast(pyarrow.bool_())
+    return pyarrow.array(values, kind if kind is not None else pyarrow.string())
+
+
+@dataclass
+class _Written:
+    rows: int = 0
+    unverified: int = 0
+    num_bytes: int = 0
+
+
+class _ReleaseWriter:
+    """Streams released rows into the Parquet and JSONL files, a batch at a time.
+
+    Both files are written under temporary names and renamed only when every row was written,
+    and nothing (not even the directory) exists until the first row arrives: a release that fails
+    or has nothing to release leaves the output directory as it was.
+    """
+
+    def __init__(self, out: Path, released_at: str) -> None:
+        self.out = out
+        self.parquet_path = out / "data" / f"{SPLIT}.parquet"
+        self.jsonl_path = out / "data" / f"{SPLIT}.jsonl"
+        self.schema = _arrow_schema()
+        self.written = _Written()
+        self.sources: set[str] = set()
+        self._created: list[Path] = []
+        self._parquet: Any = None
+        self._jsonl: Any = None
+        # the provenance fields that are the same for every row close each JSONL line
+        self._line_tail = _compact_json({"repro_version": __version__, "released_at": released_at})[1:]
+        self._constants = {"repro_version": __version__, "released_at": released_at}
+        self._provenances: dict[tuple[Any, ...], tuple[list[dict[str, Any]], str]] = {}
+
+    def _partial(self, path: Path) -> Path:
+        return path.with_name(path.name + ".partial")
+
+    def _open(self) -> None:
+        import pyarrow.parquet as parquet
+
+        for directory in (self.out, self.out / "data"):
+            if not directory.exists():
+                directory.mkdir(parents=True)
+                self._created.append(directory)
+        self._parquet = parquet.ParquetWriter(self._partial(self.parquet_path), self.schema)
+        self._jsonl = self._partial(self.jsonl_path).open("w", encoding="utf-8")
+
+    def write(self, batch: list[Any]) -> None:
+        import pyarrow
+
+        if not batch:
+            return
+        if self._parquet is None:
+            self._open()
+        names = [*_COLUMNS, *_PROVENANCE_COLUMNS]
+        columns = list(zip(*batch, strict=True))
+        values = dict(zip(names, columns, strict=False))
+        lacking = [
+            index
+            for name in _REQUIRED
+            if not all(values[name])
+            for index, value in enumerate(values[name])
+            if not value
+        ]
+        if lacking:
+            first = min(lacking)
+            missing = [name for name in _REQUIRED if not values[name][first]]
+            raise ReleaseError(f"candidate {batch[first][0]} is retained but lacks {missing}")
+        provenances = [self._provenance(row[len(_COLUMNS) : len(names)]) for row in batch]
+        hashes = [proof_hash(code) for code in values["verified_code"]]
+        self._jsonl.write(
+            "".join(
+                f'{line[:-1]},"provenance":{provenance[1]}{digest}",{self._line_tail}}}\n'
+                for line, provenance, digest in zip(columns[len(names)], provenances, hashes, strict=True)
+            )
+        )
+        count = len(batch)
+        arrays: dict[str, Any] = {"schema_version": pyarrow.array([RECORD_SCHEMA_VERSION] * count, pyarrow.int64())}
+        for name in _COLUMNS:
+            arrays[name] = _arrow_column(values[name], name)
+        provenance_type = self.schema.field("provenance").type
+        provenance_values = {
+            "schema_version": [RECORD_SCHEMA_VERSION] * count,
+            **{name: values[name] for name in _PROVENANCE_COLUMNS},
+            "models": [provenance[0] for provenance in provenances],
+            "proof_hash": hashes,
+            **{name: [value] * count for name, value in self._constants.items()},
+        }
+        arrays["provenance"] = pyarrow.StructArray.from_arrays(
+            [_arrow_column(provenance_values[field.name], field.name, field.type) for field in provenance_type],
+            fields=list(provenance_type),
+        )
+        table = pyarrow.Table.from_pydict(arrays, schema=self.schema)
+        self._parquet.write_table(table)
+        self.written.rows += count
+        self.written.unverified += sum(values["unverified"])
+        self.written.num_bytes += table.nbytes
+        self.sources.update(values["source_dataset"])
+
+    def _provenance(self, fields: tuple[Any, ...]) -> tuple[list[dict[str, Any]], str]:
+        """A row's models (as Parquet takes them) and its provenance's JSONL text up to the proof hash.
+
+        Built as :func:`instance_from_candidate` builds them, once per distinct set of fields.
+        """
+        known = self._provenances.get(fields)
+        if known is not None:
+            return known
+        models_text, backends_text, toolchain, mathlib, verifier, real_lean = fields
+        backends = json.loads(backends_text or "{}")
+        models = [
+            {
+                "schema_version": RECORD_SCHEMA_VERSION,
+                "stage": stage,
+                "model": model,
+                "backend": backends.get(stage, "unknown"),
+            }
+            for stage, model in sorted(json.loads(models_text or "{}").items())
+        ]
+        head = {
+            "schema_version": RECORD_SCHEMA_VERSION,
+            "models": models,
+            "lean_toolchain": toolchain,
+            "mathlib_revision": mathlib,
+            "verifier_backend": verifier,
+            "verified_by_real_lean": bool(real_lean),
+        }
+        known = self._provenances[fields] = (models, _compact_json(head)[:-1] + ',"proof_hash":"')
+        return known
+
+    def finish(self) -> None:
+        self._close()
+        self._partial(self.parquet_path).replace(self.parquet_path)
+        self._partial(self.jsonl_path).replace(self.jsonl_path)
+
+    def _close(self) -> None:
+        if self._parquet is not None:
+            self._parquet.close()
+            self._jsonl.close()
+
+    def abandon(self) -> None:
+        self._close()
+        for path in (self.parquet_path, self.jsonl_path):
+            self._partial(path).unlink(missing_ok=True)
+        for directory in reversed(self._created):
+            directory.rmdir()
+
+
 def write_release(
     run_dir: str | Path,
     out_dir: str | Path,
@@ -249,54 +505,49 @@ def write_release(
     license: str | None = None,
     attribution: str | None = None,
 ) -> ReleaseSummary:
-    """Write the retained instances; nothing at all when none is releasable (the summary says so)."""
-    import datasets
+    """Write the retained instances; nothing at all when none is releasable (the summary says so).
 
-    datasets.disable_progress_bars()
+    Rows stream from one SQL pass over the store straight into both files, so time and memory do
+    not depend on parsing each candidate into records (a 100k-problem run releases in seconds).
+    """
+    config_path = Path(run_dir) / "config.yaml"
+    config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
+    out = Path(out_dir)
+    writer = _ReleaseWriter(out, utc_now())
+    parameters = {
+        "demonstration": bool(config and config.demonstration),
+        "header": config.lean.header if config else "",
+        "schema_version": RECORD_SCHEMA_VERSION,
+    }
+    page = 5000
     store = RunStore(run_dir, create=False)
     try:
-        config_path = Path(run_dir) / "config.yaml"
-        config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
-        header = config.lean.header if config else ""
-        released_at = utc_now()
-        order = store.draw_orders()
-        retained = sorted(
-            store.candidates(CandidateStatus.retained), key=lambda c: (order.get(c.problem_id, 0), c.candidate_id)
-        )
-        instances = [
-            instance_from_candidate(
-                c, store, header, released_at=released_at, demonstration=bool(config and config.demonstration)
-            )
-            for c in retained
-        ]
-        unfinished = sum(1 for outcome in store.problem_outcomes().values() if outcome is None)
+        retained = store.retained_count()
+        batch: list[Any] = []
+        for row in store.retained_rows(
+            _select(), where="" if allow_unverified else f"NOT {_UNVERIFIED}", parameters=parameters, page=page
+        ):
+            batch.append(tuple(row))
+            if len(batch) == page:
+                writer.write(batch)
+                batch = []
+        writer.write(batch)
+        unfinished = store.outcome_counts().get(None, 0)
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
+        written = writer.written
+        withheld = 0 if allow_unverified else retained - written.rows
+        if not written.rows:
+            return ReleaseSummary(
+                written=0, unverified=0, withheld_unverified=withheld, out_dir=out, unfinished_problems=unfinished
+            )
+        terms = _combined_terms(sorted(writer.sources), config, license, attribution)
+        writer.finish()
+    except BaseException:
+        writer.abandon()
+        raise
     finally:
         store.close()
-    withheld = sum(1 for instance in instances if instance.unverified) if not allow_unverified else 0
-    if not allow_unverified:
-        instances = [instance for instance in instances if not instance.unverified]
-    out = Path(out_dir)
-    if not instances:
-        return ReleaseSummary(
-            written=0, unverified=0, withheld_unverified=withheld, out_dir=out, unfinished_problems=unfinished
-        )
-    terms = _combined_terms(sorted({i.source_dataset for i in instances}), config, license, attribution)
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    rows = [instance.model_dump(mode="json") for instance in instances]
-    features = _features()
-    dataset = (
-        datasets.Dataset.from_list(rows, features=features)
-        if rows
-        else datasets.Dataset.from_dict({name: [] for name in features}, features=features)
-    )
-    num_bytes = int(dataset.data.nbytes)
-    dataset.to_parquet(str(out / "data" / f"{SPLIT}.parquet"))
-    with (out / "data" / f"{SPLIT}.jsonl").open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    unverified = sum(1 for instance in instances if instance.unverified)
-    card = _card(features, len(rows), unverified, config, num_bytes, terms, skip_reasons)
+    card = _card(written.rows, written.unverified, config, written.num_bytes, terms, skip_reasons)
     (out / "README.md").write_text(card, encoding="utf-8")
     from repro.release_exports import write_release_exports  # inspect_ai and lm-eval tasks beside the data
 
@@ -304,8 +555,8 @@ def write_release(
     manifest = "".join(f"{_sha256(out / name)}  {name}\n" for name in release_files(out))
     (out / MANIFEST).write_text(manifest, encoding="utf-8")
     return ReleaseSummary(
-        written=len(rows),
-        unverified=unverified,
+        written=written.rows,
+        unverified=written.unverified,
         withheld_unverified=withheld,
         out_dir=out,
         unfinished_problems=unfinished,

@@ -24,7 +24,7 @@ import queue
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -229,11 +229,14 @@ class RunStore:
             cursor.row_factory = sqlite3.Row
             return cursor.fetchall()
 
-    def _iterate(self, sql: str, parameters: Iterable[Any] = (), *, page: int = 500) -> Iterator[sqlite3.Row]:
+    def _iterate(
+        self, sql: str, parameters: Iterable[Any] | Mapping[str, Any] = (), *, page: int = 500
+    ) -> Iterator[sqlite3.Row]:
         """Rows of a query a page at a time from one cursor, so a caller that stops early never reads
         the rest and a full pass costs one scan (the lock is held per page, not across the caller)."""
         with self._read_lock:
-            cursor = self._reader.execute(sql, tuple(parameters))
+            bound = parameters if isinstance(parameters, Mapping) else tuple(parameters)
+            cursor = self._reader.execute(sql, bound)
             cursor.row_factory = sqlite3.Row
         try:
             while True:
@@ -582,6 +585,32 @@ class RunStore:
         sql += " ORDER BY candidate_id"
         for row in self._iterate(sql, parameters):
             yield Candidate.model_validate_json(row["payload"])
+
+    def retained_rows(
+        self, select: str, *, where: str = "", parameters: Mapping[str, Any] | Iterable[Any] = (), page: int = 5000
+    ) -> Iterator[sqlite3.Row]:
+        """Retained candidates joined to their problems, in release order (draw order, then id).
+
+        ``select`` and ``where`` are SQL over ``c`` (candidates) and ``p`` (problems), so a caller
+        reads the fields it needs in one pass, extracted by SQLite, without parsing whole payloads.
+        A retained candidate whose problem is not stored is an error, never silently left out.
+        """
+        orphan = self._query(
+            "SELECT problem_id FROM candidates c WHERE status='retained'"
+            " AND NOT EXISTS (SELECT 1 FROM problems p WHERE p.problem_id=c.problem_id) LIMIT 1"
+        )
+        if orphan:
+            raise StoreError(f"problem {orphan[0]['problem_id']!r} not in {self.path}")
+        sql = (
+            # problems first (CROSS JOIN fixes the order): their draw-order index gives the release
+            # order, so only each problem's few candidates are sorted, never the whole release
+            f"SELECT {select} FROM problems p CROSS JOIN candidates c ON c.problem_id=p.problem_id"
+            f" WHERE c.status='retained'{f' AND ({where})' if where else ''} ORDER BY p.draw_order, c.candidate_id"
+        )
+        return self._iterate(sql, parameters, page=page)
+
+    def retained_count(self) -> int:
+        return int(self._query("SELECT COUNT(*) AS n FROM candidates WHERE status='retained'")[0]["n"])
 
     def attempts(
         self, *, candidate_id: str | None = None, stage: str | None = None, reason: str | None = None
