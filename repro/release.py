@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -304,8 +305,8 @@ _COLUMNS: dict[str, str] = {
     "instance_id": "c.candidate_id",
     "source_dataset": _payload("p", "source"),
     "source_id": _payload("p", "source_id"),
-    "level": _payload("p", "level"),
-    "type": _payload("p", "type"),
+    "level": "p.level",  # the store keeps level and type as columns beside the payload
+    "type": "p.type",
     "original_question": _payload("p", "question"),
     "original_answer": _payload("p", "answer"),
     "rewritten_question": _payload("c", "rewritten_question"),
@@ -317,29 +318,38 @@ _COLUMNS: dict[str, str] = {
     "theorem_name": f"COALESCE({_payload('c', 'theorem_name')}, '')",
     "screener_answer": _payload("c", "screener_answer"),
     "answer_disagrees_with_screener": f"COALESCE({_payload('c', 'answer_disagrees_with_screener')}, 0) != 0",
-    "unverified": _UNVERIFIED,
 }
-# provenance fields read per row; the rest of a row's provenance is the same for every row of a run
-# (models and backends too, almost always), so it is assembled once per distinct value in Python
-_PROVENANCE_COLUMNS: dict[str, str] = {
-    "models": _payload("c", "models"),
-    "backends": _payload("c", "backends"),
-    "lean_toolchain": _payload("c", "lean_toolchain"),
-    "mathlib_revision": _payload("c", "mathlib_revision"),
-    "verifier_backend": _payload("c", "verifier_backend"),
-    "verified_by_real_lean": f"COALESCE({_payload('c', 'verifier_is_real_lean')}, 0) != 0",
-}
+# The rest of a row (whether it is unverified, and its provenance but for the proof hash) follows from
+# fields that are the same for every row of a run, or nearly: SQLite hands them over as one JSON
+# array per row, and each distinct array is turned into columns and JSONL text once, in Python.
+_PROVENANCE_FIELDS_SQL = (
+    "json_extract(c.payload, '$.models', '$.backends', '$.lean_toolchain', '$.mathlib_revision',"
+    " '$.verifier_backend', '$.verifier_is_real_lean')"
+)
 _BOOLEAN_COLUMNS = ("answer_disagrees_with_screener", "unverified", "verified_by_real_lean")
 _REQUIRED = ("rewritten_question", "new_answer", "lean_statement", "lean_proof", "verified_code")
 
 
 def _select() -> str:
-    """The columns, then each row's JSONL text without its provenance (SQLite quotes the strings)."""
+    """The columns, the provenance fields, then each row's JSONL text as far as SQLite writes it."""
     members = ["'schema_version', :schema_version"]
     for name, expression in _COLUMNS.items():
         value = f"json(CASE WHEN {expression} THEN 'true' ELSE 'false' END)" if name in _BOOLEAN_COLUMNS else expression
         members.append(f"'{name}', {value}")
-    return ", ".join([*_COLUMNS.values(), *_PROVENANCE_COLUMNS.values(), f"json_object({', '.join(members)})"])
+    return ", ".join([*_COLUMNS.values(), _PROVENANCE_FIELDS_SQL, f"json_object({', '.join(members)})"])
+
+
+@dataclass(frozen=True)
+class _RowProvenance:
+    """What a row's provenance fields make of it: its Parquet values and its JSONL text up to the hash."""
+
+    unverified: bool
+    models: list[dict[str, Any]]
+    lean_toolchain: str | None
+    mathlib_revision: str | None
+    verifier_backend: str | None
+    verified_by_real_lean: bool
+    jsonl_head: str
 
 
 def _compact_json(value: Any) -> str:
@@ -349,8 +359,10 @@ def _compact_json(value: Any) -> str:
 def _arrow_column(values: Any, name: str, kind: Any = None) -> Any:
     import pyarrow
 
-    if name in _BOOLEAN_COLUMNS:  # SQLite answers 0 or 1
-        return pyarrow.array(values, pyarrow.int8()).cast(pyarrow.bool_())
+    if name in _BOOLEAN_COLUMNS:
+        if name in _COLUMNS:  # SQLite answers 0 or 1
+            return pyarrow.array(values, pyarrow.int8()).cast(pyarrow.bool_())
+        return pyarrow.array(values, pyarrow.bool_())
     return pyarrow.array(values, kind if kind is not None else pyarrow.string())
 
 
@@ -369,7 +381,8 @@ class _ReleaseWriter:
     or has nothing to release leaves the output directory as it was.
     """
 
-    def __init__(self, out: Path, released_at: str) -> None:
+    def __init__(self, out: Path, released_at: str, *, demonstration: bool) -> None:
+        self.demonstration = demonstration
         self.out = out
         self.parquet_path = out / "data" / f"{SPLIT}.parquet"
         self.jsonl_path = out / "data" / f"{SPLIT}.jsonl"
@@ -382,7 +395,7 @@ class _ReleaseWriter:
         # the provenance fields that are the same for every row close each JSONL line
         self._line_tail = _compact_json({"repro_version": __version__, "released_at": released_at})[1:]
         self._constants = {"repro_version": __version__, "released_at": released_at}
-        self._provenances: dict[tuple[Any, ...], tuple[list[dict[str, Any]], str]] = {}
+        self._provenances: dict[str, _RowProvenance] = {}
 
     def _partial(self, path: Path) -> Path:
         return path.with_name(path.name + ".partial")
@@ -404,9 +417,8 @@ class _ReleaseWriter:
             return
         if self._parquet is None:
             self._open()
-        names = [*_COLUMNS, *_PROVENANCE_COLUMNS]
         columns = list(zip(*batch, strict=True))
-        values = dict(zip(names, columns, strict=False))
+        values = dict(zip(_COLUMNS, columns, strict=False))
         lacking = [
             index
             for name in _REQUIRED
@@ -418,26 +430,29 @@ class _ReleaseWriter:
             first = min(lacking)
             missing = [name for name in _REQUIRED if not values[name][first]]
             raise ReleaseError(f"candidate {batch[first][0]} is retained but lacks {missing}")
-        provenances = [self._provenance(row[len(_COLUMNS) : len(names)]) for row in batch]
+        provenances = [self._provenance(fields) for fields in columns[len(_COLUMNS)]]
         hashes = [proof_hash(code) for code in values["verified_code"]]
         self._jsonl.write(
             "".join(
-                f'{line[:-1]},"provenance":{provenance[1]}{digest}",{self._line_tail}}}\n'
-                for line, provenance, digest in zip(columns[len(names)], provenances, hashes, strict=True)
+                f'{line[:-1]},{provenance.jsonl_head}{digest}",{self._line_tail}}}\n'
+                for line, provenance, digest in zip(columns[len(_COLUMNS) + 1], provenances, hashes, strict=True)
             )
         )
         count = len(batch)
         arrays: dict[str, Any] = {"schema_version": pyarrow.array([RECORD_SCHEMA_VERSION] * count, pyarrow.int64())}
         for name in _COLUMNS:
             arrays[name] = _arrow_column(values[name], name)
+        unverified = [provenance.unverified for provenance in provenances]
+        arrays["unverified"] = _arrow_column(unverified, "unverified")
         provenance_type = self.schema.field("provenance").type
-        provenance_values = {
+        provenance_values: dict[str, list[Any]] = {
             "schema_version": [RECORD_SCHEMA_VERSION] * count,
-            **{name: values[name] for name in _PROVENANCE_COLUMNS},
-            "models": [provenance[0] for provenance in provenances],
             "proof_hash": hashes,
             **{name: [value] * count for name, value in self._constants.items()},
         }
+        for field in provenance_type:
+            if field.name not in provenance_values:
+                provenance_values[field.name] = [getattr(provenance, field.name) for provenance in provenances]
         arrays["provenance"] = pyarrow.StructArray.from_arrays(
             [_arrow_column(provenance_values[field.name], field.name, field.type) for field in provenance_type],
             fields=list(provenance_type),
@@ -445,38 +460,44 @@ class _ReleaseWriter:
         table = pyarrow.Table.from_pydict(arrays, schema=self.schema)
         self._parquet.write_table(table)
         self.written.rows += count
-        self.written.unverified += sum(values["unverified"])
+        self.written.unverified += sum(unverified)
         self.written.num_bytes += table.nbytes
         self.sources.update(values["source_dataset"])
 
-    def _provenance(self, fields: tuple[Any, ...]) -> tuple[list[dict[str, Any]], str]:
-        """A row's models (as Parquet takes them) and its provenance's JSONL text up to the proof hash.
-
-        Built as :func:`instance_from_candidate` builds them, once per distinct set of fields.
-        """
+    def _provenance(self, fields: str) -> _RowProvenance:
+        """Built as :func:`instance_from_candidate` builds it, once per distinct ``fields`` text."""
         known = self._provenances.get(fields)
         if known is not None:
             return known
-        models_text, backends_text, toolchain, mathlib, verifier, real_lean = fields
-        backends = json.loads(backends_text or "{}")
-        models = [
+        models, backends, toolchain, mathlib, verifier, real_lean = json.loads(fields)
+        stage_models = [
             {
                 "schema_version": RECORD_SCHEMA_VERSION,
                 "stage": stage,
                 "model": model,
-                "backend": backends.get(stage, "unknown"),
+                "backend": (backends or {}).get(stage, "unknown"),
             }
-            for stage, model in sorted(json.loads(models_text or "{}").items())
+            for stage, model in sorted((models or {}).items())
         ]
+        unverified = self.demonstration or not real_lean
         head = {
             "schema_version": RECORD_SCHEMA_VERSION,
-            "models": models,
+            "models": stage_models,
             "lean_toolchain": toolchain,
             "mathlib_revision": mathlib,
             "verifier_backend": verifier,
             "verified_by_real_lean": bool(real_lean),
         }
-        known = self._provenances[fields] = (models, _compact_json(head)[:-1] + ',"proof_hash":"')
+        jsonl_head = f'"unverified":{_compact_json(unverified)},"provenance":{_compact_json(head)[:-1]},"proof_hash":"'
+        known = self._provenances[fields] = _RowProvenance(
+            unverified=unverified,
+            models=stage_models,
+            lean_toolchain=toolchain,
+            mathlib_revision=mathlib,
+            verifier_backend=verifier,
+            verified_by_real_lean=bool(real_lean),
+            jsonl_head=jsonl_head,
+        )
         return known
 
     def finish(self) -> None:
@@ -513,25 +534,22 @@ def write_release(
     config_path = Path(run_dir) / "config.yaml"
     config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
     out = Path(out_dir)
-    writer = _ReleaseWriter(out, utc_now())
+    demonstration = bool(config and config.demonstration)
+    writer = _ReleaseWriter(out, utc_now(), demonstration=demonstration)
     parameters = {
-        "demonstration": bool(config and config.demonstration),
+        "demonstration": demonstration,
         "header": config.lean.header if config else "",
         "schema_version": RECORD_SCHEMA_VERSION,
     }
-    page = 5000
     store = RunStore(run_dir, create=False)
     try:
         retained = store.retained_count()
-        batch: list[Any] = []
-        for row in store.retained_rows(
-            _select(), where="" if allow_unverified else f"NOT {_UNVERIFIED}", parameters=parameters, page=page
-        ):
-            batch.append(tuple(row))
-            if len(batch) == page:
-                writer.write(batch)
-                batch = []
-        writer.write(batch)
+        pages = store.retained_rows(
+            _select(), where="" if allow_unverified else f"NOT {_UNVERIFIED}", parameters=parameters
+        )
+        with closing(pages):  # the cursor closes before the store does, however the loop ends
+            for page in pages:
+                writer.write(page)
         unfinished = store.outcome_counts().get(None, 0)
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
         written = writer.written

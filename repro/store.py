@@ -24,7 +24,7 @@ import queue
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -229,14 +229,11 @@ class RunStore:
             cursor.row_factory = sqlite3.Row
             return cursor.fetchall()
 
-    def _iterate(
-        self, sql: str, parameters: Iterable[Any] | Mapping[str, Any] = (), *, page: int = 500
-    ) -> Iterator[sqlite3.Row]:
+    def _iterate(self, sql: str, parameters: Iterable[Any] = (), *, page: int = 500) -> Iterator[sqlite3.Row]:
         """Rows of a query a page at a time from one cursor, so a caller that stops early never reads
         the rest and a full pass costs one scan (the lock is held per page, not across the caller)."""
         with self._read_lock:
-            bound = parameters if isinstance(parameters, Mapping) else tuple(parameters)
-            cursor = self._reader.execute(sql, bound)
+            cursor = self._reader.execute(sql, tuple(parameters))
             cursor.row_factory = sqlite3.Row
         try:
             while True:
@@ -588,8 +585,9 @@ class RunStore:
 
     def retained_rows(
         self, select: str, *, where: str = "", parameters: Mapping[str, Any] | Iterable[Any] = (), page: int = 5000
-    ) -> Iterator[sqlite3.Row]:
-        """Retained candidates joined to their problems, in release order (draw order, then id).
+    ) -> Generator[list[tuple[Any, ...]], None, None]:
+        """Retained candidates joined to their problems, in release order (draw order, then id), a
+        page of plain tuples at a time.
 
         ``select`` and ``where`` are SQL over ``c`` (candidates) and ``p`` (problems), so a caller
         reads the fields it needs in one pass, extracted by SQLite, without parsing whole payloads.
@@ -607,7 +605,19 @@ class RunStore:
             f"SELECT {select} FROM problems p CROSS JOIN candidates c ON c.problem_id=p.problem_id"
             f" WHERE c.status='retained'{f' AND ({where})' if where else ''} ORDER BY p.draw_order, c.candidate_id"
         )
-        return self._iterate(sql, parameters, page=page)
+        bound = parameters if isinstance(parameters, Mapping) else tuple(parameters)
+        with self._read_lock:
+            cursor = self._reader.execute(sql, bound)
+        try:
+            while True:
+                with self._read_lock:
+                    rows = cursor.fetchmany(page)
+                if not rows:
+                    return
+                yield rows
+        finally:
+            with self._read_lock:
+                cursor.close()
 
     def retained_count(self) -> int:
         return int(self._query("SELECT COUNT(*) AS n FROM candidates WHERE status='retained'")[0]["n"])
