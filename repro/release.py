@@ -331,12 +331,21 @@ _REQUIRED = ("rewritten_question", "new_answer", "lean_statement", "lean_proof",
 
 
 def _select() -> str:
-    """The columns, the provenance fields, then each row's JSONL text as far as SQLite writes it."""
+    """The columns, the provenance fields, then each row's JSONL text as far as SQLite writes it.
+
+    Text comes back as UTF-8 bytes (``CAST AS BLOB``): it goes to files and to Arrow as UTF-8, so
+    decoding it into Python strings only to encode it again would be wasted work.
+    """
     members = ["'schema_version', :schema_version"]
+    columns = []
     for name, expression in _COLUMNS.items():
-        value = f"json(CASE WHEN {expression} THEN 'true' ELSE 'false' END)" if name in _BOOLEAN_COLUMNS else expression
-        members.append(f"'{name}', {value}")
-    return ", ".join([*_COLUMNS.values(), _PROVENANCE_FIELDS_SQL, f"json_object({', '.join(members)})"])
+        if name in _BOOLEAN_COLUMNS:
+            members.append(f"'{name}', json(CASE WHEN {expression} THEN 'true' ELSE 'false' END)")
+            columns.append(expression)
+        else:
+            members.append(f"'{name}', {expression}")
+            columns.append(f"CAST({expression} AS BLOB)")
+    return ", ".join([*columns, _PROVENANCE_FIELDS_SQL, f"CAST(json_object({', '.join(members)}) AS BLOB)"])
 
 
 @dataclass(frozen=True)
@@ -349,21 +358,22 @@ class _RowProvenance:
     mathlib_revision: str | None
     verifier_backend: str | None
     verified_by_real_lean: bool
-    jsonl_head: str
+    jsonl_head: bytes
 
 
 def _compact_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _arrow_column(values: Any, name: str, kind: Any = None) -> Any:
+def _arrow_column(values: Any, kind: Any) -> Any:
+    """An Arrow column of ``kind`` from SQLite's answers (0 or 1 for booleans, UTF-8 bytes for text)."""
     import pyarrow
 
-    if name in _BOOLEAN_COLUMNS:
-        if name in _COLUMNS:  # SQLite answers 0 or 1
-            return pyarrow.array(values, pyarrow.int8()).cast(pyarrow.bool_())
-        return pyarrow.array(values, pyarrow.bool_())
-    return pyarrow.array(values, kind if kind is not None else pyarrow.string())
+    if kind == pyarrow.bool_():
+        return pyarrow.array(values, pyarrow.int8()).cast(kind)
+    if kind == pyarrow.string():
+        return pyarrow.array(values, pyarrow.binary()).cast(kind)  # the cast checks the bytes are UTF-8
+    return pyarrow.array(values, kind)
 
 
 @dataclass
@@ -388,12 +398,12 @@ class _ReleaseWriter:
         self.jsonl_path = out / "data" / f"{SPLIT}.jsonl"
         self.schema = _arrow_schema()
         self.written = _Written()
-        self.sources: set[str] = set()
+        self._sources: set[bytes] = set()
         self._created: list[Path] = []
         self._parquet: Any = None
         self._jsonl: Any = None
         # the provenance fields that are the same for every row close each JSONL line
-        self._line_tail = _compact_json({"repro_version": __version__, "released_at": released_at})[1:]
+        self._line_tail = _compact_json({"repro_version": __version__, "released_at": released_at})[1:].encode()
         self._constants = {"repro_version": __version__, "released_at": released_at}
         self._provenances: dict[str, _RowProvenance] = {}
 
@@ -408,7 +418,7 @@ class _ReleaseWriter:
                 directory.mkdir(parents=True)
                 self._created.append(directory)
         self._parquet = parquet.ParquetWriter(self._partial(self.parquet_path), self.schema)
-        self._jsonl = self._partial(self.jsonl_path).open("w", encoding="utf-8")
+        self._jsonl = self._partial(self.jsonl_path).open("wb")
 
     def write(self, batch: list[Any]) -> None:
         import pyarrow
@@ -429,21 +439,21 @@ class _ReleaseWriter:
         if lacking:
             first = min(lacking)
             missing = [name for name in _REQUIRED if not values[name][first]]
-            raise ReleaseError(f"candidate {batch[first][0]} is retained but lacks {missing}")
+            raise ReleaseError(f"candidate {batch[first][0].decode()} is retained but lacks {missing}")
         provenances = [self._provenance(fields) for fields in columns[len(_COLUMNS)]]
-        hashes = [proof_hash(code) for code in values["verified_code"]]
+        hashes = [hashlib.sha256(code).hexdigest() for code in values["verified_code"]]  # as proof_hash()
         self._jsonl.write(
-            "".join(
-                f'{line[:-1]},{provenance.jsonl_head}{digest}",{self._line_tail}}}\n'
+            b"".join(
+                b'%s,%s%s",%s}\n' % (line[:-1], provenance.jsonl_head, digest.encode(), self._line_tail)
                 for line, provenance, digest in zip(columns[len(_COLUMNS) + 1], provenances, hashes, strict=True)
             )
         )
         count = len(batch)
         arrays: dict[str, Any] = {"schema_version": pyarrow.array([RECORD_SCHEMA_VERSION] * count, pyarrow.int64())}
         for name in _COLUMNS:
-            arrays[name] = _arrow_column(values[name], name)
+            arrays[name] = _arrow_column(values[name], self.schema.field(name).type)
         unverified = [provenance.unverified for provenance in provenances]
-        arrays["unverified"] = _arrow_column(unverified, "unverified")
+        arrays["unverified"] = pyarrow.array(unverified, pyarrow.bool_())
         provenance_type = self.schema.field("provenance").type
         provenance_values: dict[str, list[Any]] = {
             "schema_version": [RECORD_SCHEMA_VERSION] * count,
@@ -454,7 +464,7 @@ class _ReleaseWriter:
             if field.name not in provenance_values:
                 provenance_values[field.name] = [getattr(provenance, field.name) for provenance in provenances]
         arrays["provenance"] = pyarrow.StructArray.from_arrays(
-            [_arrow_column(provenance_values[field.name], field.name, field.type) for field in provenance_type],
+            [pyarrow.array(provenance_values[field.name], field.type) for field in provenance_type],
             fields=list(provenance_type),
         )
         table = pyarrow.Table.from_pydict(arrays, schema=self.schema)
@@ -462,7 +472,7 @@ class _ReleaseWriter:
         self.written.rows += count
         self.written.unverified += sum(unverified)
         self.written.num_bytes += table.nbytes
-        self.sources.update(values["source_dataset"])
+        self._sources.update(values["source_dataset"])
 
     def _provenance(self, fields: str) -> _RowProvenance:
         """Built as :func:`instance_from_candidate` builds it, once per distinct ``fields`` text."""
@@ -496,9 +506,12 @@ class _ReleaseWriter:
             mathlib_revision=mathlib,
             verifier_backend=verifier,
             verified_by_real_lean=bool(real_lean),
-            jsonl_head=jsonl_head,
+            jsonl_head=jsonl_head.encode(),
         )
         return known
+
+    def sources(self) -> set[str]:
+        return {source.decode("utf-8") for source in self._sources}
 
     def finish(self) -> None:
         self._close()
@@ -558,7 +571,7 @@ def write_release(
             return ReleaseSummary(
                 written=0, unverified=0, withheld_unverified=withheld, out_dir=out, unfinished_problems=unfinished
             )
-        terms = _combined_terms(sorted(writer.sources), config, license, attribution)
+        terms = _combined_terms(sorted(writer.sources()), config, license, attribution)
         writer.finish()
     except BaseException:
         writer.abandon()
