@@ -563,6 +563,9 @@ def write_release(
         with closing(pages):  # the cursor closes before the store does, however the loop ends
             for page in pages:
                 writer.write(page)
+        if not allow_unverified or writer.written.rows != retained:
+            # every retained row was released, so every one had its problem; else check (before keeping anything)
+            store.check_retained_problems()
         unfinished = store.outcome_counts().get(None, 0)
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
         written = writer.written

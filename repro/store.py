@@ -591,14 +591,8 @@ class RunStore:
 
         ``select`` and ``where`` are SQL over ``c`` (candidates) and ``p`` (problems), so a caller
         reads the fields it needs in one pass, extracted by SQLite, without parsing whole payloads.
-        A retained candidate whose problem is not stored is an error, never silently left out.
+        A retained candidate whose problem is not stored is not among them: see :meth:`check_retained_problems`.
         """
-        orphan = self._query(
-            "SELECT problem_id FROM candidates c WHERE status='retained'"
-            " AND NOT EXISTS (SELECT 1 FROM problems p WHERE p.problem_id=c.problem_id) LIMIT 1"
-        )
-        if orphan:
-            raise StoreError(f"problem {orphan[0]['problem_id']!r} not in {self.path}")
         sql = (
             # problems first (CROSS JOIN fixes the order): their draw-order index gives the release
             # order, so only each problem's few candidates are sorted, never the whole release
@@ -618,6 +612,15 @@ class RunStore:
         finally:
             with self._read_lock:
                 cursor.close()
+
+    def check_retained_problems(self) -> None:
+        """Raise if a retained candidate's problem is not stored (a damaged store)."""
+        orphan = self._query(
+            "SELECT problem_id FROM candidates c WHERE status='retained'"
+            " AND NOT EXISTS (SELECT 1 FROM problems p WHERE p.problem_id=c.problem_id) LIMIT 1"
+        )
+        if orphan:
+            raise StoreError(f"problem {orphan[0]['problem_id']!r} not in {self.path}")
 
     def retained_count(self) -> int:
         return int(self._query("SELECT COUNT(*) AS n FROM candidates WHERE status='retained'")[0]["n"])

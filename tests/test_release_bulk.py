@@ -25,7 +25,7 @@ from repro.release import (
     read_release,
     write_release,
 )
-from repro.store import RunStore
+from repro.store import RunStore, StoreError
 
 
 def _datasets_features() -> datasets.Features:
@@ -201,3 +201,13 @@ def test_the_jsonl_lines_are_plain_json_objects(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in lines]
     assert all(isinstance(row, dict) and list(row)[0] == "schema_version" for row in rows)
     assert "fährt" in lines[0] and "\\u" not in lines[0], "non-ASCII text is written as UTF-8, not escaped"
+
+
+@pytest.mark.parametrize("allow_unverified", [False, True])
+def test_a_retained_candidate_without_its_problem_is_an_error(tmp_path: Path, allow_unverified: bool) -> None:
+    _mixed_run(tmp_path / "run")
+    with RunStore(tmp_path / "run") as store:
+        store.save_candidate(_candidate("gsm8k:404", 8))
+    with pytest.raises(StoreError, match="gsm8k:404"):
+        write_release(tmp_path / "run", tmp_path / "out", allow_unverified=allow_unverified)
+    assert not (tmp_path / "out").exists()
