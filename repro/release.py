@@ -326,7 +326,7 @@ _PROVENANCE_FIELDS_SQL = (
     "json_extract(c.payload, '$.models', '$.backends', '$.lean_toolchain', '$.mathlib_revision',"
     " '$.verifier_backend', '$.verifier_is_real_lean')"
 )
-_BOOLEAN_COLUMNS = ("answer_disagrees_with_screener", "unverified", "verified_by_real_lean")
+_BOOLEAN_COLUMNS = ("answer_disagrees_with_screener",)  # SQLite answers 0 or 1; JSON wants true or false
 _REQUIRED = ("rewritten_question", "new_answer", "lean_statement", "lean_proof", "verified_code")
 
 
