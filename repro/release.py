@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,14 @@ import yaml
 
 from repro import __version__
 from repro.config import LeanSettings, RunConfig
-from repro.records import Candidate, CandidateStatus, Provenance, ReleasedInstance, StageModel, utc_now
+from repro.records import (
+    RECORD_SCHEMA_VERSION,
+    Candidate,
+    Provenance,
+    ReleasedInstance,
+    StageModel,
+    utc_now,
+)
 from repro.store import RunStore
 
 SPLIT = "test"
@@ -143,47 +151,92 @@ def _combined_terms(
     )
 
 
-def _features() -> Any:
-    import datasets
+# The released row's columns, as Parquet stores them and as `datasets` describes them (the card's
+# ``dataset_info`` and the ``huggingface`` schema metadata ``datasets.Dataset.to_parquet`` writes).
+# Declared once here so writing needs neither `datasets` (seconds of imports) nor per-row encoding;
+# tests check both descriptions against `datasets.Features` itself.
+_STRING, _INT64, _BOOL = "string", "int64", "bool"
+_MODEL_FIELDS: dict[str, Any] = {"schema_version": _INT64, "stage": _STRING, "model": _STRING, "backend": _STRING}
+_PROVENANCE_FIELDS: dict[str, Any] = {
+    "schema_version": _INT64,
+    "models": [_MODEL_FIELDS],
+    "lean_toolchain": _STRING,
+    "mathlib_revision": _STRING,
+    "verifier_backend": _STRING,
+    "verified_by_real_lean": _BOOL,
+    "proof_hash": _STRING,
+    "repro_version": _STRING,
+    "released_at": _STRING,
+}
+_ROW_FIELDS: dict[str, Any] = {
+    "schema_version": _INT64,
+    **dict.fromkeys(
+        (
+            "instance_id",
+            "source_dataset",
+            "source_id",
+            "level",
+            "type",
+            "original_question",
+            "original_answer",
+            "rewritten_question",
+            "new_answer",
+            "lean_statement",
+            "lean_proof",
+            "verified_code",
+            "lean_header",
+            "theorem_name",
+            "screener_answer",
+        ),
+        _STRING,
+    ),
+    "answer_disagrees_with_screener": _BOOL,
+    "unverified": _BOOL,
+    "provenance": _PROVENANCE_FIELDS,
+}
 
-    text = datasets.Value("string")
-    return datasets.Features(
-        {
-            "schema_version": datasets.Value("int64"),
-            "instance_id": text,
-            "source_dataset": text,
-            "source_id": text,
-            "level": text,
-            "type": text,
-            "original_question": text,
-            "original_answer": text,
-            "rewritten_question": text,
-            "new_answer": text,
-            "lean_statement": text,
-            "lean_proof": text,
-            "verified_code": text,
-            "lean_header": text,
-            "theorem_name": text,
-            "screener_answer": text,
-            "answer_disagrees_with_screener": datasets.Value("bool"),
-            "unverified": datasets.Value("bool"),
-            "provenance": {
-                "schema_version": datasets.Value("int64"),
-                "models": [{"schema_version": datasets.Value("int64"), "stage": text, "model": text, "backend": text}],
-                "lean_toolchain": text,
-                "mathlib_revision": text,
-                "verifier_backend": text,
-                "verified_by_real_lean": datasets.Value("bool"),
-                "proof_hash": text,
-                "repro_version": text,
-                "released_at": text,
-            },
-        }
-    )
+
+def _feature_dict(fields: dict[str, Any]) -> dict[str, Any]:
+    """``datasets.Features.to_dict()`` of these fields (the ``huggingface`` Parquet metadata)."""
+
+    def feature(kind: Any) -> Any:
+        if isinstance(kind, dict):
+            return _feature_dict(kind)
+        if isinstance(kind, list):
+            return {"feature": feature(kind[0]), "_type": "List"}
+        return {"dtype": kind, "_type": "Value"}
+
+    return {name: feature(kind) for name, kind in fields.items()}
+
+
+def _feature_yaml(fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """``datasets.Features._to_yaml_list()`` of these fields (the card's ``dataset_info.features``)."""
+
+    def entry(name: str, kind: Any) -> dict[str, Any]:
+        if isinstance(kind, dict):
+            return {"name": name, "struct": _feature_yaml(kind)}
+        if isinstance(kind, list):
+            return {"name": name, "list": _feature_yaml(kind[0])}
+        return {"name": name, "dtype": kind}
+
+    return [entry(name, kind) for name, kind in fields.items()]
+
+
+def _arrow_schema() -> Any:
+    import pyarrow
+
+    def arrow_type(kind: Any) -> Any:
+        if isinstance(kind, dict):
+            return pyarrow.struct([(name, arrow_type(inner)) for name, inner in kind.items()])
+        if isinstance(kind, list):
+            return pyarrow.list_(arrow_type(kind[0]))
+        return {_STRING: pyarrow.string(), _INT64: pyarrow.int64(), _BOOL: pyarrow.bool_()}[kind]
+
+    metadata = {"huggingface": json.dumps({"info": {"features": _feature_dict(_ROW_FIELDS)}})}
+    return pyarrow.schema([(name, arrow_type(kind)) for name, kind in _ROW_FIELDS.items()], metadata=metadata)
 
 
 def _card(
-    features: Any,
     rows: int,
     unverified: int,
     config: RunConfig | None,
@@ -198,7 +251,7 @@ def _card(
         "tags": ["math", "lean4", "formal-verification", "contamination-resistant"],
         "configs": [{"config_name": "default", "data_files": [{"split": SPLIT, "path": f"data/{SPLIT}.parquet"}]}],
         "dataset_info": {
-            "features": features._to_yaml_list(),
+            "features": _feature_yaml(_ROW_FIELDS),
             "splits": [{"name": SPLIT, "num_bytes": num_bytes, "num_examples": rows}],
         },
     }
@@ -241,6 +294,243 @@ def release_files(out: Path) -> list[str]:
     return [f"data/{SPLIT}.parquet", f"data/{SPLIT}.jsonl", "README.md", *exported_file_names()]
 
 
+def _payload(table: str, field: str) -> str:
+    return f"json_extract({table}.payload, '$.{field}')"
+
+
+# What one released row is made of, read by SQLite from the stored payloads in one pass (the
+# equivalent of :func:`instance_from_candidate`, which stays the reference for a single row).
+_UNVERIFIED = f"(:demonstration OR NOT COALESCE({_payload('c', 'verifier_is_real_lean')}, 0))"
+_COLUMNS: dict[str, str] = {
+    "instance_id": "c.candidate_id",
+    "source_dataset": _payload("p", "source"),
+    "source_id": _payload("p", "source_id"),
+    "level": "p.level",  # the store keeps level and type as columns beside the payload
+    "type": "p.type",
+    "original_question": _payload("p", "question"),
+    "original_answer": _payload("p", "answer"),
+    "rewritten_question": _payload("c", "rewritten_question"),
+    "new_answer": _payload("c", "new_answer"),
+    "lean_statement": _payload("c", "lean_statement"),
+    "lean_proof": _payload("c", "lean_proof"),
+    "verified_code": _payload("c", "verified_code"),
+    "lean_header": ":header",
+    "theorem_name": f"COALESCE({_payload('c', 'theorem_name')}, '')",
+    "screener_answer": _payload("c", "screener_answer"),
+    "answer_disagrees_with_screener": f"COALESCE({_payload('c', 'answer_disagrees_with_screener')}, 0) != 0",
+}
+# The rest of a row (whether it is unverified, and its provenance but for the proof hash) follows from
+# fields that are the same for every row of a run, or nearly: SQLite hands them over as one JSON
+# array per row, and each distinct array is turned into columns and JSONL text once, in Python.
+_PROVENANCE_FIELDS_SQL = (
+    "json_extract(c.payload, '$.models', '$.backends', '$.lean_toolchain', '$.mathlib_revision',"
+    " '$.verifier_backend', '$.verifier_is_real_lean')"
+)
+_BOOLEAN_COLUMNS = ("answer_disagrees_with_screener",)  # SQLite answers 0 or 1; JSON wants true or false
+_REQUIRED = ("rewritten_question", "new_answer", "lean_statement", "lean_proof", "verified_code")
+
+
+def _select() -> str:
+    """The columns, the provenance fields, then each row's JSONL text as far as SQLite writes it.
+
+    Text comes back as UTF-8 bytes (``CAST AS BLOB``): it goes to files and to Arrow as UTF-8, so
+    decoding it into Python strings only to encode it again would be wasted work.
+    """
+    members = ["'schema_version', :schema_version"]
+    columns = []
+    for name, expression in _COLUMNS.items():
+        if name in _BOOLEAN_COLUMNS:
+            members.append(f"'{name}', json(CASE WHEN {expression} THEN 'true' ELSE 'false' END)")
+            columns.append(expression)
+        else:
+            members.append(f"'{name}', {expression}")
+            columns.append(f"CAST({expression} AS BLOB)")
+    return ", ".join([*columns, _PROVENANCE_FIELDS_SQL, f"CAST(json_object({', '.join(members)}) AS BLOB)"])
+
+
+@dataclass(frozen=True)
+class _RowProvenance:
+    """What a row's provenance fields make of it: its Parquet values and its JSONL text up to the hash."""
+
+    unverified: bool
+    models: list[dict[str, Any]]
+    lean_toolchain: str | None
+    mathlib_revision: str | None
+    verifier_backend: str | None
+    verified_by_real_lean: bool
+    jsonl_head: bytes
+
+
+def _compact_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _arrow_column(values: Any, kind: Any) -> Any:
+    """An Arrow column of ``kind`` from SQLite's answers (0 or 1 for booleans, UTF-8 bytes for text)."""
+    import pyarrow
+
+    if kind == pyarrow.bool_():
+        return pyarrow.array(values, pyarrow.int8()).cast(kind)
+    if kind == pyarrow.string():
+        return pyarrow.array(values, pyarrow.binary()).cast(kind)  # the cast checks the bytes are UTF-8
+    return pyarrow.array(values, kind)
+
+
+@dataclass
+class _Written:
+    rows: int = 0
+    unverified: int = 0
+    num_bytes: int = 0
+
+
+class _ReleaseWriter:
+    """Streams released rows into the Parquet and JSONL files, a batch at a time.
+
+    Both files are written under temporary names and renamed only when every row was written,
+    and nothing (not even the directory) exists until the first row arrives: a release that fails
+    or has nothing to release leaves the output directory as it was.
+    """
+
+    def __init__(self, out: Path, released_at: str, *, demonstration: bool) -> None:
+        self.demonstration = demonstration
+        self.out = out
+        self.parquet_path = out / "data" / f"{SPLIT}.parquet"
+        self.jsonl_path = out / "data" / f"{SPLIT}.jsonl"
+        self.schema = _arrow_schema()
+        self.written = _Written()
+        self._sources: set[bytes] = set()
+        self._created: list[Path] = []
+        self._parquet: Any = None
+        self._jsonl: Any = None
+        # the provenance fields that are the same for every row close each JSONL line
+        self._line_tail = _compact_json({"repro_version": __version__, "released_at": released_at})[1:].encode()
+        self._constants = {"repro_version": __version__, "released_at": released_at}
+        self._provenances: dict[str, _RowProvenance] = {}
+
+    def _partial(self, path: Path) -> Path:
+        return path.with_name(path.name + ".partial")
+
+    def _open(self) -> None:
+        import pyarrow.parquet as parquet
+
+        for directory in (self.out, self.out / "data"):
+            if not directory.exists():
+                directory.mkdir(parents=True)
+                self._created.append(directory)
+        self._parquet = parquet.ParquetWriter(self._partial(self.parquet_path), self.schema)
+        self._jsonl = self._partial(self.jsonl_path).open("wb")
+
+    def write(self, batch: list[Any]) -> None:
+        import pyarrow
+
+        if not batch:
+            return
+        if self._parquet is None:
+            self._open()
+        columns = list(zip(*batch, strict=True))
+        values = dict(zip(_COLUMNS, columns, strict=False))
+        lacking = [
+            index
+            for name in _REQUIRED
+            if not all(values[name])
+            for index, value in enumerate(values[name])
+            if not value
+        ]
+        if lacking:
+            first = min(lacking)
+            missing = [name for name in _REQUIRED if not values[name][first]]
+            raise ReleaseError(f"candidate {batch[first][0].decode()} is retained but lacks {missing}")
+        provenances = [self._provenance(fields) for fields in columns[len(_COLUMNS)]]
+        hashes = [hashlib.sha256(code).hexdigest() for code in values["verified_code"]]  # as proof_hash()
+        self._jsonl.write(
+            b"".join(
+                b'%s,%s%s",%s}\n' % (line[:-1], provenance.jsonl_head, digest.encode(), self._line_tail)
+                for line, provenance, digest in zip(columns[len(_COLUMNS) + 1], provenances, hashes, strict=True)
+            )
+        )
+        count = len(batch)
+        arrays: dict[str, Any] = {"schema_version": pyarrow.array([RECORD_SCHEMA_VERSION] * count, pyarrow.int64())}
+        for name in _COLUMNS:
+            arrays[name] = _arrow_column(values[name], self.schema.field(name).type)
+        unverified = [provenance.unverified for provenance in provenances]
+        arrays["unverified"] = pyarrow.array(unverified, pyarrow.bool_())
+        provenance_type = self.schema.field("provenance").type
+        provenance_values: dict[str, list[Any]] = {
+            "schema_version": [RECORD_SCHEMA_VERSION] * count,
+            "proof_hash": hashes,
+            **{name: [value] * count for name, value in self._constants.items()},
+        }
+        for field in provenance_type:
+            if field.name not in provenance_values:
+                provenance_values[field.name] = [getattr(provenance, field.name) for provenance in provenances]
+        arrays["provenance"] = pyarrow.StructArray.from_arrays(
+            [pyarrow.array(provenance_values[field.name], field.type) for field in provenance_type],
+            fields=list(provenance_type),
+        )
+        table = pyarrow.Table.from_pydict(arrays, schema=self.schema)
+        self._parquet.write_table(table)
+        self.written.rows += count
+        self.written.unverified += sum(unverified)
+        self.written.num_bytes += table.nbytes
+        self._sources.update(values["source_dataset"])
+
+    def _provenance(self, fields: str) -> _RowProvenance:
+        """Built as :func:`instance_from_candidate` builds it, once per distinct ``fields`` text."""
+        known = self._provenances.get(fields)
+        if known is not None:
+            return known
+        models, backends, toolchain, mathlib, verifier, real_lean = json.loads(fields)
+        stage_models = [
+            {
+                "schema_version": RECORD_SCHEMA_VERSION,
+                "stage": stage,
+                "model": model,
+                "backend": (backends or {}).get(stage, "unknown"),
+            }
+            for stage, model in sorted((models or {}).items())
+        ]
+        unverified = self.demonstration or not real_lean
+        head = {
+            "schema_version": RECORD_SCHEMA_VERSION,
+            "models": stage_models,
+            "lean_toolchain": toolchain,
+            "mathlib_revision": mathlib,
+            "verifier_backend": verifier,
+            "verified_by_real_lean": bool(real_lean),
+        }
+        jsonl_head = f'"unverified":{_compact_json(unverified)},"provenance":{_compact_json(head)[:-1]},"proof_hash":"'
+        known = self._provenances[fields] = _RowProvenance(
+            unverified=unverified,
+            models=stage_models,
+            lean_toolchain=toolchain,
+            mathlib_revision=mathlib,
+            verifier_backend=verifier,
+            verified_by_real_lean=bool(real_lean),
+            jsonl_head=jsonl_head.encode(),
+        )
+        return known
+
+    def sources(self) -> set[str]:
+        return {source.decode("utf-8") for source in self._sources}
+
+    def finish(self) -> None:
+        self._close()
+        self._partial(self.parquet_path).replace(self.parquet_path)
+        self._partial(self.jsonl_path).replace(self.jsonl_path)
+
+    def _close(self) -> None:
+        if self._parquet is not None:
+            self._parquet.close()
+            self._jsonl.close()
+
+    def abandon(self) -> None:
+        self._close()
+        for path in (self.parquet_path, self.jsonl_path):
+            self._partial(path).unlink(missing_ok=True)
+        for directory in reversed(self._created):
+            directory.rmdir()
+
+
 def write_release(
     run_dir: str | Path,
     out_dir: str | Path,
@@ -249,54 +539,49 @@ def write_release(
     license: str | None = None,
     attribution: str | None = None,
 ) -> ReleaseSummary:
-    """Write the retained instances; nothing at all when none is releasable (the summary says so)."""
-    import datasets
+    """Write the retained instances; nothing at all when none is releasable (the summary says so).
 
-    datasets.disable_progress_bars()
+    Rows stream from one SQL pass over the store straight into both files, so time and memory do
+    not depend on parsing each candidate into records (a 100k-problem run releases in seconds).
+    """
+    config_path = Path(run_dir) / "config.yaml"
+    config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
+    out = Path(out_dir)
+    demonstration = bool(config and config.demonstration)
+    writer = _ReleaseWriter(out, utc_now(), demonstration=demonstration)
+    parameters = {
+        "demonstration": demonstration,
+        "header": config.lean.header if config else "",
+        "schema_version": RECORD_SCHEMA_VERSION,
+    }
     store = RunStore(run_dir, create=False)
     try:
-        config_path = Path(run_dir) / "config.yaml"
-        config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
-        header = config.lean.header if config else ""
-        released_at = utc_now()
-        order = store.draw_orders()
-        retained = sorted(
-            store.candidates(CandidateStatus.retained), key=lambda c: (order.get(c.problem_id, 0), c.candidate_id)
+        retained = store.retained_count()
+        pages = store.retained_rows(
+            _select(), where="" if allow_unverified else f"NOT {_UNVERIFIED}", parameters=parameters
         )
-        instances = [
-            instance_from_candidate(
-                c, store, header, released_at=released_at, demonstration=bool(config and config.demonstration)
-            )
-            for c in retained
-        ]
-        unfinished = sum(1 for outcome in store.problem_outcomes().values() if outcome is None)
+        with closing(pages):  # the cursor closes before the store does, however the loop ends
+            for page in pages:
+                writer.write(page)
+        if not allow_unverified or writer.written.rows != retained:
+            # every retained row was released, so every one had its problem; else check (before keeping anything)
+            store.check_retained_problems()
+        unfinished = store.outcome_counts().get(None, 0)
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
+        written = writer.written
+        withheld = 0 if allow_unverified else retained - written.rows
+        if not written.rows:
+            return ReleaseSummary(
+                written=0, unverified=0, withheld_unverified=withheld, out_dir=out, unfinished_problems=unfinished
+            )
+        terms = _combined_terms(sorted(writer.sources()), config, license, attribution)
+        writer.finish()
+    except BaseException:
+        writer.abandon()
+        raise
     finally:
         store.close()
-    withheld = sum(1 for instance in instances if instance.unverified) if not allow_unverified else 0
-    if not allow_unverified:
-        instances = [instance for instance in instances if not instance.unverified]
-    out = Path(out_dir)
-    if not instances:
-        return ReleaseSummary(
-            written=0, unverified=0, withheld_unverified=withheld, out_dir=out, unfinished_problems=unfinished
-        )
-    terms = _combined_terms(sorted({i.source_dataset for i in instances}), config, license, attribution)
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    rows = [instance.model_dump(mode="json") for instance in instances]
-    features = _features()
-    dataset = (
-        datasets.Dataset.from_list(rows, features=features)
-        if rows
-        else datasets.Dataset.from_dict({name: [] for name in features}, features=features)
-    )
-    num_bytes = int(dataset.data.nbytes)
-    dataset.to_parquet(str(out / "data" / f"{SPLIT}.parquet"))
-    with (out / "data" / f"{SPLIT}.jsonl").open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    unverified = sum(1 for instance in instances if instance.unverified)
-    card = _card(features, len(rows), unverified, config, num_bytes, terms, skip_reasons)
+    card = _card(written.rows, written.unverified, config, written.num_bytes, terms, skip_reasons)
     (out / "README.md").write_text(card, encoding="utf-8")
     from repro.release_exports import write_release_exports  # inspect_ai and lm-eval tasks beside the data
 
@@ -304,8 +589,8 @@ def write_release(
     manifest = "".join(f"{_sha256(out / name)}  {name}\n" for name in release_files(out))
     (out / MANIFEST).write_text(manifest, encoding="utf-8")
     return ReleaseSummary(
-        written=len(rows),
-        unverified=unverified,
+        written=written.rows,
+        unverified=written.unverified,
         withheld_unverified=withheld,
         out_dir=out,
         unfinished_problems=unfinished,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from repro.evaluate import grading
 from repro.prompts import prompt_template
 
 GRADING_FILE = "repro_grading.py"
@@ -216,7 +215,8 @@ def write_release_exports(out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     lm_eval = out / LM_EVAL_DIR
     lm_eval.mkdir(parents=True, exist_ok=True)
-    grader = Path(grading.__file__).read_text(encoding="utf-8")
+    # read by path, not imported: importing it would load the whole evaluate package (scipy) just to copy a file
+    grader = (Path(__file__).parent / "evaluate" / "grading.py").read_text(encoding="utf-8")
     files = {
         out / GRADING_FILE: "# Copied from repro.evaluate.grading by `repro release`.\n" + grader,
         out / INSPECT_FILE: _render(_INSPECT_TASK),

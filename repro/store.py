@@ -24,7 +24,7 @@ import queue
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -582,6 +582,48 @@ class RunStore:
         sql += " ORDER BY candidate_id"
         for row in self._iterate(sql, parameters):
             yield Candidate.model_validate_json(row["payload"])
+
+    def retained_rows(
+        self, select: str, *, where: str = "", parameters: Mapping[str, Any] | Iterable[Any] = (), page: int = 5000
+    ) -> Generator[list[tuple[Any, ...]], None, None]:
+        """Retained candidates joined to their problems, in release order (draw order, then id), a
+        page of plain tuples at a time.
+
+        ``select`` and ``where`` are SQL over ``c`` (candidates) and ``p`` (problems), so a caller
+        reads the fields it needs in one pass, extracted by SQLite, without parsing whole payloads.
+        A retained candidate whose problem is not stored is not among them: see :meth:`check_retained_problems`.
+        """
+        sql = (
+            # problems first (CROSS JOIN fixes the order): their draw-order index gives the release
+            # order, so only each problem's few candidates are sorted, never the whole release
+            f"SELECT {select} FROM problems p CROSS JOIN candidates c ON c.problem_id=p.problem_id"
+            f" WHERE c.status='retained'{f' AND ({where})' if where else ''} ORDER BY p.draw_order, c.candidate_id"
+        )
+        bound = parameters if isinstance(parameters, Mapping) else tuple(parameters)
+        with self._read_lock:
+            cursor = self._reader.execute(sql, bound)
+        try:
+            while True:
+                with self._read_lock:
+                    rows = cursor.fetchmany(page)
+                if not rows:
+                    return
+                yield rows
+        finally:
+            with self._read_lock:
+                cursor.close()
+
+    def check_retained_problems(self) -> None:
+        """Raise if a retained candidate's problem is not stored (a damaged store)."""
+        orphan = self._query(
+            "SELECT problem_id FROM candidates c WHERE status='retained'"
+            " AND NOT EXISTS (SELECT 1 FROM problems p WHERE p.problem_id=c.problem_id) LIMIT 1"
+        )
+        if orphan:
+            raise StoreError(f"problem {orphan[0]['problem_id']!r} not in {self.path}")
+
+    def retained_count(self) -> int:
+        return int(self._query("SELECT COUNT(*) AS n FROM candidates WHERE status='retained'")[0]["n"])
 
     def attempts(
         self, *, candidate_id: str | None = None, stage: str | None = None, reason: str | None = None

@@ -1,0 +1,213 @@
+"""The release's bulk write path (one SQL pass, pyarrow, no `datasets`) against the per-row reference.
+
+`write_release` no longer builds a record per row; these tests hold it to what
+`instance_from_candidate` (the reference) and `datasets` itself would have written.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as parquet
+import pytest
+
+from repro.config import RunConfig, dump_config
+from repro.records import Candidate, CandidateStatus, SourceProblem
+from repro.release import (
+    _ROW_FIELDS,
+    ReleaseError,
+    _arrow_schema,
+    _feature_dict,
+    _feature_yaml,
+    instance_from_candidate,
+    read_release,
+    write_release,
+)
+from repro.store import RunStore, StoreError
+
+
+def _datasets_features() -> datasets.Features:
+    text = datasets.Value("string")
+    return datasets.Features(
+        {
+            "schema_version": datasets.Value("int64"),
+            **{
+                name: text
+                for name in (
+                    "instance_id",
+                    "source_dataset",
+                    "source_id",
+                    "level",
+                    "type",
+                    "original_question",
+                    "original_answer",
+                    "rewritten_question",
+                    "new_answer",
+                    "lean_statement",
+                    "lean_proof",
+                    "verified_code",
+                    "lean_header",
+                    "theorem_name",
+                    "screener_answer",
+                )
+            },
+            "answer_disagrees_with_screener": datasets.Value("bool"),
+            "unverified": datasets.Value("bool"),
+            "provenance": {
+                "schema_version": datasets.Value("int64"),
+                "models": [{"schema_version": datasets.Value("int64"), "stage": text, "model": text, "backend": text}],
+                "lean_toolchain": text,
+                "mathlib_revision": text,
+                "verifier_backend": text,
+                "verified_by_real_lean": datasets.Value("bool"),
+                "proof_hash": text,
+                "repro_version": text,
+                "released_at": text,
+            },
+        }
+    )
+
+
+def test_the_declared_schema_is_what_datasets_writes_and_describes() -> None:
+    features = _datasets_features()
+    assert _feature_dict(_ROW_FIELDS) == features.to_dict()
+    assert _feature_yaml(_ROW_FIELDS) == features._to_yaml_list()
+    assert _arrow_schema().equals(features.arrow_schema, check_metadata=True)
+
+
+def _candidate(problem_id: str, index: int, **changes: object) -> Candidate:
+    statement = f"theorem t{index} (h₀ : x = {index}) : x * 2 = {2 * index} := by"
+    fields: dict[str, object] = {
+        "candidate_id": f"{problem_id}#r{index}",
+        "problem_id": problem_id,
+        "rewrite_index": index,
+        "status": CandidateStatus.retained,
+        "rewritten_question": f'Ein Zug fährt {index} km — wie weit? "quoted" \\ back\tslash',
+        "new_answer": str(2 * index),
+        "lean_statement": statement,
+        "theorem_name": f"t{index}",
+        "lean_proof": "  subst h₀\n  norm_num",
+        "verified_code": f"{statement}\n  subst h₀\n  norm_num\n",
+        "verifier_backend": "lean-interact-repl",
+        "verifier_is_real_lean": True,
+        "lean_toolchain": "leanprover/lean4:v4.15.0",
+        "mathlib_revision": "v4.15.0",
+        "models": {"rewrite": "gpt-4o-mini", "prove": "Goedel-Prover-V2-32B", "align": "qwen"},
+        "backends": {"prove": "openai:http://127.0.0.1:8001/v1", "rewrite": "openai:https://api"},
+    }
+    fields.update(changes)
+    return Candidate.model_validate(fields)
+
+
+def _mixed_run(run_dir: Path, *, demonstration: bool = False) -> None:
+    """Problems drawn out of id order, several candidates each, nulls, non-ASCII, missing backends."""
+    config = RunConfig.model_validate({"demonstration": demonstration}) if demonstration else RunConfig()
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.yaml").write_text(dump_config(config), encoding="utf-8")
+    with RunStore(run_dir) as store:
+        store.add_problems(
+            [
+                SourceProblem(problem_id="gsm8k:9", source="gsm8k", source_id="9", question="Zweite? ℕ", answer="2"),
+                SourceProblem(
+                    problem_id="gsm8k:1", source="gsm8k", source_id="1", question="First?", answer="1", level="Level 3"
+                ),
+                SourceProblem(problem_id="gsm8k:5", source="gsm8k", source_id="5", question="Third?", answer="3"),
+            ]
+        )
+        store.save_candidate(_candidate("gsm8k:9", 2, screener_answer="4", answer_disagrees_with_screener=True))
+        store.save_candidate(_candidate("gsm8k:9", 1, verifier_is_real_lean=False, theorem_name=None))
+        store.save_candidate(_candidate("gsm8k:1", 3, backends={}, mathlib_revision=None))
+        store.save_candidate(_candidate("gsm8k:1", 4, status=CandidateStatus.rejected))
+        store.save_candidate(_candidate("gsm8k:5", 5, models={}, answer_disagrees_with_screener=None))
+
+
+def _reference_rows(run_dir: Path, *, header: str, demonstration: bool = False) -> list[dict[str, object]]:
+    with RunStore(run_dir, create=False) as store:
+        order = store.draw_orders()
+        retained = sorted(
+            store.candidates(CandidateStatus.retained), key=lambda c: (order[c.problem_id], c.candidate_id)
+        )
+        return [
+            instance_from_candidate(
+                candidate, store, header, released_at="then", demonstration=demonstration
+            ).model_dump(mode="json")
+            for candidate in retained
+        ]
+
+
+def _released_rows(out: Path) -> list[dict[str, object]]:
+    rows = [instance.model_dump(mode="json") for instance in read_release(out)]
+    for row in rows:
+        row["provenance"]["released_at"] = "then"  # type: ignore[index]
+    return rows
+
+
+@pytest.mark.parametrize("demonstration", [False, True])
+def test_bulk_rows_are_the_reference_rows_in_draw_order(tmp_path: Path, demonstration: bool) -> None:
+    _mixed_run(tmp_path / "run", demonstration=demonstration)
+    summary = write_release(tmp_path / "run", tmp_path / "out", allow_unverified=True)
+    header = RunConfig().lean.header
+    expected = _reference_rows(tmp_path / "run", header=header, demonstration=demonstration)
+    assert [row["instance_id"] for row in expected] == [
+        "gsm8k:9#r1",
+        "gsm8k:9#r2",
+        "gsm8k:1#r3",
+        "gsm8k:5#r5",
+    ], "draw order first, then candidate id"
+    released = _released_rows(tmp_path / "out")
+    assert released == expected
+    parquet_rows = parquet.read_table(tmp_path / "out" / "data" / "test.parquet").to_pylist()
+    for row in parquet_rows:
+        row["provenance"]["released_at"] = "then"
+    assert parquet_rows == expected
+    assert summary.written == 4 and summary.unverified == (4 if demonstration else 1)
+    by_id = {row["instance_id"]: row for row in released}
+    assert [model["backend"] for model in by_id["gsm8k:1#r3"]["provenance"]["models"]] == ["unknown"] * 3  # type: ignore[index]
+    assert by_id["gsm8k:5#r5"]["provenance"]["models"] == []  # type: ignore[index]
+
+
+def test_withheld_rows_are_left_out_and_counted(tmp_path: Path) -> None:
+    _mixed_run(tmp_path / "run")
+    summary = write_release(tmp_path / "run", tmp_path / "out")
+    assert (summary.written, summary.withheld_unverified, summary.unverified) == (3, 1, 0)
+    expected = [
+        row for row in _reference_rows(tmp_path / "run", header=RunConfig().lean.header) if not row["unverified"]
+    ]
+    assert _released_rows(tmp_path / "out") == expected
+
+
+def test_a_failed_release_leaves_no_files(tmp_path: Path) -> None:
+    _mixed_run(tmp_path / "run")
+    with RunStore(tmp_path / "run") as store:
+        store.add_problems([SourceProblem(problem_id="own:1", source="own", source_id="1", question="Q", answer="1")])
+        store.save_candidate(_candidate("own:1", 7))
+    with pytest.raises(ReleaseError, match="license and attribution"):
+        write_release(tmp_path / "run", tmp_path / "out")
+    assert not (tmp_path / "out").exists(), "an unknown license stops the release before anything is kept"
+    (tmp_path / "existing").mkdir()
+    with RunStore(tmp_path / "run") as store:
+        store.save_candidate(_candidate("own:1", 7, lean_proof=""))
+    with pytest.raises(ReleaseError, match=r"own:1#r7 is retained but lacks \['lean_proof'\]"):
+        write_release(tmp_path / "run", tmp_path / "existing", license="mit", attribution="me")
+    assert list((tmp_path / "existing").iterdir()) == [], "a directory that existed is left as it was"
+
+
+def test_the_jsonl_lines_are_plain_json_objects(tmp_path: Path) -> None:
+    _mixed_run(tmp_path / "run")
+    write_release(tmp_path / "run", tmp_path / "out", allow_unverified=True)
+    lines = (tmp_path / "out" / "data" / "test.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    assert all(isinstance(row, dict) and list(row)[0] == "schema_version" for row in rows)
+    assert "fährt" in lines[0] and "\\u" not in lines[0], "non-ASCII text is written as UTF-8, not escaped"
+
+
+@pytest.mark.parametrize("allow_unverified", [False, True])
+def test_a_retained_candidate_without_its_problem_is_an_error(tmp_path: Path, allow_unverified: bool) -> None:
+    _mixed_run(tmp_path / "run")
+    with RunStore(tmp_path / "run") as store:
+        store.save_candidate(_candidate("gsm8k:404", 8))
+    with pytest.raises(StoreError, match="gsm8k:404"):
+        write_release(tmp_path / "run", tmp_path / "out", allow_unverified=allow_unverified)
+    assert not (tmp_path / "out").exists()
