@@ -106,7 +106,7 @@ def test_batch_rechecks_infrastructure_failures_on_resume(tmp_path: Path, capsys
 @pytest.mark.parametrize(
     ("line", "named"),
     [
-        ("not json", "in.jsonl:2: not JSON"),
+        ("not json", "in.jsonl:2: not valid JSON"),
         (json.dumps({"id": "b", "statement": STATEMENT}), "in.jsonl:2: bad row: output"),
         (json.dumps({"id": "a", "statement": STATEMENT, "output": HONEST}), "id 'a' appears twice"),
     ],

@@ -21,6 +21,7 @@ from repro.evaluate.statistics import (
     spearman,
 )
 from repro.evaluate.store import EvalStore
+from repro.jsonl import iter_json_objects
 from repro.records import ReleasedInstance
 
 
@@ -33,15 +34,9 @@ def read_solutions(path: Path) -> dict[str, Solutions]:
     if not path.is_file():
         raise ReportInputError(f"{path}: solutions file not found")
     solutions: dict[str, Solutions] = {}
-    for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ReportInputError(f"{path}:{line_number}: not JSON: {error}") from error
+    for line_number, row in iter_json_objects(path, ReportInputError):
         for key in ("instance_id", "original_solution", "rewritten_solution"):
-            if not isinstance(row, dict) or not isinstance(row.get(key), str):
+            if not isinstance(row.get(key), str):
                 raise ReportInputError(f"{path}:{line_number}: field {key!r} missing or not a string")
         solutions[row["instance_id"]] = Solutions(
             original=row["original_solution"], rewritten=row["rewritten_solution"]

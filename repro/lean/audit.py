@@ -9,7 +9,6 @@ reasons (timeout, Lean unavailable) is checked again on resume; every other row 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import Counter
 from collections.abc import Callable
 from enum import IntEnum
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from repro.jsonl import iter_json_objects
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
@@ -115,25 +115,18 @@ def read_rows(path: Path) -> list[ProofRow]:
     """All rows of a JSONL file, validated up front so a bad row stops nothing half-way."""
     rows: list[ProofRow] = []
     seen: set[str] = set()
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise BatchInputError(f"{path}:{number}: not JSON ({error.msg})") from error
-            if isinstance(data, dict) and "id" in data and not isinstance(data["id"], str):
-                data["id"] = str(data["id"])
-            try:
-                row = ProofRow.model_validate(data)
-            except ValidationError as error:
-                fields = ", ".join(".".join(str(p) for p in e["loc"]) + f" ({e['msg']})" for e in error.errors())
-                raise BatchInputError(f"{path}:{number}: bad row: {fields}") from error
-            if row.id in seen:
-                raise BatchInputError(f"{path}:{number}: id {row.id!r} appears twice")
-            seen.add(row.id)
-            rows.append(row)
+    for number, data in iter_json_objects(path, BatchInputError):
+        if "id" in data and not isinstance(data["id"], str):
+            data["id"] = str(data["id"])
+        try:
+            row = ProofRow.model_validate(data)
+        except ValidationError as error:
+            fields = ", ".join(".".join(str(p) for p in e["loc"]) + f" ({e['msg']})" for e in error.errors())
+            raise BatchInputError(f"{path}:{number}: bad row: {fields}") from error
+        if row.id in seen:
+            raise BatchInputError(f"{path}:{number}: id {row.id!r} appears twice")
+        seen.add(row.id)
+        rows.append(row)
     return rows
 
 

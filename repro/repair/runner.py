@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from repro.jsonl import iter_json_objects
 from repro.llm.client import ModelClient
 from repro.repair.answers import answers_equivalent, extract_answer
 from repro.repair.candidates import STYLE_ORDER, AttemptStyle, GeneratedCandidate, generate_candidate
@@ -52,15 +53,7 @@ class RepairInputError(ValueError):
 
 def read_traces(path: Path) -> list[TraceRecord]:
     records = []
-    for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise RepairInputError(f"{path}:{line_number}: not valid JSON ({error.msg})") from None
-        if not isinstance(row, dict):
-            raise RepairInputError(f"{path}:{line_number}: expected a JSON object")
+    for line_number, row in iter_json_objects(path, RepairInputError):
         row = {**row, "id": str(row.get("id", line_number - 1))}
         if "question" in row and "problem" not in row:
             row["problem"] = row.pop("question")
@@ -78,16 +71,13 @@ def read_traces(path: Path) -> list[TraceRecord]:
 
 def read_candidates_file(path: Path) -> dict[str, list[str]]:
     mapping: dict[str, list[str]] = {}
-    for line_number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for line_number, row in iter_json_objects(path, RepairInputError):
         try:
-            row = json.loads(line)
             key = str(row["id"])
             candidates = row["candidates"]
             if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
                 raise TypeError
-        except (json.JSONDecodeError, KeyError, TypeError):
+        except (KeyError, TypeError):
             raise RepairInputError(
                 f'{path}:{line_number}: expected {{"id": ..., "candidates": ["...", ...]}}'
             ) from None

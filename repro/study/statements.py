@@ -7,12 +7,12 @@ statements should not fail with a bare validation dump.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import yaml
 from pydantic import ValidationError
 
+from repro.jsonl import iter_json_objects
 from repro.lean.source import ends_in_sorry, read_statement
 from repro.records import AttemptStatus, Stage
 from repro.store import RunStore
@@ -103,15 +103,7 @@ def read_statements(path: str | Path) -> list[StudyStatement]:
         raise StatementSetError(f"{source}: statement file not found")
     rows: list[StudyStatement] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(source.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise StatementSetError(f"{source}:{number}: not valid JSON ({error.msg})") from None
-        if not isinstance(data, dict):
-            raise StatementSetError(f"{source}:{number}: expected a JSON object, got {type(data).__name__}")
+    for number, data in iter_json_objects(source, StatementSetError):
         data.pop("schema_version", None)
         try:
             row = StudyStatement.model_validate(data)
