@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from repro.lean.lexer import Kind, Token, identifier_parts, lex, lex_error, line_column, significant
 from repro.lean.source import COMMAND_KEYWORDS
+from repro.lean.syntax import SyntaxTables, UnknownToolchainError, gate_tables
 
 RESERVED_PREFIX = "repro_target"
 DECLARATION_KEYWORDS = frozenset({"theorem", "lemma", "def", "abbrev"})
@@ -261,6 +262,11 @@ def scan(
     if error is not None:
         result.unterminated = f"unterminated comment, string, char or «name» at {_where(code, error)}"
         return result
+    try:
+        tables = gate_tables()
+    except UnknownToolchainError as error:
+        result.refuse(f"no syntax tables ({error})")  # fail closed: without them no command is known
+        return result
     opens_allowed = set(open_allowlist) | header_opens(header)
     imports_allowed = header_imports(header)
     words = significant(tokens)
@@ -294,7 +300,9 @@ def scan(
         elif token.kind == Kind.quotation:
             result.refuse(f"name literal or syntax quotation ({where})")
         elif token.kind == Kind.identifier:
-            index = _identifier(code, words, index, result, opens_allowed, allow_native_decide, line_starts, main_name)
+            index = _identifier(
+                code, words, index, result, opens_allowed, allow_native_decide, line_starts, main_name, tables
+            )
             continue
         index += 1
     result.lean_code = _blank(code, blanked)
@@ -310,12 +318,18 @@ def _identifier(
     allow_native_decide: bool,
     line_starts: bool,
     main_name: str | None,
+    tables: SyntaxTables,
 ) -> int:
     """Judge the identifier at ``index``; returns the index of the next token to look at."""
     token = words[index]
     where = _where(code, token)
     text = token.text
     _judge_name(code, token, result, allow_native_decide)
+    following = words[index + 1] if index + 1 < len(words) else None
+    glued = following is not None and following.text == "%" and following.start == token.end
+    if tables.evaluates(text + "%" if glued else text):
+        # generated from the sources: ``run_conv``, ``polyrith``, ``eval%``, ``lrat_proof``, ...
+        result.refuse(f"{text}{'%' if glued else ''} ({where}; its implementation evaluates code)")
     if text == "open":
         return _open(code, words, index, result, opens_allowed)
     if text == "set_option":
@@ -345,13 +359,13 @@ def _identifier(
         return index + 1
     if text in ("universe", "universes"):
         return _universe(code, words, index, result)
-    if text in COMMAND_KEYWORDS or text.startswith(COMMAND_PREFIXES):
+    if tables.is_command(text) or text.startswith(COMMAND_PREFIXES):
         result.refuse(f"{text} ({where})")
         return index + 1
-    following = words[index + 1] if index + 1 < len(words) else None
-    glued = following is not None and following.text == "%" and following.start == token.end
-    if glued and following is not None and (following.end == len(code) or code[following.end].isspace()):
-        # ``compile_inductive%``, ``gen_injective_theorems%``: elaborator keywords, commands among them
+    spaced = following is not None and (following.end == len(code) or code[following.end].isspace())
+    if glued and following is not None and (spaced or text in tables.glued_percent):
+        # ``eval%``, ``compile_inductive%``: a keyword the table knows is one token whatever follows it
+        # (``eval%(f 1)``); an unknown name glued to ``%`` and a space is refused too (fail closed)
         result.refuse(f"{text}% ({where}; no elaborator keywords)")
         return index + 2
     previous = words[index - 1] if index > 0 else None
