@@ -140,3 +140,10 @@ def test_study_provers_get_their_harness_budget_not_a_shared_8192() -> None:
     assert (by_profile.settings.temperature, by_profile.settings.max_tokens) == (0.6, 8096)
     unknown = parse_prover_spec("mine=my-org/my-prover@http://127.0.0.1:8003/v1")
     assert unknown.settings.profile == "custom" and unknown.settings.max_tokens == 8192
+
+
+def test_every_profile_names_a_toolchain_repro_can_prepare() -> None:
+    from repro.lean.toolchains import get_toolchain
+
+    for profile in list_profiles():
+        assert get_toolchain(profile.toolchain).name == profile.toolchain
