@@ -144,6 +144,8 @@ class LeanSettings(_Strict):
     recycle_after: int = Field(200, ge=1)
     kimina_url: str = "http://127.0.0.1:8000"
     kimina_api_key_env: str | None = None
+    # the server's LEAN_SERVER_MAX_WAIT (its wait for a free REPL before a 429); the client outwaits it
+    kimina_max_wait_s: float = Field(60.0, ge=0)
     allow_native_decide: bool = False
     # None: the toolchain's pinned Mathlib revision
     mathlib_revision: str | None = None
@@ -334,6 +336,7 @@ _RESUMABLE_KEYS = frozenset(
         "lean.memory_limit_mb",
         "lean.kimina_url",
         "lean.kimina_api_key_env",
+        "lean.kimina_max_wait_s",
         "lean.project_path",
         "dataset.license",
         "dataset.attribution",
