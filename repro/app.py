@@ -119,7 +119,8 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
     """Check trivial code on the Lean backend itself, before any model call, on every start and resume.
 
     The check bypasses the result cache and names a fresh theorem each time: a resume must learn
-    whether Lean works now, not whether it worked when the run began.
+    whether Lean works now, not whether it worked when the run began. A backend that claims real Lean
+    then passes the self-test battery once per backend + toolchain (repro.lean.selftest; cached).
     """
 
     backend: Verifier = getattr(verifier, "inner", verifier)
@@ -132,6 +133,13 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
             " Nothing was run (no model was called). See `repro doctor`; `repro lean setup` installs Mathlib and"
             " the REPL."
         )
+    if backend.real_lean and config.lean.selftest:
+        from repro.lean.selftest import SelfTestFailed, ensure_selftest
+
+        try:
+            await ensure_selftest(config.lean, verifier=backend)
+        except SelfTestFailed as failure:
+            raise RunError(f"{failure} No model was called.") from None
 
 
 def _selected_count(config: RunConfig, report: LoadReport) -> int:
@@ -412,7 +420,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
                 required=extra is None or extra in extras,
             )
         )
-    project = Path(config.lean.project_path if config else "lean_project")
+    project = Path(config.lean.project_dir() if config else "lean_project")
     needs_local_lean = config is not None and config.lean.backend == LeanBackendName.repl
     health = lean_health(project)
     lines.append(
