@@ -68,6 +68,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {}
 @dataclass
 class Mutant:
     module: str
+    index: int  # position in the module's mutation walk: with ``module``, names the mutant across runs
     line: int
     kind: str
     description: str
@@ -230,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout-s", type=float, default=600)
     parser.add_argument("--budget-s", type=float, default=3600, help="stop starting mutants after this long")
     parser.add_argument("--out", type=Path, help="write every mutant with its status as JSON")
+    parser.add_argument("--rerun", type=Path, help="run only the survivors listed in this earlier --out file")
     arguments = parser.parse_args(argv)
     modules = arguments.module or [m for m in DEFAULT_MODULES if (REPO / m).is_file()]
 
@@ -243,9 +245,14 @@ def main(argv: list[str] | None = None) -> int:
     for module in modules:
         tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
         for index, (line, kind, description, _) in enumerate(_mutations(tree)):
-            all_mutants.append((Mutant(module, line, kind, description), tree, index))
+            all_mutants.append((Mutant(module, index, line, kind, description), tree, index))
     random.Random(arguments.seed).shuffle(all_mutants)
     chosen = all_mutants[: arguments.sample]
+    if arguments.rerun:
+        # a second pass with other tests, over the survivors of a first (fast tests first, slow ones after)
+        earlier = json.loads(arguments.rerun.read_text(encoding="utf-8"))
+        wanted = {(m["module"], m["index"]) for m in earlier if m["status"] == "survived"}
+        chosen = [item for item in all_mutants if (item[0].module, item[0].index) in wanted]
     print(f"{len(all_mutants)} mutants in {len(modules)} modules; running {len(chosen)}", flush=True)
 
     with tempfile.TemporaryDirectory(prefix="gate-mutation-") as temporary:
