@@ -147,3 +147,17 @@ def test_every_profile_names_a_toolchain_repro_can_prepare() -> None:
 
     for profile in list_profiles():
         assert get_toolchain(profile.toolchain).name == profile.toolchain
+
+
+def test_repro_provers_lists_every_profile_and_shows_one_with_its_sources(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from repro.cli import main
+
+    assert main(["provers"]) == 0
+    listing = capsys.readouterr().out
+    assert all(profile.name in listing for profile in list_profiles())
+    assert main(["provers", "deepseek-prover-v1.5-rl"]) == 0
+    shown = capsys.readouterr().out
+    assert "deepseek-ai/DeepSeek-Prover-V1.5 prover/utils.py" in shown and "raw prompt (no chat template)" in shown
+    assert main(["provers", "nope"]) == 2
