@@ -8,6 +8,9 @@ for the cases only a real backend can answer; it stands in for a healthy backend
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +97,7 @@ async def test_a_backend_whose_bridge_accepts_anything_fails_naming_the_case(
     assert not list(tmp_path.glob("selftest/*.json")), "a failed report is never cached"
 
 
-async def test_a_kimina_server_on_another_lean_fails_the_toolchain_case(
+async def test_a_kimina_server_on_another_lean_fails_the_selftest_before_any_case(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
@@ -102,8 +105,8 @@ async def test_a_kimina_server_on_another_lean_fails_the_toolchain_case(
         settings = LeanSettings(backend="kimina", kimina_url=server.url, timeout_s=5, toolchain="v4.15.0")
         report = await run_selftest(settings, only=["toolchain_reported"])
     failed = {outcome.name: outcome.detail for outcome in report.failed}
-    assert "backend_accepted" in failed and "runs Lean v4.9.0" in failed["backend_accepted"]
-    assert "toolchain_reported" in failed
+    assert list(failed) == ["backend_accepted"] and "runs Lean v4.9.0" in failed["backend_accepted"]
+    assert not report.passed and report.unreachable is None, "refused, not unreachable: no case runs on it"
 
 
 async def test_a_real_lean_run_stops_at_a_failed_selftest_before_any_model_call(
@@ -124,3 +127,50 @@ async def test_a_real_lean_run_stops_at_a_failed_selftest_before_any_model_call(
         finally:
             await verifier.close()
     assert "No model was called" in str(stopped.value)
+
+
+def _cli(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "repro.cli", *arguments], cwd=cwd, capture_output=True, text=True)
+
+
+def test_the_selftest_command_on_the_fake_backend_exits_4_and_lists_the_real_only_cases(tmp_path: Path) -> None:
+    result = _cli("lean", "selftest", "--backend", "fake", cwd=tmp_path)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "only a real Lean backend (repl or kimina) can answer: sentinel_position" in result.stdout
+    assert "FAIL" not in result.stdout
+
+
+def test_the_selftest_command_without_lean_says_no_case_ran_and_exits_3(tmp_path: Path) -> None:
+    result = _cli("lean", "selftest", "--backend", "repl", cwd=tmp_path)
+    assert result.returncode == 3 and "Traceback" not in result.stdout + result.stderr
+    assert "no case was run" in result.stdout
+
+
+def test_lean_setup_prepares_the_project_of_the_named_toolchain(tmp_path: Path) -> None:
+    unknown = _cli("lean", "setup", "--toolchain", "v3.0.0", cwd=tmp_path)
+    assert unknown.returncode == 2 and "known: v4.9.0, v4.15.0" in unknown.stderr
+    listed = _cli("lean", "toolchains", cwd=tmp_path)
+    assert "v4.9.0: Lean v4.9.0" in listed.stdout and "Goedel-Prover-V2" in listed.stdout
+    # with no lake on PATH setup stops after writing the pinned project: exit 3, nothing half-set
+    env_path = {"PATH": str(Path(sys.executable).parent)}
+    result = subprocess.run(
+        [sys.executable, "-m", "repro.cli", "lean", "setup", "--toolchain", "v4.9.0"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env_path},
+    )
+    assert result.returncode == 3, result.stdout + result.stderr
+    project = tmp_path / "lean_project_v4.9.0"
+    assert (project / "lean-toolchain").read_text().strip() == "leanprover/lean4:v4.9.0"
+    assert 'rev = "v4.9.0"' in (project / "lakefile.toml").read_text()
+
+
+def test_doctor_runs_the_selftest_on_the_configured_backend() -> None:
+    from repro.app import doctor
+    from repro.config import RunConfig
+
+    lines = {line.name: line for line in doctor(RunConfig(lean=LeanSettings(backend="fake", workers=1)))}
+    line = lines["Lean self-test (fake, v4.15.0)"]
+    assert line.ok and not line.required
+    assert "only a real backend can answer sentinel_position, timeout_reported, toolchain_reported" in line.detail

@@ -54,6 +54,8 @@ class SelfTestReport(BaseModel):
     toolchain: str
     reported_toolchain: str | None = None
     mathlib_revision: str | None = None
+    # the backend answered no check at all (Lean missing, server down): no case was run
+    unreachable: str | None = None
     outcomes: list[CaseOutcome]
 
     @property
@@ -66,7 +68,7 @@ class SelfTestReport(BaseModel):
 
     @property
     def passed(self) -> bool:
-        return not self.failed
+        return not self.failed and self.unreachable is None
 
 
 class SelfTestFailed(RuntimeError):
@@ -257,7 +259,12 @@ async def run_selftest(
                         name="backend_accepted", expects="the backend accepts this run", passed=False, detail=str(error)
                     )
                 )
-        for case in CASES:
+        unreachable = None
+        if not outcomes:  # not refused: does the backend answer at all?
+            probe = await active.check("theorem repro_selftest_probe : True := trivial", settings.header)
+            if probe.infra_status != InfraStatus.ok:
+                unreachable = f"{probe.infra_status}: {probe.detail}"
+        for case in CASES if unreachable is None and not outcomes else ():
             if only and case.name not in only:
                 continue
             if fake and not case.fake_answers:
@@ -271,12 +278,13 @@ async def run_selftest(
                 passed, detail = False, f"{type(error).__name__}: {error}"
             outcomes.append(CaseOutcome(name=case.name, expects=case.expects, passed=passed, detail=detail))
         return SelfTestReport(
-            backend=settings.backend.value,
+            backend=str(settings.backend),
             backend_id=active.backend_id,
             real_lean=active.real_lean,
             toolchain=settings.toolchain,
             reported_toolchain=active.toolchain,
             mathlib_revision=active.mathlib_revision,
+            unreachable=unreachable,
             outcomes=outcomes,
         )
     finally:
@@ -311,7 +319,7 @@ def selftest_key(settings: LeanSettings) -> str:
         else str(Path(settings.project_dir()).resolve())
     )
     battery = "\x00".join(case.name + case.expects for case in CASES)
-    identity = "\x00".join([settings.backend.value, where, settings.toolchain, settings.header, battery, __version__])
+    identity = "\x00".join([str(settings.backend), where, settings.toolchain, settings.header, battery, __version__])
     return hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
 
 
@@ -355,8 +363,11 @@ def render_report(report: SelfTestReport) -> list[str]:
         lines.append(
             f"  {mark} {outcome.name}: {outcome.expects}" + (f" -- {outcome.detail}" if outcome.passed is False else "")
         )
+    if report.unreachable:
+        lines.append(f"  the backend answered no check ({report.unreachable[:300]}); no case was run")
     if report.unanswered:
         names = ", ".join(o.name for o in report.unanswered)
         lines.append(f"only a real Lean backend (repl or kimina) can answer: {names}")
-    lines.append("self-test " + ("passed" if report.passed else f"FAILED: {', '.join(o.name for o in report.failed)}"))
+    failed = ", ".join(o.name for o in report.failed) or "backend unreachable"
+    lines.append("self-test " + ("passed" if report.passed else f"FAILED: {failed}"))
     return lines
