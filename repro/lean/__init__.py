@@ -28,9 +28,11 @@ from repro.lean.text import (
     significant,
     top_level_equation,
 )
+from repro.lean.toolchains import DEFAULT_TOOLCHAIN, Toolchain, UnknownToolchain, get_toolchain, list_toolchains
 
 __all__ = [
     "DEFAULT_OPEN_ALLOWLIST",
+    "DEFAULT_TOOLCHAIN",
     "STANDARD_AXIOMS",
     "CachedVerifier",
     "InfraStatus",
@@ -49,6 +51,8 @@ __all__ = [
     "Token",
     "SetupError",
     "TaxonomyFact",
+    "Toolchain",
+    "UnknownToolchain",
     "Verdict",
     "Verifier",
     "axioms_reported",
@@ -57,9 +61,11 @@ __all__ = [
     "fake_repl_verifier",
     "final_proposition",
     "forbidden_constructs",
+    "get_toolchain",
     "lean_cache_key",
     "lean_health",
     "lex",
+    "list_toolchains",
     "make_fake_repl_home",
     "normalize",
     "read_output",
