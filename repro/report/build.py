@@ -1,9 +1,10 @@
 """Which kind of directory was given (run, study, evaluation), and the page for it.
 
-Detection is by files present, so the study and evaluation parts render as soon as those commands
-write their directories: a run holds ``run.sqlite``; a study holds run directories (one per prover)
-and/or ``study*.json``; an evaluation holds ``eval*.json`` / ``evaluate*.json`` / ``evaluation*.json``
-(the ``--json`` output of its report command). JSON summaries are rendered generically as tables.
+Detection is by files present: a run holds ``run.sqlite``; a coverage study holds ``study.sqlite``
+(``repro prove-study``), or run directories side by side (one per prover); an evaluation holds
+``evaluation.sqlite`` (``repro evaluate``). Studies and evaluations are read from their stores; a
+directory holding only ``study*.json`` / ``eval*.json`` summaries gets them rendered as tables. An
+evaluation's ``model_cache/`` is a run store of cached responses, never a run of its own.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.report.collect import ReportError, RunReport, collect_run, retained_problems
-from repro.report.page import _table, render_page, run_sections
+from repro.report.evaluation_page import (
+    MODEL_CACHE_DIR,
+    collect_evaluation,
+    evaluation_data,
+    evaluation_sections,
+    is_evaluation,
+)
+from repro.report.page import _cell, _table, render_page, run_sections, unverified_banner
+from repro.report.study_page import collect_study, is_study, study_data, study_sections
 from repro.report.svg import PALETTE, line_chart, rate_bars
 from repro.store import STORE_FILENAME
 
@@ -37,15 +46,17 @@ def detect_kinds(directory: Path) -> list[str]:
     kinds = []
     if (directory / STORE_FILENAME).is_file():
         kinds.append("run")
-    if _sub_runs(directory) or _json_files(directory, STUDY_PATTERNS):
+    if is_study(directory) or _sub_runs(directory) or _json_files(directory, STUDY_PATTERNS):
         kinds.append("study")
-    if _json_files(directory, EVALUATION_PATTERNS):
+    if is_evaluation(directory) or _json_files(directory, EVALUATION_PATTERNS):
         kinds.append("evaluation")
     return kinds
 
 
 def _sub_runs(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.iterdir() if p.is_dir() and (p / STORE_FILENAME).is_file())
+    return sorted(
+        p for p in directory.iterdir() if p.is_dir() and p.name != MODEL_CACHE_DIR and (p / STORE_FILENAME).is_file()
+    )
 
 
 def _json_files(directory: Path, patterns: tuple[str, ...]) -> list[Path]:
@@ -66,8 +77,15 @@ def _generic(value: Any, title: str) -> str:
     return f"<h3>{escape(title)}</h3><pre>{escape(json.dumps(value, ensure_ascii=False, indent=1)[:20000])}</pre>"
 
 
-def _flat(value: Any) -> Any:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
+def _flat(value: Any) -> str:
+    """A cell for a JSON value: lists joined, objects as ``key: value`` pairs, numbers rounded (no raw JSON)."""
+    if isinstance(value, list):
+        return ", ".join(_flat(v) for v in value) if value else "—"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_flat(v)}" for k, v in value.items()) if value else "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return _cell(value)
 
 
 def _json_section(directory: Path, patterns: tuple[str, ...], heading: str, anchor: str) -> str:
@@ -134,6 +152,7 @@ def build_report(directory: Path) -> tuple[str, list[str], int]:
     body, candidates = "", 0
     data: dict[str, Any] = {"candidates": []}
     title = f"repro report: {directory.name}"
+    script = "audit.js"
     run: RunReport | None = None
     if "run" in kinds:
         run = collect_run(directory)
@@ -141,15 +160,24 @@ def build_report(directory: Path) -> tuple[str, list[str], int]:
         data = {"candidates": run.candidates}
         candidates = len(run.candidates)
         title = f"repro report: {run.header.run_name}"
-    if "study" in kinds:
+    if "study" in kinds and is_study(directory) and run is None:
+        study = collect_study(directory)
+        body += study_sections(study)
+        data, script = study_data(study), "study.js"
+        title = f"repro report: study {study.name}"
+    elif "study" in kinds:
         section, warnings = _study_section(directory)
-        if warnings and run is None:
-            items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
-            body += f'<div class="banner" id="unverified-banner" role="alert">NOT VERIFIED: <ul>{items}</ul></div>'
+        if run is None:
+            body += unverified_banner(warnings, "the compared runs")
         body += section + _json_section(directory, STUDY_PATTERNS, "Study summary", "study-summary")
-    if "evaluation" in kinds:
+    if "evaluation" in kinds and is_evaluation(directory) and script == "audit.js" and run is None:
+        evaluation = collect_evaluation(directory)
+        body += evaluation_sections(evaluation)
+        data, script = evaluation_data(evaluation), "evaluation.js"
+        title = f"repro report: evaluation {evaluation.name}"
+    elif "evaluation" in kinds:
         body += _json_section(directory, EVALUATION_PATTERNS, "Evaluation", "evaluation")
-    return render_page(title, body, data), kinds, candidates
+    return render_page(title, body, data, script), kinds, candidates
 
 
 def write_report(directory: Path, out: Path | None = None) -> ReportResult:
