@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -26,6 +28,7 @@ from repro.study import StudySettings, StudyStore, parse_prover_spec, prove_stud
 from repro.testing import OpenAITestServer
 from tests import evaluate_world
 from tests import study_world as world
+from tests.conftest import REPO
 from tests.test_report import _chromium
 
 STATEMENTS = 200
@@ -184,6 +187,27 @@ def test_summary_json_renders_without_raw_json(tmp_path: Path) -> None:
     (tmp_path / "study_summary.json").write_text(json.dumps({"provers": [{"name": "a", "ci": [0.1, 0.25]}]}))
     html, kinds, _ = build_report(tmp_path)
     assert kinds == ["study"] and "0.1, 0.25" in html and _reprs_in_cells(html) == []
+
+
+# -- the command line -----------------------------------------------------------------------------------------
+def _report(directory: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "repro.cli", "report", str(directory), "--out", str(out)]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def test_repro_report_on_a_study_and_an_evaluation_directory(
+    big_study: Path, evaluations: dict[str, Path], tmp_path: Path
+) -> None:
+    done = _report(big_study, tmp_path / "study.html")
+    assert done.returncode == 0, done.stderr
+    assert f"study; {STATEMENTS} statements, 3 provers" in done.stdout
+    assert 'id="figure-study-overlap"' in (tmp_path / "study.html").read_text(encoding="utf-8")
+    done = _report(evaluations["flagged"], tmp_path / "eval.html")
+    assert done.returncode == 0, done.stderr
+    assert f"evaluation; {evaluate_world.INSTANCES} evaluated rows, 2 models" in done.stdout
+    page = (tmp_path / "eval.html").read_text(encoding="utf-8")
+    assert "NOT VERIFIED" in page and "runs compared" not in page
+    assert sorted(p.name for p in evaluations["flagged"].iterdir() if p.suffix == ".html") == []  # --out honoured
 
 
 # -- in a real browser -----------------------------------------------------------------------------------------

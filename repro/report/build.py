@@ -38,6 +38,7 @@ class ReportResult(BaseModel):
     path: str
     kinds: list[str]
     candidates: int
+    contents: str = ""  # what the page's table holds, e.g. "200 statements, 3 provers"
     size_bytes: int
     seconds: float
 
@@ -140,6 +141,11 @@ def _study_section(directory: Path) -> tuple[str, list[str]]:
 
 def build_report(directory: Path) -> tuple[str, list[str], int]:
     """(HTML, kinds found, candidates in the audit table) for a run, study or evaluation directory."""
+    html, kinds, candidates, _ = _build(directory)
+    return html, kinds, candidates
+
+
+def _build(directory: Path) -> tuple[str, list[str], int, str]:
     if not directory.is_dir():
         raise ReportError(f"{directory}: not a directory")
     kinds = detect_kinds(directory)
@@ -153,17 +159,20 @@ def build_report(directory: Path) -> tuple[str, list[str], int]:
     data: dict[str, Any] = {"candidates": []}
     title = f"repro report: {directory.name}"
     script = "audit.js"
+    contents = ""
     run: RunReport | None = None
     if "run" in kinds:
         run = collect_run(directory)
         body += run_sections(run)
         data = {"candidates": run.candidates}
         candidates = len(run.candidates)
+        contents = f"{candidates} candidates"
         title = f"repro report: {run.header.run_name}"
     if "study" in kinds and is_study(directory) and run is None:
         study = collect_study(directory)
         body += study_sections(study)
         data, script = study_data(study), "study.js"
+        contents = f"{len(study.statements)} statements, {len(study.provers)} provers"
         title = f"repro report: study {study.name}"
     elif "study" in kinds:
         section, warnings = _study_section(directory)
@@ -174,15 +183,16 @@ def build_report(directory: Path) -> tuple[str, list[str], int]:
         evaluation = collect_evaluation(directory)
         body += evaluation_sections(evaluation)
         data, script = evaluation_data(evaluation), "evaluation.js"
+        contents = f"{len(evaluation.instances)} evaluated rows, {len(evaluation.models)} models"
         title = f"repro report: evaluation {evaluation.name}"
     elif "evaluation" in kinds:
         body += _json_section(directory, EVALUATION_PATTERNS, "Evaluation", "evaluation")
-    return render_page(title, body, data, script), kinds, candidates
+    return render_page(title, body, data, script), kinds, candidates, contents or "summaries only"
 
 
 def write_report(directory: Path, out: Path | None = None) -> ReportResult:
     started = time.perf_counter()
-    html, kinds, candidates = build_report(directory)
+    html, kinds, candidates, contents = _build(directory)
     target = out or directory / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html, encoding="utf-8")
@@ -190,6 +200,7 @@ def write_report(directory: Path, out: Path | None = None) -> ReportResult:
         path=str(target),
         kinds=kinds,
         candidates=candidates,
+        contents=contents,
         size_bytes=target.stat().st_size,
         seconds=round(time.perf_counter() - started, 3),
     )
