@@ -45,6 +45,7 @@ from repro.llm.factory import build_backend
 from repro.llm.preflight import preflight_endpoints
 from repro.metrics import run_metrics
 from repro.pipeline import Pipeline, RunSummary
+from repro.provers import profile_provenance
 from repro.records import SourceProblem, utc_now
 from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
 from repro.store import STORE_FILENAME, RunStore
@@ -113,6 +114,10 @@ def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[
     stored_config.write_text(dump_config(config), encoding="utf-8")
     store = RunStore(run_dir)
     store.set_meta("repro_version", __version__)
+    prove = config.models.get("prove")
+    recorded = profile_provenance(prove.model_dump(mode="json")) if prove is not None else None
+    if recorded is not None:
+        store.set_meta("prover_profile", json.dumps(recorded))
     return config, store
 
 
