@@ -28,7 +28,7 @@ import sys
 import time
 from typing import Any
 
-from repro.lean.lexer import Kind, Token, lex, line_column, significant
+from repro.lean.text.lexer import Kind, Token, lex, line_column, significant
 
 _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
 _STANDARD = ["propext", "Classical.choice", "Quot.sound"]
