@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from repro.lean.lexer import Kind, lex
 from repro.lean.policy import scan
+from repro.lean.text import Kind, lex
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
 MAIN = "robe_total"

@@ -187,3 +187,16 @@ def test_the_dataset_card_names_the_profile_its_harness_and_each_override() -> N
     assert "`goedel-prover-v2-32b` profile" in section and "Goedel-LM/Goedel-Prover-V2 src/inference.py" in section
     assert "- `max_tokens`: 16384 (the harness uses 40960)" in section
     assert _prover_section(load_config(None)) == ""
+
+
+def test_a_prover_settings_file_may_name_a_profile_and_override_part_of_it(tmp_path: Path) -> None:
+    path = tmp_path / "kimina.yaml"
+    path.write_text(
+        "profile: kimina-prover-preview-distill-7b\nmodel: /ckpt/kimina-7b\n"
+        "base_url: http://127.0.0.1:8002/v1\napi_key_env: null\nmax_tokens: 16384\n"
+    )
+    entry = parse_prover_spec(f"kimina={path}")
+    settings = entry.settings
+    assert (settings.model, settings.temperature, settings.max_tokens) == ("/ckpt/kimina-7b", 0.6, 16384)
+    request = prover_request(settings, THEOREM, "import Mathlib", sample_offset=0, n=1)
+    assert [m.role for m in request.messages or []] == ["system", "user"]

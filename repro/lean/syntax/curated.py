@@ -6,7 +6,7 @@ table sees which entries were read and which were stated):
 - :data:`SUPPLEMENT`: command keywords of Lean core and Mathlib. In this repository's build
   environment neither source tree could be fetched (leanprover/lean4 and mathlib4 snapshots are
   over the size limit), so until the generator is run over ``repro lean setup``'s sources these come
-  from the gate's earlier hand-written list (``repro/lean/source.py``), which was checked against
+  from the gate's hand-written list (``repro/lean/tables.py``, ``COMMAND_KEYWORDS``), checked against
   leanprover/lean4 ``src/Lean/Parser/Command.lean`` and Mathlib's ``Mathlib/Tactic/*.lean``.
 - :data:`EVALUATES_CODE`: syntax whose implementation runs code at elaboration time, each with the
   upstream file that shows it (issue 19, section 2, found them by enumerating the v4.15.0 sources).

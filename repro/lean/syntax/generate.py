@@ -44,8 +44,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from repro.lean.lexer import Kind, Token, lex, significant
 from repro.lean.syntax.curated import EVALUATES_CODE, SUPPLEMENT, Curated
+from repro.lean.text import Kind, Token, lex, significant
 
 CATEGORIES = ("command", "tactic", "conv", "term")
 # The module roots that a library's users import; tests, scripts and examples are not importable.
