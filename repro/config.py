@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 
 class ConfigError(ValueError):
@@ -100,7 +100,10 @@ DEFAULT_HEADER = (
 
 class LeanSettings(_Strict):
     backend: LeanBackendName = LeanBackendName.repl
-    project_path: str = "lean_project"
+    # a name from repro.lean.toolchains (Lean + Mathlib + REPL revisions); each prover profile names its own
+    toolchain: str = "v4.15.0"
+    # the pinned project of that toolchain; None: `lean_project` for v4.15.0, `lean_project_<toolchain>` otherwise
+    project_path: str | None = None
     header: str = DEFAULT_HEADER
     timeout_s: float = Field(120.0, gt=0)
     memory_limit_mb: int | None = Field(12288, ge=256)
@@ -109,9 +112,31 @@ class LeanSettings(_Strict):
     kimina_url: str = "http://127.0.0.1:8000"
     kimina_api_key_env: str | None = None
     allow_native_decide: bool = False
-    mathlib_revision: str = "v4.15.0"
+    # None: the toolchain's pinned Mathlib revision
+    mathlib_revision: str | None = None
     # fake backend only: JSON rules for the fake REPL (see repro.lean.fake_repl)
     fake_rules: str | None = None
+
+    @field_validator("toolchain")
+    @classmethod
+    def _known_toolchain(cls, name: str) -> str:
+        from repro.lean.toolchains import UnknownToolchain, get_toolchain
+
+        try:
+            return get_toolchain(name).name
+        except UnknownToolchain as error:
+            raise ValueError(str(error)) from None
+
+    def project_dir(self) -> str:
+        """The Lean project this run checks in: the configured path, or the toolchain's default one."""
+        from repro.lean.toolchains import default_project_path
+
+        return self.project_path or default_project_path(self.toolchain)
+
+    def resolved_mathlib_revision(self) -> str:
+        from repro.lean.toolchains import get_toolchain
+
+        return self.mathlib_revision or get_toolchain(self.toolchain).mathlib_rev
 
 
 class DatasetSettings(_Strict):
