@@ -74,6 +74,8 @@ def test_values_are_proposed_only_where_every_variable_is_pinned_and_the_conclus
     # ↔ binds looser than →: the conclusion's grouping is not read from the arrows
     assert pinned_values(read_statement("theorem t (x : ℕ) (h : x = 3) : x = 3 ↔ x = 4 → x = 5 := by sorry")) is None
     assert pinned_values(read_statement("theorem t {x : ℕ} (h : x = 3) : x = 3 := by sorry")) is None
+    # parentheses do not hide a premise: `(A → B)` elaborates to the same pi type
+    assert pinned_values(read_statement("theorem t (x : ℕ) (h : x = 3) : (x = 4 → x = 5) := by sorry")) is None
 
 
 @pytest.mark.parametrize("text", ["42", "(3 : ℚ) / 4", "-7", "2.5"])
@@ -173,10 +175,12 @@ def checked_world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     dataset = write_problems(tmp_path / "problems.jsonl", cases)
     run(build_config(world_config(str(dataset))), tmp_path / "run")
     with RunStore(tmp_path / "run", create=False) as store:
-        return {
+        world: dict[str, Any] = {
             cases[int(c.problem_id.split(":")[1])]: (c, store.attempts(candidate_id=c.candidate_id))
             for c in store.candidates()
         }
+    world["run_dir"] = tmp_path / "run"
+    return world
 
 
 def test_a_vacuous_statement_the_prover_would_prove_is_never_retained(checked_world: dict[str, Any]) -> None:
@@ -208,3 +212,20 @@ def test_the_prompt_template_reaches_the_formalizer() -> None:
 
     assert "refuted!" in render_prompt("formalize", question="q", theorem_name="t", feedback="refuted!")
     assert Path(__file__).resolve().parents[1].joinpath("prompts", "formalize.md").read_text().count("$feedback") == 1
+
+
+def test_status_and_the_study_report_count_vacuous_and_refuted_statements(checked_world: dict[str, Any]) -> None:
+    from repro.app import status
+    from repro.study.report import build_report
+    from repro.study.statements import statements_from_run
+
+    checks = status(checked_world["run_dir"])["statement_checks"]
+    assert (checks["vacuous"], checks["refuted"]) == (1, 1)
+    exported = statements_from_run(checked_world["run_dir"])
+    found = sorted(row.statement_check or "" for row in exported)
+    assert found.count("vacuous") == 1 and found.count("refuted") == 1 and "satisfiable" in found
+    for row in exported:
+        row.level, row.type = "Level 1", "Algebra"
+    report = build_report(exported, [], [], k=1, strategy="parallel")
+    assert report.statement_checks["by_level"] == {"Level 1": {"vacuous": 1, "refuted": 1}}
+    assert report.statement_checks["by_type"] == {"Algebra": {"vacuous": 1, "refuted": 1}}

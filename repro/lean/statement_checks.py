@@ -172,6 +172,9 @@ def _conclusion_premises(conclusion: str) -> list[str] | None:
     tokens = significant(lex(body))
     if not tokens:
         return None
+    if tokens[0].text == "(" and tokens[-1].text == ")" and _wrapped([t.text for t in tokens]):
+        # `(A → B)` is the same pi type as `A → B`: its premises are the conclusion's own
+        return _conclusion_premises(body[tokens[0].end : tokens[-1].start])
     if tokens[0].text in ("∃", "∃!"):
         return []  # everything after the binder's comma is the existential's body
     if tokens[0].text in ("∀", "Π"):
