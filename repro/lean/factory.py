@@ -38,6 +38,8 @@ def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> Cac
                 api_key_env=settings.kimina_api_key_env,
                 toolchain=toolchain.elan_toolchain,
                 mathlib_revision=mathlib_revision,
+                max_in_flight=settings.workers,
+                server_max_wait_s=settings.kimina_max_wait_s,
             )
             for url in split_urls(settings.kimina_url)
         ]
