@@ -37,7 +37,7 @@ from repro.lean.audit import BatchSummary, check_batch, read_rows
 from repro.lean.factory import build_verifier
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import InfraStatus, Verifier
-from repro.lean.source import without_header
+from repro.lean.text import without_header
 from repro.lean.toolchains import get_toolchain
 from repro.llm.breaker import EndpointBreaker
 from repro.llm.client import ModelClient

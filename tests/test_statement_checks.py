@@ -15,7 +15,6 @@ from repro.config import build_config
 from repro.lean.fake_arith import parse_proposition, proves
 from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.repl_pool import ReplPoolVerifier
-from repro.lean.source import read_statement
 from repro.lean.statement_checks import (
     CheckOutcome,
     check_statement,
@@ -25,6 +24,7 @@ from repro.lean.statement_checks import (
     refute_statement,
     restated_hypothesis,
 )
+from repro.lean.text.statement import read_statement
 from repro.records import CandidateStatus, ReasonCode, Stage
 from repro.store import RunStore
 from tests.pipeline_world import world_config

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from repro.lean.lexer import Kind, Token, lex, significant
-from repro.lean.source import StatementError, read_statement
+from repro.lean.text.lexer import Kind, Token, lex, significant
+from repro.lean.text.statement import StatementError, read_statement
 
 Node = tuple[Any, ...]
 _TYPES = {"ℕ": 0, "Nat": 0, "ℤ": 1, "Int": 1, "ℚ": 2, "Rat": 2, "ℝ": 3, "Real": 3}

@@ -39,9 +39,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from repro.lean.lexer import Kind, Token, lex, significant
 from repro.lean.protocol import InfraStatus, LeanResult, Verifier
-from repro.lean.source import Statement, StatementError, _binding_end, depths, final_proposition, read_statement
+from repro.lean.text.lexer import Kind, Token, lex, significant
+from repro.lean.text.statement import Statement, StatementError, _binding_end, depths, final_proposition, read_statement
 
 STATEMENT_PREFIX = "repro_target"
 # ``norm_num at *`` for the False derivation: the contradiction sits in the hypotheses, not the goal.

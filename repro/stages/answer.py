@@ -25,10 +25,18 @@ from typing import Literal
 from pydantic import BaseModel, field_validator, model_validator
 
 from repro.config import ModelSettings
-from repro.lean.lexer import Kind, lex, significant
 from repro.lean.protocol import Verifier
-from repro.lean.source import StatementError, final_proposition, read_statement, strip_comments, top_level_equation
 from repro.lean.statement_checks import CheckOutcome, check_witness, is_numeric_literal
+from repro.lean.text import (
+    LeanCode,
+    StatementError,
+    final_proposition,
+    lean_code,
+    read_statement,
+    strip_comments,
+    top_level_equation,
+)
+from repro.lean.text.lexer import lex, significant
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
@@ -103,22 +111,17 @@ def has_unevaluated_operation(candidate: str) -> bool:
     return _UNEVALUATED.search(plain) is not None
 
 
-_PROSE = frozenset(
-    {Kind.line_comment, Kind.block_comment, Kind.string, Kind.raw_string, Kind.interpolated_string, Kind.char}
-)
-
-
-def code_without_prose(code: str) -> str:
+def code_without_prose(code: str | LeanCode) -> str:
     """``code`` with comments and string literals blanked: text there is the prover's say-so, not Lean's.
 
     A ``-- the answer is 42`` comment must neither ground an answer nor steer the extraction model.
     """
-    return "".join(" " * len(token.text) if token.kind in _PROSE else token.text for token in lex(code))
+    return lean_code(code).without_prose
 
 
-def grounded(candidate: str, verified_code: str) -> bool:
+def grounded(candidate: str, verified_code: str | LeanCode) -> bool:
     """Every comma-separated part appears verbatim in the code, outside comments, strings and meta commands."""
-    outside_meta = _META_COMMANDS.sub("", code_without_prose(verified_code))
+    outside_meta = _META_COMMANDS.sub("", lean_code(verified_code).without_prose)
     parts = [candidate] if candidate.startswith("{") else [p.strip() for p in candidate.split(",")]
     return all(part and part in outside_meta for part in parts)
 
@@ -158,7 +161,7 @@ def is_existential(statement: str) -> bool:
 async def recover_answer(
     question: str,
     statement: str,
-    verified_code: str,
+    verified_code: str | LeanCode,
     extract_client: ModelClient,
     extract_settings: ModelSettings,
     classify_client: ModelClient,
@@ -170,7 +173,8 @@ async def recover_answer(
 ) -> StageResult:
     """``verified_code`` only keys the stored attempt: nothing in it is shown to a model or read as an answer."""
     clock = Stopwatch()
-    result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified_code))
+    verified_text = verified_code.text if isinstance(verified_code, LeanCode) else verified_code
+    result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified_text))
     candidate = deterministic_answer(statement)
     method = "deterministic"
     try:
