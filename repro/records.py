@@ -61,6 +61,7 @@ class ReasonCode(StrEnum):
     formalization_not_sorry = "formalization_not_sorry"
     formalization_compile_error = "formalization_compile_error"
     statement_not_single_theorem = "statement_not_single_theorem"
+    statement_incompatible_toolchain = "statement_incompatible_toolchain"
     semantic_mismatch = "semantic_mismatch"
     statement_vacuous = "statement_vacuous"
     proof_not_found = "proof_not_found"
@@ -89,6 +90,10 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.formalization_compile_error: "The formal statement did not compile with only the sorry warning.",
     ReasonCode.statement_not_single_theorem: (
         "The formal statement is not exactly one theorem ending in `:= by sorry` (definitions, other commands)."
+    ),
+    ReasonCode.statement_incompatible_toolchain: (
+        "A study statement does not elaborate under this prover's Lean toolchain: the prover was not asked, "
+        "and the pair is counted apart from the prover's failures."
     ),
     ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in all three asks.",
     ReasonCode.statement_vacuous: (
