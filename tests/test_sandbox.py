@@ -168,3 +168,25 @@ def test_doctor_reports_the_sandbox() -> None:
     line = lines["sandbox for Lean processes"]
     status = detect_sandbox()
     assert line.ok == (status.network_blocked and status.writes_confined) and status.describe() in line.detail
+
+
+def test_the_sandboxed_lake_is_the_projects_toolchain_not_elans_shim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside the sandbox elan's shim would pick a toolchain from the wrong directory and write ELAN_HOME."""
+    from repro.lean.sandbox import toolchain_binary
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    elan = bin_dir / "elan"
+    elan.write_text('#!/bin/sh\n[ "$1" = which ] && echo "$(pwd)/.elan/toolchains/v4.9.0/bin/$2"\n')
+    elan.chmod(0o755)
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    toolchain_binary.cache_clear()
+    try:
+        assert toolchain_binary("lake", str(project)) == f"{project}/.elan/toolchains/v4.9.0/bin/lake"
+        assert toolchain_binary("python3", str(project)) == shutil.which("python3")  # not a Lean program
+    finally:
+        toolchain_binary.cache_clear()

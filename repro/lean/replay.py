@@ -40,7 +40,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from repro.lean.sandbox import SandboxStatus, detect_sandbox, sandboxed
+from repro.lean.sandbox import SandboxStatus, detect_sandbox, sandboxed, toolchain_binary
 
 SAFEVERIFY_REPOSITORY = "https://github.com/GasStationManager/SafeVerify"
 
@@ -151,6 +151,7 @@ class SafeVerifyReplay:
     ) -> None:
         self.settings = settings
         self.real = real
+        self._default_lake = lake is None
         self.lake = lake or [shutil.which("lake") or "lake"]
         self.sandbox = sandbox or detect_sandbox()
         self._slots = asyncio.Semaphore(settings.workers)
@@ -201,6 +202,8 @@ class SafeVerifyReplay:
         if missing:
             return ReplayVerdict(status=ReplayStatus.unavailable, detail=missing, **base)
         checkout = str(self.checkout(toolchain).resolve())
+        # the checkout's own toolchain (elan's shim would pick one from the work directory instead)
+        lake = [toolchain_binary("lake", checkout)] if self._default_lake else self.lake
         started = time.monotonic()
         deadline = started + self.settings.timeout_s
         async with self._slots:
@@ -213,7 +216,7 @@ class SafeVerifyReplay:
                     for source in (target, submission):
                         olean = source.with_suffix(".olean")
                         code, output = await self._run(
-                            [*self.lake, "-d", checkout, "env", "lean", "-o", str(olean), str(source)], work, deadline
+                            [*lake, "-d", checkout, "env", "lean", "-o", str(olean), str(source)], work, deadline
                         )
                         if code != 0 or not olean.is_file():
                             status = ReplayStatus.rejected if source is submission else ReplayStatus.error
@@ -224,7 +227,7 @@ class SafeVerifyReplay:
                                 **base,
                             )
                     code, output = await self._run(
-                        [*self.lake, "-d", checkout, "env", "safe_verify", str(target.with_suffix(".olean")),
+                        [*lake, "-d", checkout, "env", "safe_verify", str(target.with_suffix(".olean")),
                          str(submission.with_suffix(".olean"))],
                         work,
                         deadline,

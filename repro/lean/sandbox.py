@@ -153,7 +153,27 @@ def sandbox_launcher(scratch: Path | None = None) -> Callable[[Any], None]:
 
     def apply(config: Any) -> None:
         directory = scratch or Path(tempfile.mkdtemp(prefix="repro-repl-sandbox-"))
-        real = shutil.which(str(config.lake_path)) or str(config.lake_path)
+        real = toolchain_binary(str(config.lake_path), getattr(config, "working_dir", None))
         config.lake_path = write_launcher(real, directory, directory / "bin" / "lake")
 
     return apply
+
+
+@lru_cache(maxsize=32)
+def toolchain_binary(program: str, project: str | Path | None) -> str:
+    """The toolchain's own ``lake``/``lean`` for ``project``, not elan's shim.
+
+    elan's shim picks the toolchain from the current directory's ``lean-toolchain`` and may write to
+    ``ELAN_HOME``; inside the sandbox the directory is not the project's and ``ELAN_HOME`` is read-only,
+    so the binary is resolved here, outside, with ``elan which`` run in the project."""
+    elan = shutil.which("elan")
+    if elan and project is not None and Path(program).name in ("lake", "lean"):
+        try:
+            done = subprocess.run(
+                [elan, "which", Path(program).name], cwd=project, capture_output=True, text=True, timeout=60
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            done = None
+        if done is not None and done.returncode == 0 and done.stdout.strip():
+            return done.stdout.strip().splitlines()[-1]
+    return shutil.which(program) or program
