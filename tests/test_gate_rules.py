@@ -12,6 +12,7 @@ import pytest
 
 from repro.lean.policy import scan
 from repro.lean.text import Kind, lex
+from repro.lean.text.statement import top_level_equation
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
 MAIN = "robe_total"
@@ -355,3 +356,14 @@ def test_every_resource_option_is_allowed(option: str) -> None:
 def test_modifiers_other_than_private_and_noncomputable_are_not_recorded() -> None:
     result = scan("protected def f : ℕ := 1\n" + THEOREM, header=HEADER, main_name=MAIN)
     assert [d.modifiers for d in result.declarations if d.name == "f"] == [[]]
+
+
+def test_an_escape_other_than_u_never_opens_braces_in_a_char_literal() -> None:
+    """``'\\n{a}'`` is no char literal (Lean: one character, then a quote); only ``\\u{...}`` has braces."""
+    assert lex("'\\n{a}'")[-1].kind == Kind.error
+    assert [t.kind for t in lex("'\\u{3b1}'")] == [Kind.char]
+
+
+@pytest.mark.parametrize("proposition", ["show x = 5 from h", "let y := 2; x = y", "Not x = 5"])
+def test_an_equation_wrapped_in_a_binder_word_has_no_deterministic_answer(proposition: str) -> None:
+    assert top_level_equation(proposition) is None
