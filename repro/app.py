@@ -46,7 +46,7 @@ from repro.metrics import run_metrics
 from repro.pipeline import Pipeline, RunSummary
 from repro.records import SourceProblem, utc_now
 from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
-from repro.store import STORE_FILENAME, RunStore
+from repro.store import STORE_FILENAME, RunReader, RunStore
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -321,7 +321,7 @@ def run(
 
 def status(run_dir: Path) -> dict[str, Any]:
     """Funnel, rates, accounting and unfinished problems: aggregate queries only, whatever the run's size."""
-    store = RunStore(run_dir, create=False)
+    store = RunReader(run_dir)
     try:
         config_path = run_dir / "config.yaml"
         prove = (

@@ -11,10 +11,10 @@ from typing import Any
 
 from repro.pass_at import run_pass_at
 from repro.records import STAGE_ORDER, Stage
-from repro.store import STAGE_RANK, RunStore
+from repro.store import STAGE_RANK, RunReader
 
 
-def funnel(store: RunStore) -> dict[str, Any]:
+def funnel(store: RunReader) -> dict[str, Any]:
     """How many candidates reached each stage, passed it, and were rejected there (by reason).
 
     A candidate that reached (passed) a stage reached (passed) every stage before it, so the
@@ -43,7 +43,7 @@ def _rate(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
 
-def generation_rates(store: RunStore, k: int, strategy: str = "parallel") -> dict[str, Any]:
+def generation_rates(store: RunReader, k: int, strategy: str = "parallel") -> dict[str, Any]:
     outcomes = store.outcome_counts()
     drawn = sum(outcomes.values())
     finished = drawn - outcomes.get(None, 0)
@@ -70,7 +70,7 @@ def generation_rates(store: RunStore, k: int, strategy: str = "parallel") -> dic
     }
 
 
-def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
+def model_accounting(store: RunReader) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for row in store.model_totals():
         table[f"{row['stage']} | {row['model_id']}"] = {
@@ -85,7 +85,7 @@ def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
     return table
 
 
-def cost_per_retained(store: RunStore) -> dict[str, float | None]:
+def cost_per_retained(store: RunReader) -> dict[str, float | None]:
     retained = sum(store.retained_proof_positions().values())
     totals = store.model_totals()
     calls = sum(row["calls"] for row in totals)
@@ -98,7 +98,7 @@ def cost_per_retained(store: RunStore) -> dict[str, float | None]:
     }
 
 
-def run_metrics(store: RunStore, k: int, strategy: str = "parallel") -> dict[str, Any]:
+def run_metrics(store: RunReader, k: int, strategy: str = "parallel") -> dict[str, Any]:
     return {
         "funnel": funnel(store),
         "rates": generation_rates(store, k, strategy),

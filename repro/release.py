@@ -25,7 +25,7 @@ from repro.records import (
     StageModel,
     utc_now,
 )
-from repro.store import RunStore
+from repro.store import RunReader
 
 SPLIT = "test"
 
@@ -94,7 +94,7 @@ def proof_hash(code: str) -> str:
 
 
 def instance_from_candidate(
-    candidate: Candidate, store: RunStore, header: str, *, released_at: str, demonstration: bool = False
+    candidate: Candidate, store: RunReader, header: str, *, released_at: str, demonstration: bool = False
 ) -> ReleasedInstance:
     problem = store.problem(candidate.problem_id)
     missing = [
@@ -554,7 +554,7 @@ def write_release(
         "header": config.lean.header if config else "",
         "schema_version": RECORD_SCHEMA_VERSION,
     }
-    store = RunStore(run_dir, create=False)
+    store = RunReader(run_dir)
     try:
         retained = store.retained_count()
         pages = store.retained_rows(
