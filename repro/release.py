@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,8 @@ class ReleaseSummary:
     out_dir: Path
     # problems the run never finished (unfinished runs can be released, but the user is told)
     unfinished_problems: int = 0
+    # every file written, relative to out_dir (the manifest last)
+    files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -538,8 +541,12 @@ def write_release(
     allow_unverified: bool = False,
     license: str | None = None,
     attribution: str | None = None,
+    overwrite: bool = False,
 ) -> ReleaseSummary:
     """Write the retained instances; nothing at all when none is releasable (the summary says so).
+
+    A non-empty ``out_dir`` is refused unless ``overwrite``: a second release into the same folder
+    would silently replace the first, and a mistyped ``--out`` would write into an unrelated folder.
 
     Rows stream from one SQL pass over the store straight into both files, so time and memory do
     not depend on parsing each candidate into records (a 100k-problem run releases in seconds).
@@ -547,6 +554,7 @@ def write_release(
     config_path = Path(run_dir) / "config.yaml"
     config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
     out = Path(out_dir)
+    _refuse_occupied(out, overwrite=overwrite)
     demonstration = bool(config and config.demonstration)
     writer = _ReleaseWriter(out, utc_now(), demonstration=demonstration)
     parameters = {
@@ -594,7 +602,22 @@ def write_release(
         withheld_unverified=withheld,
         out_dir=out,
         unfinished_problems=unfinished,
+        files=(*release_files(out), MANIFEST),
     )
+
+
+def _refuse_occupied(out: Path, *, overwrite: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"--out {out}: a file is there, not a directory; choose another --out")
+    if overwrite or not out.is_dir():
+        return
+    present = sorted(entry.name for entry in out.iterdir())
+    if present:
+        shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
+        raise ReleaseError(
+            f"--out {out} is not empty ({shown}); nothing was written. Choose an empty or new --out, or pass"
+            " --overwrite to replace the release files there"
+        )
 
 
 def check_release_files(out_dir: str | Path) -> list[str]:
@@ -685,6 +708,12 @@ class ReverifyResult:
     real_lean: bool
     reasons: list[str]
     answer_grounded: bool = True
+    # Lean gave no verdict (timeout, unavailable): neither a pass nor a rejection
+    infrastructure: bool = False
+
+
+class LeanUnavailableError(RuntimeError):
+    """The Lean backend cannot check trivial code: no proof of the release was checked."""
 
 
 async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[ReverifyResult]:
@@ -695,6 +724,7 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
     the files must match their manifest and each other (else :class:`ReleaseError`).
     """
     from repro.lean import build_verifier, verify_proof
+    from repro.lean.audit import INFRA_REASONS
 
     problems = check_release_files(out_dir)
     if problems:
@@ -703,6 +733,7 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
     verifier = build_verifier(lean)
     results = []
     try:
+        await _preflight(verifier, lean)
         for instance in instances:
             # the header comes from the trusted settings, never from the release: a rewritten row's
             # header could declare an axiom or a macro that spoofs ``#print axioms``
@@ -730,8 +761,23 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
                     real_lean=bool(verdict.lean and verdict.lean.real_lean),
                     reasons=reasons,
                     answer_grounded=answer_grounded,
+                    infrastructure=bool(verdict.reasons) and set(verdict.reasons) <= INFRA_REASONS,
                 )
             )
     finally:
         await verifier.close()
     return results
+
+
+async def _preflight(verifier: Any, lean: LeanSettings) -> None:
+    """Trivial code first: without a working backend every row would read as a failed proof."""
+    from repro.lean import InfraStatus
+
+    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
+    result = await verifier.check(code, lean.header)
+    if result.infra_status != InfraStatus.ok or result.has_error:
+        detail = result.detail or "; ".join(message.text for message in result.messages[:2])
+        raise LeanUnavailableError(
+            f"the Lean backend ({lean.backend}) cannot check code: {result.infra_status}: {detail[:400]};"
+            " nothing was re-verified. See `repro doctor`; `repro lean setup` installs Mathlib and the REPL"
+        )

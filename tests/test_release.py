@@ -106,7 +106,7 @@ def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path)
     synthetic_run(tmp_path / "run", real_lean=True)
     write_release(tmp_path / "run", tmp_path / "out")
     # the fake backend runs the whole gate, but a fake verdict never counts as re-verified
-    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 1
+    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 4
     results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header="")))
     assert [(r.passed_gate, r.answer_grounded) for r in results] == [(True, True), (True, True)]
     # a self-consistent release (files match their manifest) whose proof is bad: the gate catches it

@@ -11,7 +11,7 @@ import argparse
 
 from repro import __version__
 from repro.cli import evaluate, inspect, lean, release, repair, run, study
-from repro.cli._common import ExitCode, run_handler
+from repro.cli._common import EXIT_CODES_HELP, ExitCode, resolve_run_dirs, run_handler
 
 __all__ = ["EXIT_UNFINISHED", "ExitCode", "build_parser", "main"]
 
@@ -44,9 +44,24 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for group in _GROUPS:
         group.register(commands)
+    _document_exit_codes([parser, *commands.choices.values()])
     return parser
+
+
+def _document_exit_codes(parsers: list[argparse.ArgumentParser]) -> None:
+    """Every ``--help`` ends with the exit statuses (a command may say more in its own epilog)."""
+    for parser in parsers:
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        if not parser.epilog:
+            parser.epilog = EXIT_CODES_HELP
+        elif "exit status" not in parser.epilog:
+            parser.epilog = f"{parser.epilog}\n\n{EXIT_CODES_HELP}"
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _document_exit_codes(list(action.choices.values()))
 
 
 def main(argv: list[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
+    resolve_run_dirs(arguments)
     return run_handler(arguments.handler, arguments)

@@ -89,6 +89,12 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
     return verdict_exit_code(verdict)
 
 
+def _check_proof_interrupted(arguments: argparse.Namespace) -> str | None:
+    if arguments.batch is None or arguments.out is None:
+        return None
+    return f"run the same command again: {arguments.out} keeps every row checked so far and goes on from there"
+
+
 def command_doctor(arguments: argparse.Namespace) -> int:
     from repro.app import doctor
 
@@ -137,17 +143,19 @@ def register(commands: Commands) -> None:
     check.add_argument("--proof", help="file with the prover output")
     check.add_argument("--batch", metavar="IN.jsonl", help="rows with id, statement, output [, header, finish_reason]")
     check.add_argument("--out", metavar="OUT.jsonl", help="verdict rows (with --batch); resumable")
-    check.add_argument("--backend", choices=["repl", "kimina", "fake"])
+    check.add_argument(
+        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
+    )
     check.add_argument("--config", help="config whose lean: section to use")
-    check.add_argument("--json", action="store_true")
-    check.set_defaults(handler=command_check_proof)
+    check.add_argument("--json", action="store_true", help="the verdict (or the batch summary) as JSON")
+    check.set_defaults(handler=command_check_proof, on_interrupt=_check_proof_interrupted)
 
     doctor = commands.add_parser("doctor", help="report what is installed and reachable, with fixes")
-    doctor.add_argument("--config")
+    doctor.add_argument("--config", help="also check what this run config needs (its endpoints, backends)")
     doctor.set_defaults(handler=command_doctor)
 
     lean = commands.add_parser("lean", help="Lean project management")
     lean_commands = lean.add_subparsers(dest="lean_command", required=True)
     setup = lean_commands.add_parser("setup", help="fetch Mathlib, its cache and the REPL (needs network once)")
-    setup.add_argument("--project", default="lean_project")
+    setup.add_argument("--project", default="lean_project", help="the Lean project directory (default lean_project)")
     setup.set_defaults(handler=command_lean_setup)

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from typing import TYPE_CHECKING
 
-from repro.cli._common import console, errors, lean_settings
+from repro.cli._common import ExitCode, add_run_dir, console, errors, lean_settings
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
@@ -21,6 +21,7 @@ def command_release(arguments: argparse.Namespace) -> int:
         allow_unverified=arguments.allow_unverified,
         license=arguments.license,
         attribution=arguments.attribution,
+        overwrite=arguments.overwrite,
     )
     if summary.unfinished_problems:
         errors.print(
@@ -42,10 +43,7 @@ def command_release(arguments: argparse.Namespace) -> int:
         )
         errors.print(f"error: nothing to release from {arguments.run_dir}: {why}; nothing written")
         return 1
-    console.print(
-        f"wrote {summary.written} instances to {summary.out_dir}"
-        " (data/test.parquet, data/test.jsonl, README.md, SHA256SUMS)"
-    )
+    console.print(f"wrote {summary.written} instances to {summary.out_dir}: {', '.join(summary.files)}")
     if summary.unverified:
         errors.print(
             f"{summary.unverified} rows are marked unverified (not checked by a real Lean backend)", style="yellow"
@@ -54,28 +52,43 @@ def command_release(arguments: argparse.Namespace) -> int:
 
 
 def command_reverify(arguments: argparse.Namespace) -> int:
-    from repro.release import reverify_release
+    from repro.release import LeanUnavailableError, reverify_release
 
     lean = lean_settings(arguments)
-    results = asyncio.run(reverify_release(arguments.release_dir, lean))
+    try:
+        results = asyncio.run(reverify_release(arguments.release_dir, lean))
+    except LeanUnavailableError as error:
+        errors.print(f"error: {error}", style="red")
+        return ExitCode.unfinished
     for result in results:
         if not (result.passed_gate and result.answer_grounded):
-            console.print(f"NOT verified: {result.instance_id}: {result.reasons}")
+            label = "NO VERDICT" if result.infrastructure else "NOT verified"
+            console.print(f"{label}: {result.instance_id}: {'; '.join(result.reasons)}")
     passed = sum(result.passed_gate and result.answer_grounded for result in results)
     console.print(
         f"{passed} of {len(results)} instances passed the soundness gate and the answer check"
         f" with backend {lean.backend} (files match SHA256SUMS; Parquet and JSONL agree)"
     )
-    if any(not result.real_lean for result in results):
+    fake = any(not result.real_lean for result in results)
+    if fake:
         errors.print("the Lean backend was not real (fake): these verdicts re-verify nothing", style="yellow")
-    good = all(result.passed_gate and result.answer_grounded and result.real_lean for result in results)
-    return 0 if results and good else 1
+    if not results:
+        errors.print("error: the release has no rows to re-verify")
+        return ExitCode.rejected
+    if any(result.infrastructure for result in results):
+        return ExitCode.unfinished
+    if passed < len(results):
+        return ExitCode.rejected
+    return ExitCode.fake_backend if fake else ExitCode.ok
 
 
 def register(commands: Commands) -> None:
     release = commands.add_parser("release", help="write retained instances as a dataset (JSONL, Parquet, card)")
-    release.add_argument("run_dir")
-    release.add_argument("--out", required=True)
+    add_run_dir(release)
+    release.add_argument("--out", required=True, help="the release directory to write (new or empty)")
+    release.add_argument(
+        "--overwrite", action="store_true", help="write into a non-empty --out, replacing the release files there"
+    )
     release.add_argument(
         "--allow-unverified",
         action="store_true",
@@ -86,7 +99,9 @@ def register(commands: Commands) -> None:
     release.set_defaults(handler=command_release)
 
     reverify = commands.add_parser("reverify", help="re-check every proof of a released dataset with Lean")
-    reverify.add_argument("release_dir")
-    reverify.add_argument("--backend", choices=["repl", "kimina", "fake"])
+    reverify.add_argument("release_dir", help="a directory written by repro release")
+    reverify.add_argument(
+        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
+    )
     reverify.add_argument("--config", help="config whose lean: section to use")
     reverify.set_defaults(handler=command_reverify)

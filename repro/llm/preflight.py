@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import httpx
 from pydantic import BaseModel
 
-from repro.config import ConfigError, ModelBackendName, RunConfig
+from repro.config import ConfigError, ModelBackendName, ModelSettings, RunConfig
 
 PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
 
@@ -48,12 +48,20 @@ class EndpointPreflightError(RuntimeError):
 
 def endpoints_of(config: RunConfig, stages: Iterable[str] = PIPELINE_STAGES) -> list[EndpointCheck]:
     """The distinct (base_url, key variable) pairs that the OpenAI-compatible stages use."""
-    grouped: dict[tuple[str, str | None], EndpointCheck] = {}
+    used: list[tuple[str, ModelSettings]] = []
     for stage in stages:
         try:
-            settings = config.model_for(stage)
+            used.append((stage, config.model_for(stage)))
         except ConfigError:
             continue
+    return group_endpoints(used)
+
+
+def group_endpoints(used: Iterable[tuple[str, ModelSettings]]) -> list[EndpointCheck]:
+    """One check per distinct (base_url, key variable) among ``(user, settings)`` pairs; a user is a
+    stage of a run, a prover of a study or a model of an evaluation."""
+    grouped: dict[tuple[str, str | None], EndpointCheck] = {}
+    for user, settings in used:
         if settings.backend != ModelBackendName.openai or not settings.base_url:
             continue
         key = (settings.base_url, settings.api_key_env)
@@ -63,7 +71,7 @@ def endpoints_of(config: RunConfig, stages: Iterable[str] = PIPELINE_STAGES) -> 
                 base_url=settings.base_url, api_key_env=settings.api_key_env, stages=[], models=[], ok=False, detail=""
             ),
         )
-        entry.stages.append(stage)
+        entry.stages.append(user)
         entry.models.append(settings.model)
     return list(grouped.values())
 
@@ -108,7 +116,10 @@ async def _check_one(client: httpx.AsyncClient, endpoint: EndpointCheck) -> Endp
 
 async def check_endpoints(config: RunConfig, *, timeout_s: float = 5.0) -> list[EndpointCheck]:
     """Probe every endpoint concurrently, so the whole check takes at most about ``timeout_s``."""
-    endpoints = endpoints_of(config)
+    return await probe(endpoints_of(config), timeout_s=timeout_s)
+
+
+async def probe(endpoints: list[EndpointCheck], *, timeout_s: float = 5.0) -> list[EndpointCheck]:
     if not endpoints:
         return []
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s)) as client:
@@ -117,7 +128,30 @@ async def check_endpoints(config: RunConfig, *, timeout_s: float = 5.0) -> list[
 
 def preflight_endpoints(config: RunConfig, *, timeout_s: float = 5.0) -> list[EndpointCheck]:
     """Raise :class:`EndpointPreflightError` when an endpoint the run needs cannot answer."""
-    checks = asyncio.run(check_endpoints(config, timeout_s=timeout_s))
+    return preflight_models(
+        [(stage, settings) for stage in PIPELINE_STAGES for settings in _stage_settings(config, stage)],
+        timeout_s=timeout_s,
+    )
+
+
+def _stage_settings(config: RunConfig, stage: str) -> list[ModelSettings]:
+    try:
+        return [config.model_for(stage)]
+    except ConfigError:
+        return []
+
+
+def preflight_models(used: Iterable[tuple[str, ModelSettings]], *, timeout_s: float = 5.0) -> list[EndpointCheck]:
+    """The same check for any set of models (``(user, settings)``): provers of a study, models of an
+    evaluation, the repair model. Raises :class:`EndpointPreflightError` naming each failing endpoint."""
+    return asyncio.run(preflight_models_async(used, timeout_s=timeout_s))
+
+
+async def preflight_models_async(
+    used: Iterable[tuple[str, ModelSettings]], *, timeout_s: float = 5.0
+) -> list[EndpointCheck]:
+    """:func:`preflight_models` from inside an event loop."""
+    checks = await probe(group_endpoints(used), timeout_s=timeout_s)
     failures = [check for check in checks if not check.ok]
     if failures:
         raise EndpointPreflightError(failures)
