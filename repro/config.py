@@ -147,6 +147,8 @@ class LeanSettings(_Strict):
     # the server's LEAN_SERVER_MAX_WAIT (its wait for a free REPL before a 429); the client outwaits it
     kimina_max_wait_s: float = Field(60.0, ge=0)
     allow_native_decide: bool = False
+    # before a run or study on real Lean: the self-test battery, once per backend + toolchain (cached)
+    selftest: bool = True
     # None: the toolchain's pinned Mathlib revision
     mathlib_revision: str | None = None
     # fake backend only: JSON rules for the fake REPL (see repro.lean.fake_repl)
@@ -337,6 +339,7 @@ _RESUMABLE_KEYS = frozenset(
         "lean.kimina_url",
         "lean.kimina_api_key_env",
         "lean.kimina_max_wait_s",
+        "lean.selftest",
         "lean.project_path",
         "dataset.license",
         "dataset.attribution",

@@ -84,6 +84,13 @@ async def run_study(
                 f"the Lean backend ({lean_settings.backend}) cannot check code: {preflight.infra_status}: "
                 f"{detail[:400]}. Nothing was run. See `repro doctor`."
             )
+        if verifier.real_lean and lean_settings.selftest:
+            from repro.lean.selftest import SelfTestFailed, backend_of, ensure_selftest
+
+            try:
+                await ensure_selftest(lean_settings, verifier=backend_of(verifier))
+            except SelfTestFailed as failure:
+                raise StudyError(f"{failure} No prover was called.") from None
         runner = StudyRunner(store, provers, backends, verifier, settings, on_progress=on_progress)
         summary = await runner.run(statements)
     finally:
