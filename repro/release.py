@@ -246,6 +246,7 @@ def _card(
     num_bytes: int,
     terms: SourceLicense,
     skip_reasons: list[str],
+    unfinished: int = 0,
 ) -> str:
     front = {
         "license": terms.license,
@@ -263,6 +264,12 @@ def _card(
         warning = (
             f"\n> **Warning:** {unverified} of {rows} rows were NOT checked by a real Lean backend "
             "(`unverified: true`). Do not use them as verified references.\n"
+        )
+    if unfinished:
+        warning += (
+            f"\n> **Unfinished run:** {unfinished} drawn problems were never finished (an endpoint or Lean failed,"
+            " or the run was stopped); this release holds only what was finished, so its figures are not those of"
+            " the whole selection.\n"
         )
     source = f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"
     if terms.note:
@@ -589,7 +596,7 @@ def write_release(
         raise
     finally:
         store.close()
-    card = _card(written.rows, written.unverified, config, written.num_bytes, terms, skip_reasons)
+    card = _card(written.rows, written.unverified, config, written.num_bytes, terms, skip_reasons, unfinished)
     (out / "README.md").write_text(card, encoding="utf-8")
     from repro.release_exports import write_release_exports  # inspect_ai and lm-eval tasks beside the data
 

@@ -14,10 +14,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
-from repro.cli import build_parser
+from repro.cli import build_parser, main
 from repro.dirlock import hold_directory
 from repro.testing import Fault, OpenAITestServer
 from tests import study_world
@@ -291,3 +292,34 @@ def test_run_dir_is_accepted_as_an_option_wherever_a_run_directory_is_read(demo_
     assert audit.returncode == 0, audit.stderr
     missing = repro("audit")
     assert missing.returncode == 2 and "RUN_DIR or --run-dir" in missing.stderr
+
+
+def test_check_proof_on_prose_says_no_lean_block_first(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    statement, prose = tmp_path / "s.lean", tmp_path / "p.txt"
+    statement.write_text("theorem t (x : ℕ) (h : x = 2) : x + 1 = 3 := by sorry")
+    prose.write_text("I think the answer is 3, because x is 2. Sorry, I cannot write Lean.")
+    code = main(["check-proof", "--statement", str(statement), "--proof", str(prose), "--backend", "fake"])
+    assert code == 1
+    reasons = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("reason:")]
+    assert reasons and "no_lean_block" in reasons[0]
+
+
+def test_the_test_server_answers_500_with_the_scripts_message() -> None:
+    def broken(body: dict[str, object], index: int) -> str:
+        raise KeyError("no rule matches this prompt")
+
+    with OpenAITestServer(broken) as server:
+        response = httpx.post(f"{server.base_url}/chat/completions", json={"model": "m", "messages": []}, timeout=10)
+    assert response.status_code == 500
+    assert "no rule matches this prompt" in response.json()["error"]["message"]
+
+
+def test_a_mistyped_dataset_name_is_refused_offline_with_the_close_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = tmp_path / "run"
+    code = main(
+        ["run", "--config", str(REPO / "configs" / "demo.yaml"), "--dataset", "gsm8kk", "--run-dir", str(run_dir)]
+    )
+    assert code == 2 and "did you mean gsm8k?" in capsys.readouterr().err
+    assert not run_dir.exists()

@@ -209,7 +209,7 @@ def register(commands: Commands) -> None:
     doctor.set_defaults(handler=command_doctor)
 
     lean = commands.add_parser("lean", help="Lean project management")
-    lean_commands = lean.add_subparsers(dest="lean_command", required=True)
+    lean_commands = lean.add_subparsers(dest="lean_command", required=True, help="setup, toolchains or selftest")
     setup = lean_commands.add_parser(
         "setup", help="prepare one pinned project per toolchain: Mathlib, its cache and the REPL (network once)"
     )

@@ -120,11 +120,22 @@ def command_run(arguments: argparse.Namespace) -> int:
             errors.print(f"  ... and {more} more (repro status lists them)", soft_wrap=True)
         errors.print(f"fix the cause, then resume with: {outcome.resume_command}", soft_wrap=True)
         return ExitCode.unfinished
+    resolved = config or load_config(str(run_dir / "config.yaml"))
+    if resolved.target is not None and rates["retained"] < resolved.target:
+        errors.print(
+            f"--target {resolved.target} not reached: {rates['retained']} retained from {rates['drawn']} problems,"
+            " every problem the selection allows was drawn (widen --limit or the filters, or use a larger source)",
+            soft_wrap=True,
+        )
+    directory = quoted(outcome.run_dir)
+    # a demonstration is checked by fake Lean only: its release must say so to write anything
+    unverified = " --allow-unverified" if resolved.demonstration else ""
     console.print(
-        f"next: repro status {outcome.run_dir}  |  repro audit {outcome.run_dir}  |  "
-        f"repro release {outcome.run_dir} --out release/"
+        f"next: repro status {directory}  |  repro audit {directory}  |  "
+        f"repro release {directory} --out {quoted(Path('release') / outcome.run_dir.name)}{unverified}",
+        soft_wrap=True,
     )
-    return 0
+    return ExitCode.ok
 
 
 def _on_interrupt(arguments: argparse.Namespace) -> str | None:
