@@ -15,7 +15,7 @@ from repro.store import STAGE_RANK, RunReader
 
 
 def funnel(store: RunReader) -> dict[str, Any]:
-    """How many candidates reached each stage, passed it, and were rejected there (by reason).
+    """How many candidates reached each stage, passed it, and stopped there rejected (by reason).
 
     A candidate that reached (passed) a stage reached (passed) every stage before it, so the
     furthest rank stored per candidate is enough.
@@ -25,9 +25,14 @@ def funnel(store: RunReader) -> dict[str, Any]:
     for reached_rank, passed_rank, count in store.reach_counts():
         reached[reached_rank] += count
         passed[passed_rank] += count
+    # a rejected candidate is counted where it stopped (the stage after the last one it passed), so each
+    # row adds up: reached - passed = rejected here + unfinished here. A candidate rejected as
+    # proof_not_found passed prove (samples came back) and stopped at verify (none was verified).
     rejected: dict[str, dict[str, int]] = defaultdict(dict)
-    for stage, reason, count in store.rejection_counts():
-        rejected[stage or "?"][reason or "?"] = count
+    last = len(STAGE_ORDER) - 1
+    for stopped, reason, count in store.stop_counts():
+        stage = STAGE_ORDER[min(max(stopped, 0), last)].value
+        rejected[stage][reason or "?"] = rejected[stage].get(reason or "?", 0) + count
     table = {}
     for stage in STAGE_ORDER:
         rank = STAGE_RANK[stage.value]

@@ -22,6 +22,7 @@ from repro.cli import build_parser, main
 from repro.dirlock import hold_directory
 from repro.testing import Fault, OpenAITestServer
 from tests import study_world
+from tests.pipeline_world import world_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -323,3 +324,26 @@ def test_a_mistyped_dataset_name_is_refused_offline_with_the_close_name(
     )
     assert code == 2 and "did you mean gsm8k?" in capsys.readouterr().err
     assert not run_dir.exists()
+
+
+def test_every_funnel_row_adds_up_with_rejections_counted_where_candidates_stopped(tmp_path: Path) -> None:
+    cases = ["restated_target", "infeasible", "semantic_mismatch", "intermediate", "retained"]
+    dataset = tmp_path / "p.jsonl"
+    dataset.write_text(
+        "".join(
+            json.dumps({"question": f"Problem {i} [[case:{case}]]: 3600 threads in 12 bolts?", "answer": "#### 300"})
+            + "\n"
+            for i, case in enumerate(cases)
+        )
+    )
+    (tmp_path / "world.yaml").write_text(yaml.safe_dump(world_config(str(dataset))))
+    run_dir = tmp_path / "run"
+    assert repro("run", "--config", str(tmp_path / "world.yaml"), "--run-dir", str(run_dir)).returncode == 0
+    funnel = json.loads(repro("status", str(run_dir), "--json").stdout)["funnel"]
+    for stage, row in funnel.items():
+        assert row["reached"] - row["passed"] == sum(row["rejected"].values()), (stage, row)
+    # every proof sample restated the target: prove passed (samples came back), verify is where it stopped
+    assert (
+        funnel["verify"]["rejected"].get("proof_not_found") == 1
+        and "proof_not_found" not in funnel["prove"]["rejected"]
+    )

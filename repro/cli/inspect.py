@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 
 def _print_status(metrics: dict[str, Any]) -> None:
     table = Table(title="funnel (candidates)")
-    for column in ("stage", "reached", "passed", "rejected here (by reason)"):
+    for column in ("stage", "reached", "passed", "rejected here (by reason)", "unfinished here"):
         table.add_column(column)
     for stage, row in metrics["funnel"].items():
         rejected = ", ".join(f"{reason} {count}" for reason, count in row["rejected"].items())
-        table.add_row(stage, str(row["reached"]), str(row["passed"]), rejected)
+        # the rest of the gap: candidates still in progress at this stage (unfinished problems)
+        open_here = row["reached"] - row["passed"] - sum(row["rejected"].values())
+        table.add_row(stage, str(row["reached"]), str(row["passed"]), rejected, str(open_here) if open_here else "")
     console.print(table)
     rates = metrics["rates"]
     console.print(

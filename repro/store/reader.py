@@ -280,6 +280,15 @@ class RunReader:
         )
         return [(row["reached_rank"], row["passed_rank"], row["n"]) for row in rows]
 
+    def stop_counts(self) -> list[tuple[int, str | None, int]]:
+        """Rejected candidates per (rank of the stage where they stopped, reason): the stage after the
+        furthest one they passed, which is where the funnel loses them."""
+        rows = self._query(
+            "SELECT passed_rank + 1 AS stopped, reject_reason, COUNT(*) AS n FROM candidates WHERE status='rejected'"
+            " GROUP BY passed_rank, reject_reason"
+        )
+        return [(row["stopped"], row["reject_reason"], row["n"]) for row in rows]
+
     def rejection_counts(self) -> list[tuple[str | None, str | None, int]]:
         rows = self._query(
             "SELECT reject_stage, reject_reason, COUNT(*) AS n FROM candidates WHERE status='rejected'"
