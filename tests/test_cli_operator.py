@@ -347,3 +347,19 @@ def test_every_funnel_row_adds_up_with_rejections_counted_where_candidates_stopp
         funnel["verify"]["rejected"].get("proof_not_found") == 1
         and "proof_not_found" not in funnel["prove"]["rejected"]
     )
+
+
+def test_a_study_waiting_on_a_slow_prover_says_what_it_waits_on(tmp_path: Path) -> None:
+    statements = tmp_path / "statements.jsonl"
+    statements.write_text(json.dumps(study_world.statement_rows()[0]) + "\n")
+    lean = study_world.write_lean_config(tmp_path, workers=1)
+    with OpenAITestServer(latency_s=3) as server:
+        result = repro(
+            "prove-study", str(statements), "--prover", f"p=m@{server.base_url}", "--k", "1",
+            "--study-dir", str(tmp_path / "study"), "--config", str(lean),
+            env={"REPRO_PROGRESS_INTERVAL_S": "1"},
+        )  # fmt: skip
+    assert result.returncode in (0, 3), result.stderr
+    assert (
+        f"still working: waiting on 1 request to prover p (openai:{server.base_url}), the oldest for" in result.stderr
+    )

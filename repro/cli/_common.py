@@ -8,6 +8,7 @@ import errno
 import os
 import shlex
 import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,8 @@ from rich.console import Console
 from repro.config import ConfigError, RunConfig, load_config
 from repro.data import DataError
 from repro.exit_codes import EXIT_CODES_HELP, ExitCode
-from repro.runlog import sigterm_as_sigint
+from repro.runlog import DEFAULT_INTERVAL_S, sigterm_as_sigint
+from repro.waiting import describe as describe_waits
 
 if TYPE_CHECKING:
     Commands = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -123,6 +125,9 @@ def resume_hint(arguments: argparse.Namespace) -> str | None:
 def run_handler(handler: Handler, arguments: argparse.Namespace) -> int:
     """Run one command with the exit-code scheme: a user error is one line and status 2, an endpoint
     down or a busy directory one line and 3, an interrupt (Ctrl-C or SIGTERM) 130 with how to go on."""
+    stop = threading.Event()
+    if getattr(arguments, "heartbeat", False):
+        threading.Thread(target=_heartbeat, args=(stop, _heartbeat_interval()), daemon=True).start()
     try:
         with sigterm_as_sigint():
             return int(handler(arguments))
@@ -144,6 +149,21 @@ def run_handler(handler: Handler, arguments: argparse.Namespace) -> int:
         hint = resume_hint(arguments)
         errors.print("interrupted; what was stored is kept" + (f"; {hint}" if hint else ""), soft_wrap=True)
         return ExitCode.interrupted
+    finally:
+        stop.set()
+
+
+def _heartbeat_interval() -> float:
+    return float(os.environ.get("REPRO_PROGRESS_INTERVAL_S", DEFAULT_INTERVAL_S))
+
+
+def _heartbeat(stop: threading.Event, interval_s: float) -> None:
+    """For commands without a progress line of their own (prove-study, evaluate, repair): when a
+    model request or a Lean check has been waited on for a whole interval, say what and for how long."""
+    while not stop.wait(interval_s):
+        waiting = describe_waits(at_least_s=interval_s)
+        if waiting:
+            errors.print(f"still working: {waiting}", soft_wrap=True)
 
 
 def quoted(path: object) -> str:

@@ -175,7 +175,7 @@ def register(commands: Commands) -> None:
     evaluate.add_argument(
         "--include-unverified", action="store_true", help="also evaluate rows marked unverified (no real Lean check)"
     )
-    evaluate.set_defaults(handler=command_evaluate, on_interrupt=_on_interrupt)
+    evaluate.set_defaults(handler=command_evaluate, on_interrupt=_on_interrupt, heartbeat=True)
 
     evaluate_report = commands.add_parser(
         "evaluate-report", help="accuracies, paired drop, McNemar and confound table of an evaluation"

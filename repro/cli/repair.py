@@ -183,4 +183,4 @@ def register(commands: Commands) -> None:
         "--ablations", action="store_true", help="print B.18's ablation table, offline, for every --traces given"
     )
     repair.add_argument("--limit", type=int, help="repair only the first N traces")
-    repair.set_defaults(handler=command_repair, on_interrupt=_interrupted)
+    repair.set_defaults(handler=command_repair, on_interrupt=_interrupted, heartbeat=True)

@@ -165,7 +165,7 @@ def register(commands: Commands) -> None:
     study.add_argument("--lean-workers", type=int, help="Lean worker processes")
     study.add_argument("--config", help="config whose lean: section to use")
     study.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the endpoints' API key")
-    study.set_defaults(handler=command_prove_study, on_interrupt=_on_interrupt)
+    study.set_defaults(handler=command_prove_study, on_interrupt=_on_interrupt, heartbeat=True)
 
     study_report = commands.add_parser("study-report", help="coverage, pass@j, overlap, taxonomy and cost of a study")
     study_report.add_argument("study_dir", help="a directory written by repro prove-study")
