@@ -38,7 +38,7 @@ from repro.lean.audit import BatchSummary, check_batch, read_rows
 from repro.lean.factory import build_verifier
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import InfraStatus, Verifier
-from repro.lean.source import without_header
+from repro.lean.text import without_header
 from repro.lean.toolchains import get_toolchain
 from repro.llm.breaker import EndpointBreaker
 from repro.llm.client import ModelClient
@@ -46,6 +46,7 @@ from repro.llm.factory import build_backend
 from repro.llm.preflight import preflight_endpoints
 from repro.metrics import run_metrics
 from repro.pipeline import Pipeline, RunSummary
+from repro.provers import profile_provenance
 from repro.records import SourceProblem, utc_now
 from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
 from repro.store import STORE_FILENAME, RunReader, RunStore
@@ -144,6 +145,10 @@ def open_run(
     stored_config.write_text(dump_config(config), encoding="utf-8")
     store = RunStore(run_dir)
     store.set_meta("repro_version", __version__)
+    prove = config.models.get("prove")
+    recorded = profile_provenance(prove.model_dump(mode="json")) if prove is not None else None
+    if recorded is not None:
+        store.set_meta("prover_profile", json.dumps(recorded))
     return config, store
 
 

@@ -320,6 +320,22 @@ def config_warnings(config: RunConfig) -> list[str]:
             f"prove.k={config.prove.k} with models.prove.temperature=0: every sample is the same"
             " (greedy decoding); set a temperature > 0 (e.g. 1.0) or prove.k=1"
         )
+    if prove is not None and prove.profile and prove.profile != "custom":
+        from repro.provers import get_profile, profile_overrides
+
+        profile = get_profile(prove.profile)
+        if profile.toolchain != config.lean.toolchain:
+            warnings.append(
+                f"models.prove.profile {profile.name} was trained and evaluated on Lean {profile.toolchain}, but"
+                f" lean.toolchain is {config.lean.toolchain}: renamed lemmas and changed tactics will cost coverage"
+                f" that is not the prover's; set lean.toolchain: {profile.toolchain}"
+            )
+        departures = profile_overrides(prove.model_dump())
+        if departures:
+            shown = ", ".join(
+                f"{key} {value['config']} (harness: {value['profile']})" for key, value in departures.items()
+            )
+            warnings.append(f"models.prove overrides its profile {profile.name}: {shown}")
     return warnings
 
 

@@ -97,7 +97,7 @@ async def test_a_backend_whose_bridge_accepts_anything_fails_naming_the_case(
     assert not list(tmp_path.glob("selftest/*.json")), "a failed report is never cached"
 
 
-async def test_a_kimina_server_on_another_lean_fails_the_toolchain_case(
+async def test_a_kimina_server_on_another_lean_fails_the_selftest_before_any_case(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
@@ -105,8 +105,8 @@ async def test_a_kimina_server_on_another_lean_fails_the_toolchain_case(
         settings = LeanSettings(backend="kimina", kimina_url=server.url, timeout_s=5, toolchain="v4.15.0")
         report = await run_selftest(settings, only=["toolchain_reported"])
     failed = {outcome.name: outcome.detail for outcome in report.failed}
-    assert "backend_accepted" in failed and "runs Lean v4.9.0" in failed["backend_accepted"]
-    assert "toolchain_reported" in failed
+    assert list(failed) == ["backend_accepted"] and "runs Lean v4.9.0" in failed["backend_accepted"]
+    assert not report.passed and report.unreachable is None, "refused, not unreachable: no case runs on it"
 
 
 async def test_a_real_lean_run_stops_at_a_failed_selftest_before_any_model_call(

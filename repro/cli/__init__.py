@@ -11,7 +11,7 @@ import argparse
 import warnings
 
 from repro import __version__
-from repro.cli import evaluate, inspect, lean, release, repair, run, study
+from repro.cli import evaluate, inspect, lean, provers, release, repair, run, study
 from repro.cli._common import EXIT_CODES_HELP, ExitCode, resolve_run_dirs, run_handler
 
 __all__ = ["EXIT_UNFINISHED", "ExitCode", "build_parser", "main"]
@@ -34,7 +34,7 @@ Offline demonstration (scripted models, fake Lean; nothing is verified):
 """
 
 # the order of `repro --help`: a run's journey first, then the other jobs
-_GROUPS = (run, inspect, release, lean, repair, evaluate, study)
+_GROUPS = (run, inspect, release, lean, repair, evaluate, study, provers)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -53,7 +53,7 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
         errors.print(f"error: {error}", style="red")
         return ExitCode.usage
     if not arguments.resume:  # a new study creates nothing until every prover's endpoint answers
-        preflight_models([(prover.name, prover.settings) for prover in provers])
+        preflight_models([(f"prover {prover.name}", prover.settings) for prover in provers])
     created = not study_dir.exists()
     with hold_directory(study_dir, command="repro prove-study"):
         try:
@@ -64,15 +64,13 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
             errors.print(f"error: {error}", style="red")
             return ExitCode.usage
         try:
-            if arguments.resume:  # the stored provers' endpoints (and any added now) answer first
-                preflight_models([(prover.name, prover.settings) for prover in store.provers()])
             pairs, _ = study_size(store)
             with Progress(console=console) as progress:
                 task = progress.add_task("(prover, statement) pairs", total=pairs)
                 summary, verifier = asyncio.run(
                     run_study(store, on_progress=lambda prover, statement, covered: progress.advance(task))
                 )
-        except StudyError as error:  # Lean cannot check code: nothing was run
+        except StudyError as error:  # a prover endpoint or Lean cannot answer: nothing was run
             errors.print(f"error: {error}", style="red")
             return ExitCode.unfinished
         finally:
@@ -148,10 +146,17 @@ def register(commands: Commands) -> None:
         "prove-study",
         help="re-prove a statement set with several provers (coverage study)",
         description="Run each prover on every statement with up to k samples, every sample through the"
-        " soundness gate; resumable. SPEC is MODEL@BASE_URL (OpenAI-compatible) or a YAML file of model settings.",
+        " soundness gate; resumable. SPEC is PROFILE@BASE_URL (a profile from `repro provers`: its harness's"
+        " prompt, sampling and budget), MODEL@BASE_URL (a model with a profile gets it; others get `custom`)"
+        " or a YAML file of model settings (`profile:` allowed; explicit values override the profile).",
     )
     study.add_argument("statements", nargs="?", help="statement file (JSONL; `repro statements` writes one)")
-    study.add_argument("--prover", action="append", metavar="NAME=SPEC", help="a prover; repeat for several")
+    study.add_argument(
+        "--prover",
+        action="append",
+        metavar="NAME=SPEC",
+        help="a prover: NAME=PROFILE@URL, NAME=MODEL@URL or NAME=FILE.yaml; repeat for several",
+    )
     study.add_argument("--k", type=int, default=8, help="samples per (prover, statement) (default 8)")
     study.add_argument("--study-dir", required=True, help="where the study store lives (study.sqlite)")
     study.add_argument("--resume", action="store_true", help="continue a killed study, repeating nothing")

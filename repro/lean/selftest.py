@@ -259,9 +259,12 @@ async def run_selftest(
                         name="backend_accepted", expects="the backend accepts this run", passed=False, detail=str(error)
                     )
                 )
-        probe = await active.check("theorem repro_selftest_probe : True := trivial", settings.header)
-        unreachable = None if probe.infra_status == InfraStatus.ok else f"{probe.infra_status}: {probe.detail}"
-        for case in CASES if unreachable is None else ():
+        unreachable = None
+        if not outcomes:  # not refused: does the backend answer at all?
+            probe = await active.check("theorem repro_selftest_probe : True := trivial", settings.header)
+            if probe.infra_status != InfraStatus.ok:
+                unreachable = f"{probe.infra_status}: {probe.detail}"
+        for case in CASES if unreachable is None and not outcomes else ():
             if only and case.name not in only:
                 continue
             if fake and not case.fake_answers:
