@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -99,6 +100,8 @@ class StudyReport(BaseModel):
     lean_backend: str
     provers: list[ProverFigures]
     overlap: OverlapFigures
+    # statements the run's own Lean checks found vacuous or refuted, in all and per level and type
+    statement_checks: dict[str, Any] = Field(default_factory=dict)
 
 
 def _round(value: float) -> float:
@@ -236,7 +239,23 @@ def build_report(
         lean_backend=lean_backend,
         provers=figures,
         overlap=_overlap(statements, covered_sets, counts, k, sequential),
+        statement_checks=_statement_checks(statements),
     )
+
+
+def _statement_checks(statements: list[StudyStatement]) -> dict[str, Any]:
+    """Vacuous and refuted statements of the set, in all and per level and type."""
+    table: dict[str, Any] = {"vacuous": 0, "refuted": 0, "by_level": {}, "by_type": {}}
+    for statement in statements:
+        found = statement.statement_check
+        if found not in ("vacuous", "refuted"):
+            continue
+        table[found] += 1
+        for key, group in (("by_level", statement.level), ("by_type", statement.type)):
+            if group:
+                counts = table[key].setdefault(group, {"vacuous": 0, "refuted": 0})
+                counts[found] += 1
+    return table
 
 
 def _overlap(
