@@ -280,6 +280,16 @@ class RunReader:
         )
         return [(row["reached_rank"], row["passed_rank"], row["n"]) for row in rows]
 
+    def statement_check_counts(self) -> list[tuple[str | None, str | None, str, int]]:
+        """(level, type, reason, candidates) for statements our Lean checks found vacuous or refuted."""
+        rows = self._query(
+            "SELECT p.level AS level, p.type AS type, a.reason AS reason, COUNT(DISTINCT a.candidate_id) AS n"
+            " FROM attempts a JOIN problems p ON p.problem_id = a.problem_id"
+            " WHERE a.stage = 'check' AND a.reason IN ('statement_vacuous', 'statement_refuted')"
+            " GROUP BY p.level, p.type, a.reason"
+        )
+        return [(row["level"], row["type"], row["reason"], row["n"]) for row in rows]
+
     def stop_counts(self) -> list[tuple[int, str | None, int]]:
         """Rejected candidates per (rank of the stage where they stopped, reason): the stage after the
         furthest one they passed, which is where the funnel loses them."""

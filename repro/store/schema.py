@@ -120,6 +120,16 @@ _MIGRATIONS: tuple[str, ...] = (
             SUM((1 - cache_hit) * COALESCE(json_extract(payload, '$.latency_s'), 0))
         FROM model_calls GROUP BY stage, model_id;
     """,
+    # 3: the `check` stage (our Lean checks of the statement) sits between align and prove: stored ranks
+    # move up by one from prove on, so they are recomputed from the attempts
+    f"""
+    UPDATE candidates SET
+        reached_rank = COALESCE(
+            (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts WHERE attempts.candidate_id = candidates.candidate_id), -1),
+        passed_rank = COALESCE(
+            (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts
+             WHERE attempts.candidate_id = candidates.candidate_id AND attempts.status = 'passed'), -1);
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
