@@ -18,6 +18,7 @@ from functools import cached_property
 
 from pydantic import BaseModel
 
+from repro.lean.text.budget import check_time
 from repro.lean.text.code import LeanCode
 from repro.lean.text.lexer import Kind, Token, Unclosed, lex_from, make_token
 
@@ -73,6 +74,7 @@ def fenced_blocks(body: str) -> list[CodeBlock]:
     while (opening := _OPENING_FENCE.search(body, cursor)) is not None:
         language, rest = opening.group(1) or "", opening.group(2)
         start = opening.end()
+        check_time()
         tokens: list[Token] = []
         closing = _closing_fence(body, start, tokens, unclosed)
         end = closing.start() if closing else len(body)
@@ -90,7 +92,7 @@ def _clip(body: str, tokens: list[Token], start: int, end: int) -> list[Token]:
     ``start`` only skips leading newlines, so no token crosses it but whitespace. A token crossing
     ``end`` (the closing fence's line) is whitespace, an error token, or a ``«»`` name that ran over
     the fence; all but whitespace are lexed again from their start within the slice, so the result
-    is exactly the slice's own tokens.
+    is exactly the slice's own tokens. An error token (lexed without its text) gets its text here.
     """
     clipped: list[Token] = []
     for token in tokens:
@@ -98,7 +100,7 @@ def _clip(body: str, tokens: list[Token], start: int, end: int) -> list[Token]:
             continue
         if token.start >= end:
             break
-        if start <= token.start and token.end <= end:
+        if start <= token.start and token.end <= end and token.kind != Kind.error:
             clipped.append(make_token(token.kind, token.text, token.start - start, token.end - start))
             continue
         low = max(token.start, start)

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple
 
+from repro.lean.text.budget import check_time
+
 
 class Kind(StrEnum):
     whitespace = "whitespace"
@@ -206,9 +208,13 @@ class _Scanner:
         self.length = len(code)
         self.tokens: list[Token] = []
         self.unclosed = unclosed or Unclosed()
+        # scans that share ``unclosed`` leave an error token's text empty: it runs to the end of the
+        # text, and copying it once per code block would make reading a reply quadratic again
+        self.error_text = unclosed is None
 
     def emit(self, kind: Kind, start: int, end: int) -> int:
-        self.tokens.append(make_token(kind, self.code[start:end], start, end))
+        text = "" if kind is Kind.error and not self.error_text else self.code[start:end]
+        self.tokens.append(make_token(kind, text, start, end))
         return end
 
     def at(self, index: int, text: str) -> bool:
@@ -221,12 +227,16 @@ class _Scanner:
 
     def scan_from(self, index: int) -> Iterator[Token]:
         """Tokens from ``index`` on, one at a time (every ``step`` emits exactly one); stops after an error."""
+        steps = 0
         while index < self.length:
             index = self.step(index)
             token = self.tokens[-1]
             yield token
             if token.kind == Kind.error:
                 return
+            steps += 1
+            if steps % 4096 == 0:
+                check_time()
 
     def step(self, index: int) -> int:
         code, char = self.code, self.code[index]
@@ -430,7 +440,8 @@ def lex_from(text: str, start: int, unclosed: Unclosed | None = None) -> Iterato
     """The tokens of ``text[start:]`` (offsets into ``text``), lazily: a reader may stop early.
 
     Lexing from an offset is lexing the slice: no rule of the scanner looks behind a token's start.
-    Scans of the same ``text`` may share ``unclosed``, so none rescans an unterminated construct.
+    Scans of the same ``text`` may share ``unclosed``, so none rescans an unterminated construct;
+    their error tokens then carry no text (their offsets say where it is).
     """
     return _Scanner(text, unclosed).scan_from(start)
 
