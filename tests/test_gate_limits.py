@@ -71,7 +71,7 @@ async def test_past_the_time_limit_there_is_no_verdict_and_the_cli_says_unfinish
 
 
 async def test_a_large_reply_is_read_off_the_event_loop() -> None:
-    """Another coroutine keeps running while a 1 MB reply is read (it used to stall everything in flight)."""
+    """Another coroutine keeps running while a 300 KB reply is read (it used to stall everything in flight)."""
     ticks = 0
     stop = asyncio.Event()
 
@@ -81,12 +81,12 @@ async def test_a_large_reply_is_read_off_the_event_loop() -> None:
             ticks += 1
             await asyncio.sleep(0)
 
-    reply = long_honest(15_000)
+    reply = long_honest(5_000)
     task = asyncio.create_task(ticker())
     verdict = await verify_proof(
-        STATEMENT, reply, None, header=HEADER, limits=StaticLimits(max_reply_chars=2_000_000, max_tokens=1_000_000)
+        STATEMENT, reply, None, header=HEADER, limits=StaticLimits(max_tokens=1_000_000, timeout_s=3600)
     )
     stop.set()
     await task
-    assert verdict.static_passed and verdict.reasons == [ReasonCode.lean_unavailable]
+    assert verdict.static_passed and verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
     assert ticks > 10
