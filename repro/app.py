@@ -453,6 +453,17 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             required=False,
         )
     )
+    from repro.lean.sandbox import detect_sandbox
+
+    sandbox = detect_sandbox()
+    lines.append(
+        DoctorLine(
+            sandbox.network_blocked and sandbox.writes_confined,
+            "sandbox for Lean processes",
+            sandbox.describe() if sandbox.kind != "none" else "MISSING: " + sandbox.describe(),
+            required=False,
+        )
+    )
     if config is not None:
         ready = config.lean.backend == LeanBackendName.fake or (not health.problems and health.mathlib_built)
         if config.lean.backend == LeanBackendName.kimina:

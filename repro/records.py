@@ -25,6 +25,7 @@ class Stage(StrEnum):
     screen = "screen"
     formalize = "formalize"
     align = "align"
+    check = "check"  # our trusted Lean checks of the statement: vacuity, satisfiability, refutation
     prove = "prove"
     verify = "verify"
     answer = "answer"
@@ -60,8 +61,11 @@ class ReasonCode(StrEnum):
     formalization_not_sorry = "formalization_not_sorry"
     formalization_compile_error = "formalization_compile_error"
     statement_not_single_theorem = "statement_not_single_theorem"
+    statement_incompatible_toolchain = "statement_incompatible_toolchain"
     semantic_mismatch = "semantic_mismatch"
+    statement_vacuous = "statement_vacuous"
     proof_not_found = "proof_not_found"
+    statement_refuted = "statement_refuted"
     reply_too_long = "reply_too_long"
     too_many_fences = "too_many_fences"
     too_many_tokens = "too_many_tokens"
@@ -91,8 +95,19 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.statement_not_single_theorem: (
         "The formal statement is not exactly one theorem ending in `:= by sorry` (definitions, other commands)."
     ),
+    ReasonCode.statement_incompatible_toolchain: (
+        "A study statement does not elaborate under this prover's Lean toolchain: the prover was not asked, "
+        "and the pair is counted apart from the prover's failures."
+    ),
     ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in all three asks.",
+    ReasonCode.statement_vacuous: (
+        "Our own Lean command derived False from the statement's hypotheses alone, or its conclusion is one of"
+        " its hypotheses: it is provable whatever its answer says."
+    ),
     ReasonCode.proof_not_found: "None of the k proof attempts passed the soundness gate.",
+    ReasonCode.statement_refuted: (
+        "Every sample failed and our own Lean command proved the negation of the statement: it is false."
+    ),
     ReasonCode.reply_too_long: "The prover's reply is longer than the gate reads (lean.static_limits.max_reply_chars).",
     ReasonCode.too_many_fences: "The reply has more code fences than the gate reads (lean.static_limits.max_fences).",
     ReasonCode.too_many_tokens: "The checked code has more Lean tokens than allowed (lean.static_limits.max_tokens).",
@@ -111,7 +126,10 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ),
     ReasonCode.lean_timeout: "The Lean check exceeded its hard timeout.",
     ReasonCode.lean_unavailable: "No Lean backend could check the code (crash, out of memory, unavailable).",
-    ReasonCode.answer_not_grounded: "The extracted answer does not appear verbatim in the verified Lean text.",
+    ReasonCode.answer_not_grounded: (
+        "The proposed answer is not a token sequence of our statement's conclusion, or (for an existential"
+        " statement) Lean did not accept it as a witness in our own command."
+    ),
     ReasonCode.answer_not_final: "The recovered answer is intermediate, of the wrong target, or unknown.",
     ReasonCode.model_call_failed: "A model request failed after its retries (the message names endpoint and cause).",
 }
@@ -193,6 +211,8 @@ class Candidate(Record):
     new_answer: str | None = None
     answer_class: str | None = None
     answer_disagrees_with_screener: bool | None = None
+    # what our trusted Lean checks established before proving: satisfiable | flagged | undecided
+    statement_check: str | None = None
     proof_attempt_number: int | None = None
     verifier_backend: str | None = None
     verifier_is_real_lean: bool = False

@@ -14,8 +14,10 @@ The default imitates Lean coarsely, on lexed tokens: ``sorry`` gives the sorry w
 normalising whitespace, comments, binder grouping and ``ℕ``/``Nat``-style spellings (otherwise a
 type mismatch: conservative, since real Lean also accepts other definitionally equal forms);
 ``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
-declared axioms where the environment's code uses them. It is a protocol fake, not a checker:
-nothing it says is ever a real verdict.
+declared axioms where the environment's code uses them. Our trusted statement checks (vacuity,
+satisfiability, refutation, witness: :mod:`repro.lean.statement_checks`) are decided by the small
+arithmetic evaluator of :mod:`repro.lean.fake_arith`, per tactic. It is a protocol fake, not a
+checker: nothing it says is ever a real verdict.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import sys
 import time
 from typing import Any
 
+from repro.lean.fake_arith import judge
 from repro.lean.text.lexer import Kind, Token, lex, line_column, significant
 
 _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
@@ -100,7 +103,22 @@ def _uses_sorry(tokens: list[Token]) -> bool:
     return any(t.kind == Kind.identifier and t.text in ("sorry", "admit") for t in tokens)
 
 
+def _statement_texts(history: list[str]) -> dict[str, str]:
+    """Our declarations ``theorem NAME ... := by sorry`` in the environment, by name (for the statement checks)."""
+    found = {}
+    for command in history:
+        text = command.strip().removeprefix("set_option autoImplicit false in").strip()
+        words = text.split(None, 2)
+        if len(words) == 3 and words[0] == "theorem":
+            found[words[1]] = text
+    return found
+
+
 def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
+    judged = judge(code.strip(), _statement_texts(history[:-1]))
+    if judged is not None:  # one of our trusted statement checks: decided on the arithmetic it states
+        accepted, why = judged
+        return {} if accepted else {"messages": [_message(code, 0, len(code), "error", why)]}
     messages: list[dict[str, Any]] = []
     sorries: list[dict[str, Any]] = []
     environment = "\n".join(history)
@@ -144,10 +162,17 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
                     "endPos": _position_at(code, token.end),
                 }
             )
-    if _uses_sorry(significant(tokens)):
-        declaration = next((t for t in tokens if t.text in ("theorem", "lemma", "def", "example")), None)
-        start = declaration.start if declaration else 0
-        messages.append(_message(code, start, start + 7, "warning", "declaration uses 'sorry'"))
+    words = significant(tokens)
+    if _uses_sorry(words):
+        # real Lean puts the warning on the declaration's name (repl-transcripts: term_sorry, dup_sorries)
+        keyword = next((i for i, t in enumerate(words) if t.text in ("theorem", "lemma", "def", "example")), None)
+        if keyword is None:
+            start, end = 0, min(len(code), 7)
+        elif words[keyword].text == "example" or keyword + 1 >= len(words):
+            start, end = words[keyword].start, words[keyword].end
+        else:
+            start, end = words[keyword + 1].start, words[keyword + 1].end
+        messages.append(_message(code, start, end, "warning", "declaration uses 'sorry'"))
     reply: dict[str, Any] = {}
     if sorries:
         reply["sorries"] = sorries

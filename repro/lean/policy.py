@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from repro.lean.syntax import SyntaxTables, UnknownToolchainError, gate_tables
 from repro.lean.tables import (
     ALLOWED_MODIFIERS,
     ALLOWED_OPTIONS,
@@ -130,6 +131,11 @@ def scan(
     if source.error is not None:
         result.unterminated = f"unterminated comment, string, char or «name» at {source.where(source.error)}"
         return result
+    try:
+        tables = gate_tables()
+    except UnknownToolchainError as error:
+        result.refuse(f"no syntax tables ({error})")  # fail closed: without them no command is known
+        return result
     opens_allowed = set(open_allowlist) | header_opens(header)
     imports_allowed = header_imports(header)
     words = source.significant
@@ -167,7 +173,9 @@ def scan(
         elif token.kind == Kind.quotation:
             result.refuse(f"name literal or syntax quotation ({source.where(token)})")
         elif token.kind == Kind.identifier:
-            index = _identifier(source, index, result, opens_allowed, allow_native_decide, line_starts, main_name)
+            index = _identifier(
+                source, index, result, opens_allowed, allow_native_decide, line_starts, main_name, tables
+            )
             continue
         index += 1
     result.lean_code = _blank(source.text, blanked)
@@ -182,12 +190,18 @@ def _identifier(
     allow_native_decide: bool,
     line_starts: bool,
     main_name: str | None,
+    tables: SyntaxTables,
 ) -> int:
     """Judge the identifier at ``index``; returns the index of the next token to look at."""
     words, code = source.significant, source.text
     token = words[index]
     text = token.text
     _judge_name(source, token, result, allow_native_decide)
+    following = words[index + 1] if index + 1 < len(words) else None
+    glued = following is not None and following.text == "%" and following.start == token.end
+    if tables.evaluates(text + "%" if glued else text):
+        # generated from the sources: ``run_conv``, ``polyrith``, ``eval%``, ``lrat_proof``, ...
+        result.refuse(f"{text}{'%' if glued else ''} ({source.where(token)}; its implementation evaluates code)")
     if text == "open":
         return _open(source, index, result, opens_allowed)
     if text == "set_option":
@@ -217,13 +231,13 @@ def _identifier(
         return index + 1
     if text in ("universe", "universes"):
         return _universe(source, index, result)
-    if text in COMMAND_KEYWORDS or text.startswith(COMMAND_PREFIXES):
+    if tables.is_command(text) or text.startswith(COMMAND_PREFIXES):
         result.refuse(f"{text} ({source.where(token)})")
         return index + 1
-    following = words[index + 1] if index + 1 < len(words) else None
-    glued = following is not None and following.text == "%" and following.start == token.end
-    if glued and following is not None and (following.end == len(code) or code[following.end].isspace()):
-        # ``compile_inductive%``, ``gen_injective_theorems%``: elaborator keywords, commands among them
+    spaced = following is not None and (following.end == len(code) or code[following.end].isspace())
+    if glued and following is not None and (spaced or text in tables.glued_percent):
+        # ``eval%``, ``compile_inductive%``: a keyword the table knows is one token whatever follows it
+        # (``eval%(f 1)``); an unknown name glued to ``%`` and a space is refused too (fail closed)
         result.refuse(f"{text}% ({source.where(token)}; no elaborator keywords)")
         return index + 2
     previous = words[index - 1] if index > 0 else None
