@@ -138,12 +138,10 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
         markup=False,
     )
     try:
-        done = setup_lean_project(project, toolchain)
+        setup_lean_project(project, toolchain, on_step=lambda step: console.print(f"OK {step}", markup=False))
     except SetupError as error:
         errors.print(f"lean setup failed: {error}", style="red")
         return ExitCode.unfinished
-    for step in done:
-        console.print(f"OK {step}", markup=False)
     return ExitCode.ok
 
 
