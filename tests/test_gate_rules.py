@@ -367,3 +367,9 @@ def test_an_escape_other_than_u_never_opens_braces_in_a_char_literal() -> None:
 @pytest.mark.parametrize("proposition", ["show x = 5 from h", "let y := 2; x = y", "Not x = 5"])
 def test_an_equation_wrapped_in_a_binder_word_has_no_deterministic_answer(proposition: str) -> None:
     assert top_level_equation(proposition) is None
+
+
+def test_a_number_takes_only_ascii_digits() -> None:
+    """``1e5٣``: Lean's number stops at the non-ASCII digit (``Char.isDigit`` is ASCII-only)."""
+    assert [(t.kind, t.text) for t in lex("1e5\u0663")][:1] == [(Kind.number, "1e5")]
+    assert [(t.kind, t.text) for t in lex("12\u0663")][:1] == [(Kind.number, "12")]
