@@ -27,10 +27,16 @@ class Stage(StrEnum):
     align = "align"
     prove = "prove"
     verify = "verify"
+    # levers of the prove/verify stages: a failed sample's text repaired (no model call), and the
+    # prover asked again with Lean's messages; both rank with verify in the funnel
+    salvage = "salvage"
+    feedback = "feedback"
     answer = "answer"
 
 
-STAGE_ORDER: tuple[Stage, ...] = tuple(Stage)
+# The pipeline's stages in order (the levers are not stages of their own in the funnel).
+STAGE_ORDER: tuple[Stage, ...] = tuple(stage for stage in Stage if stage not in (Stage.salvage, Stage.feedback))
+LEVER_STAGES: tuple[Stage, ...] = (Stage.salvage, Stage.feedback)
 
 
 class AttemptStatus(StrEnum):
@@ -184,6 +190,8 @@ class Candidate(Record):
     answer_class: str | None = None
     answer_disagrees_with_screener: bool | None = None
     proof_attempt_number: int | None = None
+    # how the verified proof was obtained: None (a raw prover sample), "salvage" or "feedback"
+    proof_lever: str | None = None
     verifier_backend: str | None = None
     verifier_is_real_lean: bool = False
     lean_toolchain: str | None = None

@@ -14,7 +14,10 @@ The default imitates Lean coarsely, on lexed tokens: ``sorry`` gives the sorry w
 normalising whitespace, comments, binder grouping and ``ℕ``/``Nat``-style spellings (otherwise a
 type mismatch: conservative, since real Lean also accepts other definitionally equal forms);
 ``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
-declared axioms where the environment's code uses them. It is a protocol fake, not a checker:
+declared axioms where the environment's code uses them; a theorem's proof is refused where
+:mod:`repro.lean.fake_semantics` knows real Lean would refuse it (a false word-problem statement,
+an unknown hypothesis name, pinned values the proof never reads), so a re-spliced statement passes
+only when the body proves it. It is a protocol fake, not a checker:
 nothing it says is ever a real verdict.
 """
 
@@ -28,6 +31,7 @@ import sys
 import time
 from typing import Any
 
+from repro.lean.fake_semantics import proof_objection
 from repro.lean.lexer import Kind, Token, lex, line_column, significant
 
 _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
@@ -148,6 +152,13 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
         declaration = next((t for t in tokens if t.text in ("theorem", "lemma", "def", "example")), None)
         start = declaration.start if declaration else 0
         messages.append(_message(code, start, start + 7, "warning", "declaration uses 'sorry'"))
+    else:
+        for name, words in _declarations(code).items():
+            if words[0].text not in ("theorem", "lemma") or name.startswith("repro_target_"):
+                continue
+            objection = proof_objection(code[words[0].start : words[-1].end])
+            if objection is not None:
+                messages.append(_message(code, words[0].start, words[-1].end, "error", objection))
     reply: dict[str, Any] = {}
     if sorries:
         reply["sorries"] = sorries

@@ -1,0 +1,5 @@
+"""Salvage of near-miss prover outputs: repaired texts, each judged by the soundness gate on its own."""
+
+from repro.salvage.variants import DEFAULT_MAX_VARIANTS, SalvageKind, SalvageVariant, salvage_variants
+
+__all__ = ["DEFAULT_MAX_VARIANTS", "SalvageKind", "SalvageVariant", "salvage_variants"]

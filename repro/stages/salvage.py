@@ -1,0 +1,76 @@
+"""Salvage stage: repaired texts of a failed sample, each judged by the same soundness gate (no model call).
+
+A variant counts only through :func:`repro.lean.verify_proof` with our statement, exactly as a raw
+sample does; the repairs never decide anything. Two further limits keep salvage from being a second
+chance for a cheat: an output the gate refused for a sign of cheating (a forbidden construct, a sorry,
+a non-standard axiom) is never salvaged, and an output whose check failed for infrastructure (Lean
+down, timeout) is left for ``--resume``, not re-read. Variants are checked one after another and the
+first verified one ends the salvage of that sample, so a sample costs at most ``limit`` Lean checks.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from repro.lean.gate import Verdict, verify_proof
+from repro.lean.protocol import Verifier
+from repro.records import ReasonCode
+from repro.salvage import SalvageVariant, salvage_variants
+from repro.stages.common import StageResult, Stopwatch
+from repro.stages.prove import verdict_result
+
+# Refusals that salvage never revisits: signs of cheating, and verdicts that were never reached.
+NOT_SALVAGED = frozenset(
+    {
+        ReasonCode.forbidden_construct,
+        ReasonCode.sorry,
+        ReasonCode.axiom_violation,
+        ReasonCode.statement_not_single_theorem,
+        ReasonCode.lean_timeout,
+        ReasonCode.lean_unavailable,
+    }
+)
+
+
+class SalvageCheck(BaseModel):
+    """One variant and the gate's verdict on it, with the record the store keeps."""
+
+    variant: SalvageVariant
+    verdict: Verdict
+    result: StageResult
+
+
+def worth_salvaging(verdict: Verdict) -> bool:
+    """Whether a failed verdict is a near miss that text repairs might turn (never a cheat, never infra)."""
+    return not verdict.verified and bool(verdict.reasons) and not set(verdict.reasons) & NOT_SALVAGED
+
+
+async def salvage_sample(
+    statement: str,
+    text: str,
+    finish_reason: str,
+    original: Verdict,
+    verifier: Verifier,
+    *,
+    header: str,
+    allow_native_decide: bool,
+    limit: int,
+) -> list[SalvageCheck]:
+    """The variants of one failed sample, checked in order until one is verified."""
+    if not worth_salvaging(original):
+        return []
+    checks: list[SalvageCheck] = []
+    # the same code again is worth a check only where the gate refused the raw text before Lean saw the
+    # code (special tokens around it, the length limit); cheats never get here
+    checked = original.checked_code if original.lean_steps else None
+    for variant in salvage_variants(statement, text, finish_reason, limit=limit, original_code=checked):
+        clock = Stopwatch()
+        verdict = await verify_proof(
+            statement, variant.text, verifier, header=header, allow_native_decide=allow_native_decide
+        )
+        result = verdict_result(statement, variant.text, verdict, clock.elapsed())
+        result.output.update({"salvage_kinds": [kind.value for kind in variant.kinds], "text": variant.text})
+        checks.append(SalvageCheck(variant=variant, verdict=verdict, result=result))
+        if verdict.verified or ReasonCode.lean_unavailable in verdict.reasons:
+            break
+    return checks
