@@ -412,7 +412,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
                 required=extra is None or extra in extras,
             )
         )
-    project = Path(config.lean.project_path if config else "lean_project")
+    project = Path(config.lean.project_dir() if config else "lean_project")
     needs_local_lean = config is not None and config.lean.backend == LeanBackendName.repl
     health = lean_health(project)
     lines.append(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 
 class ConfigError(ValueError):
@@ -37,9 +37,33 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
 
-class ModelSettings(_Strict):
-    """How one stage reaches its model. Every sampling parameter is sent explicitly on the wire."""
+class EngineSettings(_Strict):
+    """In-process engines only (``vllm``, ``transformers``): what a large prover needs to start at all.
 
+    Names follow vLLM's ``LLM(...)`` arguments (vllm/entrypoints/llm.py); a 32B prover does not fit one
+    GPU without ``tensor_parallel_size`` and a bounded ``max_model_len``.
+    """
+
+    tensor_parallel_size: int = Field(1, ge=1)
+    gpu_memory_utilization: float = Field(0.9, gt=0.0, le=1.0)
+    enable_prefix_caching: bool = True
+    # the engine's own seed (vLLM `LLM(seed=...)`); per-request seeds come from the stage's `seed`
+    seed: int = 0
+    # "auto" (bf16 where the GPU has it, else fp16; fp32 on CPU), "bfloat16", "float16" or "float32"
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
+    # transformers only: "cuda", "cuda:1", "cpu"; None picks the first GPU when there is one
+    device: str | None = None
+    trust_remote_code: bool = False
+
+
+class ModelSettings(_Strict):
+    """How one stage reaches its model. Every sampling parameter is sent explicitly on the wire.
+
+    ``profile`` names a prover profile (``repro provers``): its harness's sampling values fill every
+    sampling key the config leaves unset; keys set here override it (recorded in provenance).
+    """
+
+    profile: str | None = None
     backend: ModelBackendName = ModelBackendName.openai
     model: str = "gpt-4o-mini"
     base_url: str | None = "https://api.openai.com/v1"
@@ -48,14 +72,32 @@ class ModelSettings(_Strict):
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     top_k: int | None = Field(None, ge=-1)
     max_tokens: int = Field(2048, ge=1)
+    # the context window the model is served with (vLLM's max_model_len): prompt + max_tokens must fit
+    max_model_len: int | None = Field(None, ge=1)
     seed: int | None = 0
     json_mode: bool = False
     max_concurrency: int = Field(8, ge=1)
+    # a request's time besides decoding (prefill, queueing, transfer); it gets max_tokens/min_tokens_per_s more
     timeout_s: float = Field(300.0, gt=0)
+    # the slowest decode rate per sequence the timeout allows for, with the server under full load
+    min_tokens_per_s: float = Field(8.0, gt=0)
     max_retries: int = Field(5, ge=0)
     prompt_format: Literal["chat", "completion"] = "chat"
+    engine: EngineSettings = Field(default_factory=EngineSettings)
     # scripted backend only: a JSONL/YAML file of scripted rules (see repro.llm.scripted)
     script: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_from_profile(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("profile"):
+            from repro.provers import ProfileError, apply_profile
+
+            try:
+                return apply_profile(data)
+            except ProfileError as error:
+                raise ValueError(str(error)) from None
+        return data
 
 
 # Each sample is a model request slot and a Lean check held in memory: a k in the millions blocks the
@@ -103,7 +145,10 @@ DEFAULT_HEADER = (
 
 class LeanSettings(_Strict):
     backend: LeanBackendName = LeanBackendName.repl
-    project_path: str = "lean_project"
+    # a name from repro.lean.toolchains (Lean + Mathlib + REPL revisions); each prover profile names its own
+    toolchain: str = "v4.15.0"
+    # the pinned project of that toolchain; None: `lean_project` for v4.15.0, `lean_project_<toolchain>` otherwise
+    project_path: str | None = None
     header: str = DEFAULT_HEADER
     timeout_s: float = Field(120.0, gt=0)
     memory_limit_mb: int | None = Field(12288, ge=256)
@@ -111,10 +156,34 @@ class LeanSettings(_Strict):
     recycle_after: int = Field(200, ge=1)
     kimina_url: str = "http://127.0.0.1:8000"
     kimina_api_key_env: str | None = None
+    # the server's LEAN_SERVER_MAX_WAIT (its wait for a free REPL before a 429); the client outwaits it
+    kimina_max_wait_s: float = Field(60.0, ge=0)
     allow_native_decide: bool = False
-    mathlib_revision: str = "v4.15.0"
+    # None: the toolchain's pinned Mathlib revision
+    mathlib_revision: str | None = None
     # fake backend only: JSON rules for the fake REPL (see repro.lean.fake_repl)
     fake_rules: str | None = None
+
+    @field_validator("toolchain")
+    @classmethod
+    def _known_toolchain(cls, name: str) -> str:
+        from repro.lean.toolchains import UnknownToolchain, get_toolchain
+
+        try:
+            return get_toolchain(name).name
+        except UnknownToolchain as error:
+            raise ValueError(str(error)) from None
+
+    def project_dir(self) -> str:
+        """The Lean project this run checks in: the configured path, or the toolchain's default one."""
+        from repro.lean.toolchains import default_project_path
+
+        return self.project_path or default_project_path(self.toolchain)
+
+    def resolved_mathlib_revision(self) -> str:
+        from repro.lean.toolchains import get_toolchain
+
+        return self.mathlib_revision or get_toolchain(self.toolchain).mathlib_rev
 
 
 class DatasetSettings(_Strict):
@@ -266,7 +335,9 @@ def config_warnings(config: RunConfig) -> list[str]:
 
 # What a resumed run may change: where and how fast things are reached, and how much more to draw.
 # Everything else decides what a candidate is, so changing it mid-run would mix two experiments.
-_RESUMABLE_MODEL_KEYS = frozenset({"base_url", "api_key_env", "timeout_s", "max_retries", "max_concurrency"})
+_RESUMABLE_MODEL_KEYS = frozenset(
+    {"base_url", "api_key_env", "timeout_s", "min_tokens_per_s", "max_retries", "max_concurrency"}
+)
 _RESUMABLE_KEYS = frozenset(
     {
         "problems_in_flight",
@@ -277,6 +348,7 @@ _RESUMABLE_KEYS = frozenset(
         "lean.memory_limit_mb",
         "lean.kimina_url",
         "lean.kimina_api_key_env",
+        "lean.kimina_max_wait_s",
         "lean.project_path",
         "dataset.license",
         "dataset.attribution",

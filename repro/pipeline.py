@@ -280,7 +280,13 @@ class Pipeline:
         threads: list[FeedbackThread] = []
         for start, count in batches:
             samples, result = await sample_proofs(
-                statement, self.header, client, settings, count=count, first_index=first_index + start
+                statement,
+                self.header,
+                client,
+                settings,
+                count=count,
+                first_index=first_index + start,
+                problem=candidate.rewritten_question,
             )
             if not samples:
                 self._record(candidate, Stage.prove, round_index * k + start, result)

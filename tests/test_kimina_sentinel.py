@@ -30,6 +30,8 @@ def _lean_like(transform: Callable[[str], str]) -> Callable[[dict[str, Any]], di
         for number, text in enumerate(code.split("\n"), start=1):
             if text.startswith('#print "'):
                 messages.append({"severity": "info", "pos": {"line": number, "column": 0}, "data": text[8:-1]})
+            elif text == "#eval Lean.versionString":
+                messages.append({"severity": "info", "pos": {"line": number, "column": 0}, "data": '"4.15.0"'})
             elif text.startswith("#print axioms "):
                 name = text.removeprefix("#print axioms ").strip().removeprefix("_root_.")
                 data = f"'{name}' depends on axioms: [propext]"

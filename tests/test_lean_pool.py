@@ -179,11 +179,16 @@ def _line_of(code: str, needle: str) -> int:
 
 
 def sentinel_echoes(code: str) -> list[dict[str, Any]]:
-    """What Lean answers to the gate's sentinel commands: each prints its own text at its own line."""
+    """What Lean answers to the client's own commands: each sentinel prints its own text at its own line,
+    and ``#eval Lean.versionString`` (the client asking which Lean the server runs) a v4.15.0 server's."""
     return [
         {"severity": "info", "pos": {"line": number, "column": 0}, "data": text[8:-1]}
         for number, text in enumerate(code.split("\n"), start=1)
         if text.startswith('#print "')
+    ] + [
+        {"severity": "info", "pos": {"line": number, "column": 0}, "data": '"4.15.0"'}
+        for number, text in enumerate(code.split("\n"), start=1)
+        if text == "#eval Lean.versionString"
     ]
 
 
@@ -193,6 +198,8 @@ def kimina() -> Iterator[KiminaStub]:
 
     def answer(snippet: dict[str, Any]) -> dict[str, Any]:
         code = snippet["code"]
+        if "#eval Lean.versionString" in code:  # the client asks which Lean the server runs
+            return {"error": None, "response": {"messages": sentinel_echoes(code), "env": 0}}
         if "TIMEOUT" in code:
             return {"error": "Lean REPL command timed out", "response": None}
         messages: list[dict[str, Any]] = []
@@ -232,10 +239,12 @@ async def test_kimina_backend_uses_the_same_verdict_rules(kimina: KiminaStub) ->
     assert ReasonCode.lean_timeout in slow.reasons and not slow.verified
     # a clean report printed inside the prover's span is not the axiom command's answer
     assert not spoof.verified and ReasonCode.axiom_violation in spoof.reasons
-    sent = kimina.bodies[0]
+    probe, *checks = kimina.bodies  # first the client asks the server which Lean it runs
+    assert "#eval Lean.versionString" in probe["snippets"][0]["code"]
+    sent = checks[0]
     code = sent["snippets"][0]["code"]
     assert sent["timeout"] == 5 and code.startswith(HEADER.rstrip())
-    assert len(kimina.bodies) == 4, "one snippet per check"
+    assert len(checks) == 4, "one snippet per check"
     assert code.index("theorem repro_target_") < code.index("theorem k :") < code.index("example : type_of%")
     assert (
         code.index("example : type_of%") < code.index("#print axioms _root_.k") < code.rindex('#print "repro_sentinel_')

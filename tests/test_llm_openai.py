@@ -71,11 +71,35 @@ async def test_500s_past_the_retry_budget_fail_with_endpoint_and_cause(openai_se
     assert "gave up after 3 attempts" in str(error.value)
 
 
-async def test_timeout_is_retried_then_reported(openai_server: OpenAITestServer) -> None:
+async def test_a_timed_out_generation_is_reported_and_never_re_sent(openai_server: OpenAITestServer) -> None:
+    # 0.3 s + 100 tokens at 1000 tokens/s: 0.4 s for an answer that takes 1.5 s
     openai_server.faults = [Fault(delay_s=1.5), Fault(delay_s=1.5)]
-    with pytest.raises(ModelCallError, match="timed out"):
-        await backend(openai_server, timeout_s=0.3, max_retries=1).generate(chat())
-    assert len(openai_server.requests) == 2
+    with pytest.raises(ModelCallError, match="not re-sent") as error:
+        await backend(openai_server, timeout_s=0.3, min_tokens_per_s=1000.0, max_retries=3).generate(
+            chat(max_tokens=100)
+        )
+    assert len(openai_server.requests) == 1, "the server may still be generating it: sending it again doubles the work"
+    assert not error.value.retryable and "max_tokens=100" in str(error.value)
+
+
+async def test_a_long_generation_gets_time_for_its_tokens(openai_server: OpenAITestServer) -> None:
+    # the same 0.3 s floor, but 2000 tokens at 1000 tokens/s: the 1.5 s answers arrive in time
+    openai_server.faults = [Fault(delay_s=1.5), Fault(delay_s=1.5)]
+    response = await backend(openai_server, timeout_s=0.3, min_tokens_per_s=1000.0, max_retries=1).generate(
+        chat(max_tokens=2000, n=3)
+    )
+    assert len(response.texts) == 3 and response.retries == 0 and len(openai_server.requests) == 1
+
+
+async def test_max_tokens_is_lowered_to_fit_the_served_context(openai_server: OpenAITestServer) -> None:
+    """A harness asking for max_tokens = max_model_len (Goedel-Prover-V2) must not get a 400 over HTTP."""
+    await backend(openai_server, max_model_len=4096).generate(chat("x" * 500, max_tokens=4096))
+    sent = openai_server.requests[-1]["max_tokens"]
+    assert 4096 - 600 < sent < 4096 - 500
+    await backend(openai_server, max_model_len=4096).generate(chat("short", max_tokens=1000))
+    assert openai_server.requests[-1]["max_tokens"] == 1000
+    with pytest.raises(ModelCallError, match="does not fit max_model_len"):
+        await backend(openai_server, max_model_len=100).generate(chat("x" * 500))
 
 
 async def test_400_is_not_retried_and_names_the_cause(openai_server: OpenAITestServer) -> None:

@@ -21,9 +21,11 @@ from repro.lean.source import (
     top_level_equation,
 )
 from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
+from repro.lean.toolchains import DEFAULT_TOOLCHAIN, Toolchain, UnknownToolchain, get_toolchain, list_toolchains
 
 __all__ = [
     "DEFAULT_OPEN_ALLOWLIST",
+    "DEFAULT_TOOLCHAIN",
     "STANDARD_AXIOMS",
     "CachedVerifier",
     "InfraStatus",
@@ -40,6 +42,8 @@ __all__ = [
     "Token",
     "SetupError",
     "TaxonomyFact",
+    "Toolchain",
+    "UnknownToolchain",
     "Verdict",
     "Verifier",
     "axioms_reported",
@@ -48,9 +52,11 @@ __all__ = [
     "fake_repl_verifier",
     "final_proposition",
     "forbidden_constructs",
+    "get_toolchain",
     "lean_cache_key",
     "lean_health",
     "lex",
+    "list_toolchains",
     "make_fake_repl_home",
     "normalize",
     "read_statement",

@@ -11,27 +11,17 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable
-from enum import IntEnum
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from repro.exit_codes import ExitCode
 from repro.jsonl import iter_json_objects
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
 
 INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable})
-
-
-class ExitCode(IntEnum):
-    """``repro check-proof`` exit statuses (documented in the README and ``--help``)."""
-
-    verified = 0  # every proof verified by a real Lean backend
-    rejected = 1  # at least one proof refused (statically or by Lean)
-    usage = 2  # bad arguments or input (file, row and field named)
-    infrastructure = 3  # Lean unavailable, crashed or timed out for at least one proof: no verdict
-    fake_backend = 4  # everything passed, but only a fake backend checked it: never a real verdict
 
 
 class BatchInputError(ValueError):

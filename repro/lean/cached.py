@@ -10,6 +10,7 @@ keeps them all), so memory stays flat over a long run.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -67,6 +68,20 @@ class CachedVerifier:
         self._in_flight: dict[str, asyncio.Future[list[LeanResult]]] = {}
         self.hits = 0
         self.misses = 0
+        self._prepared = False
+
+    async def _prepare(self, header: str) -> None:
+        """Let a backend that learns its identity from its server (Kimina) do so before the first key.
+
+        A refusal is not raised here: the backend answers every check with it, as ``unavailable``.
+        """
+        if self._prepared:
+            return
+        prepare = getattr(self.inner, "prepare", None)
+        if prepare is not None:
+            with contextlib.suppress(Exception):  # a refusal is repeated by every check
+                await prepare(header)
+        self._prepared = True
 
     @property
     def backend_id(self) -> str:
@@ -85,6 +100,7 @@ class CachedVerifier:
         return self.inner.mathlib_revision
 
     async def check(self, code: str, header: str) -> LeanResult:
+        await self._prepare(header)
         key = lean_cache_key(self.inner, code, header)
 
         async def compute() -> list[LeanResult]:
@@ -94,6 +110,7 @@ class CachedVerifier:
 
     async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
         """A sequence is cached as a whole, and only when every command's infrastructure answered."""
+        await self._prepare(header)
         key = lean_sequence_key(self.inner, commands, header)
         return await self._shared(
             key, lambda: self.inner.check_sequence(commands, header), single=False, expected=len(commands)

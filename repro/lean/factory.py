@@ -9,18 +9,26 @@ from repro.lean.cached import CachedVerifier
 from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.fleet import KiminaFleet, split_urls
 from repro.lean.kimina import KiminaVerifier
-from repro.lean.project import project_toolchain
+from repro.lean.project import SetupError, toolchain_mismatch
 from repro.lean.repl_pool import ReplPoolVerifier
+from repro.lean.toolchains import get_toolchain
 from repro.store import RunStore
 
 
 def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> CachedVerifier:
+    """The configured backend; the toolchain it reports (and the cache key) is ``lean.toolchain``'s.
+
+    A local project whose ``lean-toolchain`` names another Lean is refused here, before any check.
+    """
+    toolchain = get_toolchain(settings.toolchain)
+    mathlib_revision = settings.resolved_mathlib_revision()
     if settings.backend == LeanBackendName.fake:
         inner: object = fake_repl_verifier(
             settings.fake_rules,
             workers=settings.workers,
             timeout_s=settings.timeout_s,
             recycle_after=settings.recycle_after,
+            toolchain=toolchain,
         )
     elif settings.backend == LeanBackendName.kimina:
         servers = [
@@ -28,21 +36,28 @@ def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> Cac
                 url=url,
                 timeout_s=settings.timeout_s,
                 api_key_env=settings.kimina_api_key_env,
-                toolchain=project_toolchain(Path(settings.project_path)),
-                mathlib_revision=settings.mathlib_revision,
+                toolchain=toolchain.elan_toolchain,
+                mathlib_revision=mathlib_revision,
+                max_in_flight=settings.workers,
+                server_max_wait_s=settings.kimina_max_wait_s,
             )
             for url in split_urls(settings.kimina_url)
         ]
         # several servers: lean.workers is each server's concurrency
         inner = servers[0] if len(servers) == 1 else KiminaFleet(servers, per_server=settings.workers)
     else:
+        project = Path(settings.project_dir())
+        mismatch = toolchain_mismatch(project, toolchain)
+        if mismatch:
+            raise SetupError(mismatch)
         inner = ReplPoolVerifier(
             workers=settings.workers,
             timeout_s=settings.timeout_s,
             recycle_after=settings.recycle_after,
-            project_path=settings.project_path,
+            project_path=str(project),
             memory_limit_mb=settings.memory_limit_mb,
-            toolchain=project_toolchain(Path(settings.project_path)),
-            mathlib_revision=settings.mathlib_revision,
+            toolchain=toolchain.elan_toolchain,
+            mathlib_revision=mathlib_revision,
+            lean_toolchain=toolchain,
         )
     return CachedVerifier(inner, store)  # type: ignore[arg-type]

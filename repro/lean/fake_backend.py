@@ -15,15 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from repro.lean.repl_pool import ReplPoolVerifier
+from repro.lean.toolchains import DEFAULT_TOOLCHAIN, Toolchain, get_toolchain
 
-FAKE_TOOLCHAIN = "leanprover/lean4:v4.15.0"
+FAKE_TOOLCHAIN = get_toolchain(DEFAULT_TOOLCHAIN).elan_toolchain
 
 
-def make_fake_repl_home(rules: list[dict[str, Any]] | str | None = None, directory: str | Path | None = None) -> Path:
+def make_fake_repl_home(
+    rules: list[dict[str, Any]] | str | None = None,
+    directory: str | Path | None = None,
+    *,
+    toolchain: Toolchain | None = None,
+) -> Path:
     home = Path(directory or tempfile.mkdtemp(prefix="repro-fake-repl-"))
     binary_dir = home / ".lake" / "build" / "bin"
     binary_dir.mkdir(parents=True, exist_ok=True)
-    (home / "lean-toolchain").write_text(FAKE_TOOLCHAIN + "\n", encoding="utf-8")
+    elan = toolchain.elan_toolchain if toolchain else FAKE_TOOLCHAIN
+    (home / "lean-toolchain").write_text(elan + "\n", encoding="utf-8")
     rules_arg = ""
     if isinstance(rules, list):
         rules_path = home / "rules.json"
@@ -51,10 +58,13 @@ def fake_repl_verifier(
     timeout_s: float = 10.0,
     recycle_after: int = 200,
     memory_limit_mb: int | None = None,
+    toolchain: Toolchain | None = None,
 ) -> ReplPoolVerifier:
+    """The fake reports the configured toolchain, so cache keys and provenance differ per toolchain as
+    they do with real Lean; ``real_lean=False`` and ``mathlib_revision="fake"`` keep it out of releases."""
     from lean_interact import LeanREPLConfig
 
-    home = make_fake_repl_home(rules)
+    home = make_fake_repl_home(rules, toolchain=toolchain)
     config = LeanREPLConfig(
         local_repl_path=home,
         build_repl=False,
@@ -68,7 +78,7 @@ def fake_repl_verifier(
         timeout_s=timeout_s,
         recycle_after=recycle_after,
         repl_config=config,
-        toolchain=FAKE_TOOLCHAIN,
+        toolchain=toolchain.elan_toolchain if toolchain else FAKE_TOOLCHAIN,
         mathlib_revision="fake",
         real_lean=False,
         backend_id="fake-repl",

@@ -36,6 +36,18 @@ class KiminaFleet:
         self.toolchain = first.toolchain
         self.mathlib_revision = first.mathlib_revision
 
+    async def prepare(self, header: str) -> None:
+        """Every server is asked what it runs; servers that disagree with each other are refused."""
+        from repro.lean.kimina import KiminaRefused
+
+        await asyncio.gather(*(server.prepare(header) for server in self.servers))
+        # a server that is down now said nothing; it is asked again before its first check
+        identities = {(server.toolchain, server.mathlib_revision) for server in self.servers if server.prepared}
+        if len(identities) > 1:
+            raise KiminaRefused(f"the Kimina servers run different Lean/Mathlib: {sorted(map(str, identities))}")
+        if identities:
+            self.toolchain, self.mathlib_revision = identities.pop()
+
     def _order(self) -> list[int]:
         return sorted(range(len(self.servers)), key=lambda index: self._in_flight[index])
 

@@ -10,13 +10,33 @@ never by its text, so the prover's code cannot speak for the trusted commands th
 sentinels between the commands prove that the server kept our line numbers (an older server strips
 import lines without adding their count back; every server splits lines at characters other than
 ``\\n``, which the gate refuses); a sentinel out of place is an infrastructure failure, never a verdict.
+
+Before its first check the client asks the server itself what it runs (:meth:`KiminaVerifier.prepare`):
+``Lean.versionString`` must be the configured toolchain's Lean, the Mathlib checkout's commit is read
+for provenance, and the sentinels must come back where we wrote them (Kimina Lean Server between
+1777d73, 2025-07-24, and e2cdc1f, 2025-10-24, does not add the header's line count back:
+``server/routers/check.py``, ``_apply_header_offset``). A server that fails any of these is refused,
+and every check on it is ``unavailable``, never a verdict.
+
+Load, as the server behaves (project-numina/kimina-lean-server, ``server/routers/check.py``,
+``server/manager.py``, ``server/settings.py``): a request waits up to ``max_wait`` (60 s) for a free
+REPL and then gets HTTP 429; the header and the body each run under the request's ``timeout`` (an int
+in ``BaseRequest``), and a REPL that times out, or whose client disconnected, is destroyed. So this client
+bounds its own requests per server URL, retries a 429 with backoff (the server is busy, not down), waits
+longer than the server's worst case (``max_wait + 2 * timeout``) so the server never loses a warm REPL to
+our impatience, and records a wait that Lean never saw (our bound, the connection pool, a 429, a server
+that never answered) as ``unavailable``, never as a Lean timeout.
 """
 
 from __future__ import annotations
 
+import asyncio
+import math
 import os
+import re
 import time
 import uuid
+import weakref
 from typing import Any
 
 import httpx
@@ -28,11 +48,40 @@ from repro.lean.protocol import (
     infrastructure_failure,
     result_from_repl_json,
 )
+from repro.lean.toolchains import STANDARD_HEADER, lean_version_of
 
 # A trusted ``#print "<prefix><nonce>_<k>"`` of ours stands before each command and after the last:
 # Lean's reply must place each at the line we wrote it on, or the server moved lines and no message
 # can be attributed to a command by its position.
 SENTINEL_PREFIX = "repro_sentinel_"
+
+# server/settings.py: ``max_wait`` (LEAN_SERVER_MAX_WAIT), how long a request may wait for a free REPL
+KIMINA_SERVER_MAX_WAIT_S = 60.0
+
+# What the server runs, asked of Lean on the server (trusted commands of ours, never a prover's code).
+# The REPL's working directory is the server's Mathlib checkout (server/repl.py: cwd=settings.project_dir).
+VERSION_PROBE = "#eval Lean.versionString"
+MATHLIB_PROBE = '#eval show IO String from do\n  let head ← IO.FS.readFile ".git/HEAD"\n  pure head.trim'
+
+# one bound per (event loop, server URL): several verifiers on one server share it
+_URL_BOUNDS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _url_bound(url: str, limit: int) -> asyncio.Semaphore:
+    per_loop = _URL_BOUNDS.setdefault(asyncio.get_running_loop(), {})
+    if url not in per_loop:
+        per_loop[url] = asyncio.Semaphore(limit)
+    return per_loop[url]
+
+
+class KiminaRefused(RuntimeError):
+    """The server cannot judge this run's proofs: another Lean, or it moves message positions."""
+
+
+def _info_texts(result: LeanResult) -> list[str]:
+    return [m.text.strip() for m in result.messages if m.severity == "info"]
 
 
 def _misplaced_sentinel(result: LeanResult, sentinels: list[tuple[str, int]], nonce: str) -> str | None:
@@ -61,18 +110,40 @@ class KiminaVerifier:
         api_key_env: str | None = None,
         toolchain: str | None = None,
         mathlib_revision: str | None = None,
+        max_in_flight: int = 4,
+        server_max_wait_s: float = KIMINA_SERVER_MAX_WAIT_S,
+        busy_retries: int = 8,
+        backoff_s: float = 1.0,
+        verify_server: bool = True,
+        http_margin_s: float = 30.0,
     ) -> None:
         self.url = url.rstrip("/")
-        self.timeout_s = timeout_s
+        # the server's BaseRequest.timeout is an int: a float is refused with HTTP 422
+        self.timeout_s = max(1, math.ceil(timeout_s))
         self.backend_id = f"kimina:{self.url}"
         self.real_lean = True
         self.toolchain = toolchain
         self.mathlib_revision = mathlib_revision
+        self.max_in_flight = max_in_flight
+        self.busy_retries = busy_retries
+        self.backoff_s = backoff_s
+        self.verify_server = verify_server
+        self.busy_answers = 0
+        self.server_mathlib_commit: str | None = None
+        self._prepared = False
+        self._refusal: str | None = None
+        self._prepare_lock: asyncio.Lock | None = None
         headers = {}
         api_key = os.environ.get(api_key_env, "") if api_key_env else ""
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        self._client = httpx.AsyncClient(timeout=timeout_s + 30, headers=headers)
+        # the server may take max_wait (a free REPL) + timeout (header) + timeout (body): wait longer than that
+        self.http_timeout_s = server_max_wait_s + 2 * self.timeout_s + http_margin_s
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(self.http_timeout_s, connect=10.0, pool=None),
+            limits=httpx.Limits(max_connections=max_in_flight, max_keepalive_connections=max_in_flight),
+            headers=headers,
+        )
 
     def _result(self, status: InfraStatus, started: float, detail: str) -> LeanResult:
         return infrastructure_failure(self, status, detail, elapsed_s=time.perf_counter() - started)
@@ -80,7 +151,67 @@ class KiminaVerifier:
     async def check(self, code: str, header: str) -> LeanResult:
         return (await self.check_sequence([code], header))[0]
 
+    @property
+    def prepared(self) -> bool:
+        """Whether the server has answered what it runs (or was not asked: ``verify_server=False``)."""
+        return self._prepared
+
+    async def prepare(self, header: str = STANDARD_HEADER) -> None:
+        """Ask the server what it runs and how it places messages; raise :class:`KiminaRefused` if unfit.
+
+        Runs once (later calls repeat the first answer). Infrastructure trouble (server down) is not a
+        refusal: it is left to the checks, which report it as ``unavailable``.
+        """
+        if self._prepare_lock is None:
+            self._prepare_lock = asyncio.Lock()
+        async with self._prepare_lock:
+            if not self._prepared and self.verify_server:
+                answered, self._refusal = await self._inspect_server(header)
+                self._prepared = answered
+            elif not self.verify_server:
+                self._prepared = True
+        if self._refusal:
+            raise KiminaRefused(self._refusal)
+
+    async def _inspect_server(self, header: str) -> tuple[bool, str | None]:
+        """(whether the server answered, why it is refused)."""
+        results = await self._check_sequence([VERSION_PROBE, MATHLIB_PROBE], header)
+        first = results[0]
+        if first.infra_status != InfraStatus.ok:
+            if first.detail and "moved message positions" in first.detail:
+                return True, (
+                    f"{self.url} moves Lean's message positions ({first.detail}). Kimina Lean Server releases "
+                    "from 2025-07-24 to 2025-10-24 do not add the header's line count back; update the server "
+                    "(project-numina/kimina-lean-server e2cdc1f or later)."
+                )
+            return False, None  # down or busy: the checks will say so, as unavailable
+        found = next((v for v in map(lean_version_of, _info_texts(first)) if v), None)
+        expected = lean_version_of(self.toolchain)
+        if found is None:
+            return True, f"{self.url} did not say which Lean it runs (`{VERSION_PROBE}` answered {first.messages[:2]})"
+        if expected is not None and found != expected:
+            return True, (
+                f"{self.url} runs Lean {found}, but lean.toolchain is {expected}: start a server for this "
+                f"toolchain (LEAN_SERVER_LEAN_VERSION={expected} in its .env) or set lean.toolchain to {found}."
+            )
+        self.toolchain = f"leanprover/lean4:{found}"
+        if len(results) > 1 and results[1].infra_status == InfraStatus.ok:
+            for text in _info_texts(results[1]):
+                commit = re.fullmatch(r'"?([0-9a-f]{40})"?', text)
+                if commit:
+                    self.server_mathlib_commit = commit.group(1)
+                    # the revision the server reports, next to the one the config asked for
+                    self.mathlib_revision = f"{self.mathlib_revision or 'mathlib'}@{commit.group(1)}"
+        return True, None
+
     async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        try:
+            await self.prepare(header)
+        except KiminaRefused as refusal:
+            return [infrastructure_failure(self, InfraStatus.unavailable, f"server refused: {refusal}")]
+        return await self._check_sequence(commands, header)
+
+    async def _check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
         nonce = uuid.uuid4().hex
         pieces = [header.rstrip() + "\n\n"] if header.strip() else []
         spans: list[tuple[int, int]] = []  # (first line, last line) of each command, 1-based
@@ -129,16 +260,37 @@ class KiminaVerifier:
             for index, (first, last) in enumerate(spans)
         ]
 
+    async def _post(self, payload: dict[str, Any]) -> httpx.Response | str:
+        """The server's answer, or why there is none. A 429 (no free REPL) is retried with backoff."""
+        async with _url_bound(self.url, self.max_in_flight):
+            for attempt in range(self.busy_retries + 1):
+                try:
+                    response = await self._client.post(f"{self.url}/api/check", json=payload)
+                except httpx.PoolTimeout:
+                    return f"{self.url}: no free HTTP connection (client-side wait, Lean never saw the check)"
+                except httpx.TimeoutException as error:
+                    return (
+                        f"{self.url}: no answer within {self.http_timeout_s:.0f} s, longer than the server's own "
+                        f"worst case ({type(error).__name__}); not a Lean timeout"
+                    )
+                except httpx.HTTPError as error:
+                    return f"{self.url}: {type(error).__name__}: {error}"
+                if response.status_code != 429:
+                    return response
+                self.busy_answers += 1
+                if attempt < self.busy_retries:
+                    retry_after = response.headers.get("Retry-After", "")
+                    delay = float(retry_after) if retry_after.isdigit() else self.backoff_s * 2**attempt
+                    await asyncio.sleep(min(delay, 30.0))
+            return f"{self.url}: HTTP 429 (no free REPL) after {self.busy_retries} retries; Lean never saw the check"
+
     async def _check_snippet(self, full: str) -> tuple[LeanResult, list[dict[str, Any]]]:
         snippet_id = uuid.uuid4().hex
         payload = {"snippets": [{"id": snippet_id, "code": full}], "timeout": self.timeout_s}
         started = time.perf_counter()
-        try:
-            response = await self._client.post(f"{self.url}/api/check", json=payload)
-        except httpx.TimeoutException:
-            return self._result(InfraStatus.timeout, started, f"{self.url}: HTTP request timed out"), []
-        except httpx.HTTPError as error:
-            return self._result(InfraStatus.unavailable, started, f"{self.url}: {type(error).__name__}: {error}"), []
+        response = await self._post(payload)
+        if isinstance(response, str):
+            return self._result(InfraStatus.unavailable, started, response), []
         if response.status_code != 200:
             return self._result(InfraStatus.unavailable, started, f"{self.url}: HTTP {response.status_code}"), []
         try:
@@ -151,7 +303,10 @@ class KiminaVerifier:
         if failure:
             lowered = str(failure).lower()
             status = (
-                InfraStatus.timeout
+                # the header (imports) timing out says nothing about the proof: the server is overloaded
+                InfraStatus.unavailable
+                if "header" in lowered and ("timeout" in lowered or "timed out" in lowered)
+                else InfraStatus.timeout
                 if "timeout" in lowered or "timed out" in lowered
                 else InfraStatus.out_of_memory
                 if "memory" in lowered

@@ -6,6 +6,9 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from repro.lean.toolchains import Toolchain, get_toolchain, lean_version_of
 
 ELAN_INSTALL_HINT = (
     "install elan (https://github.com/leanprover/elan: `curl https://raw.githubusercontent.com/leanprover/elan/"
@@ -27,19 +30,32 @@ class LeanHealth:
     problems: list[str]
 
 
-def lean_health(project: Path) -> LeanHealth:
+def toolchain_mismatch(project: Path, toolchain: Toolchain) -> str | None:
+    """Why ``project`` is not a project of ``toolchain`` (its ``lean-toolchain`` names another Lean)."""
+    found = project_toolchain(project)
+    if found is None or lean_version_of(found) == toolchain.lean_version:
+        return None
+    return (
+        f"{project}/lean-toolchain says {found}, but lean.toolchain is {toolchain.name}: "
+        f"run `repro lean setup --toolchain {toolchain.name}` (it prepares its own project) or set lean.project_path"
+    )
+
+
+def lean_health(project: Path, toolchain: Toolchain | None = None) -> LeanHealth:
     lean = shutil.which("lean")
     lake = shutil.which("lake")
     problems = []
     if not lean or not lake:
         problems.append(f"lean/lake not on PATH: {ELAN_INSTALL_HINT}")
-    toolchain = project_toolchain(project)
-    if toolchain is None:
+    found = project_toolchain(project)
+    if found is None:
         problems.append(f"{project}/lean-toolchain missing")
+    elif toolchain is not None and (mismatch := toolchain_mismatch(project, toolchain)):
+        problems.append(mismatch)
     mathlib = project / ".lake" / "packages" / "mathlib" / ".lake" / "build"
     if not mathlib.is_dir():
         problems.append(f"Mathlib is not built in {project}: run `repro lean setup`")
-    return LeanHealth(lean, lake, toolchain, mathlib.is_dir(), problems)
+    return LeanHealth(lean, lake, found, mathlib.is_dir(), problems)
 
 
 class SetupError(RuntimeError):
@@ -66,30 +82,55 @@ def _run(command: list[str], cwd: Path) -> None:
 PROJECT_FILES = ("lean-toolchain", "lakefile.toml", "ReproLean.lean")
 
 
-def materialize_project(project: Path) -> bool:
-    """Create ``project`` from the template shipped with repro when it does not exist yet.
+def materialize_project(project: Path, toolchain: Toolchain | None = None) -> bool:
+    """Create ``project`` for ``toolchain`` (default: the shipped template's) when it does not exist yet.
 
-    After ``pip install repro`` there is no ``./lean_project``; the wheel carries the pinned
-    toolchain, the lakefile and the file its default target builds. Returns whether it was created.
+    After ``pip install repro`` there is no ``./lean_project``; the wheel carries the file the default
+    target builds, and the toolchain registry writes ``lean-toolchain`` and the lakefile with its pins.
+    An existing project of another Lean is refused, never rewritten. Returns whether it was created.
     """
     from repro.prompts import bundled_path
 
+    toolchain = toolchain or get_toolchain("v4.15.0")
     if (project / "lakefile.toml").is_file() or (project / "lakefile.lean").is_file():
+        mismatch = toolchain_mismatch(project, toolchain)
+        if mismatch:
+            raise SetupError(mismatch)
         return False
-    missing = [name for name in PROJECT_FILES if not bundled_path(f"lean_project/{name}").is_file()]
-    if missing:
-        raise SetupError(f"this repro installation lacks its Lean project template ({missing}); reinstall repro")
+    source = bundled_path("lean_project/ReproLean.lean")
+    if not source.is_file():
+        raise SetupError("this repro installation lacks its Lean project template (ReproLean.lean); reinstall repro")
     project.mkdir(parents=True, exist_ok=True)
-    for name in PROJECT_FILES:
-        shutil.copyfile(bundled_path(f"lean_project/{name}"), project / name)
+    shutil.copyfile(source, project / "ReproLean.lean")
+    (project / "lean-toolchain").write_text(toolchain.elan_toolchain + "\n", encoding="utf-8")
+    (project / "lakefile.toml").write_text(toolchain.lakefile(), encoding="utf-8")
     return True
 
 
-def setup_lean_project(project: Path) -> list[str]:
-    """Fetch Mathlib, its build cache and the REPL. Fails with a clear message when offline."""
+def repl_config(project: Path | str, toolchain: Toolchain, *, memory_limit_mb: int | None = None) -> Any:
+    """The one ``LeanREPLConfig`` for a project: REPL revision and elaboration options set explicitly.
+
+    LeanInteract would otherwise pick its own default REPL revision and turn on ``incrementality`` and
+    ``Elab.async`` (the latter documented for Lean >= v4.19.0 only); see repro.lean.toolchains.
+    """
+    from lean_interact import LeanREPLConfig, LocalProject
+
+    return LeanREPLConfig(
+        project=LocalProject(directory=str(project), auto_build=False),
+        repl_rev=toolchain.interact_repl_rev,
+        repl_git=toolchain.interact_repl_git,
+        memory_hard_limit_mb=memory_limit_mb,
+        enable_incremental_optimization=toolchain.incrementality,
+        enable_parallel_elaboration=toolchain.parallel_elaboration,
+    )
+
+
+def setup_lean_project(project: Path, toolchain: Toolchain | None = None) -> list[str]:
+    """Fetch Mathlib, its build cache and the REPL for one toolchain. Fails clearly when offline."""
+    toolchain = toolchain or get_toolchain("v4.15.0")
     done = []
-    if materialize_project(project):
-        done.append(f"created {project} from the template shipped with repro")
+    if materialize_project(project, toolchain):
+        done.append(f"created {project} for Lean {toolchain.lean_version}, Mathlib {toolchain.mathlib_rev}")
     if not shutil.which("lake"):
         raise SetupError(f"lake is not on PATH: {ELAN_INSTALL_HINT}")
     _run(["lake", "update"], project)
@@ -99,10 +140,8 @@ def setup_lean_project(project: Path) -> list[str]:
     _run(["lake", "build"], project)
     done.append("lake build")
     try:
-        from lean_interact import LeanREPLConfig, LocalProject
-
-        LeanREPLConfig(project=LocalProject(directory=str(project), auto_build=False))
-        done.append("LeanInteract REPL built")
+        repl_config(project, toolchain)
+        done.append(f"LeanInteract REPL built ({toolchain.interact_repl_git} @ {toolchain.interact_repl_rev})")
     except Exception as error:
         raise SetupError(f"building the Lean REPL through LeanInteract failed: {error}") from error
     return done

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from repro.lean.protocol import InfraStatus, LeanResult, infrastructure_failure, result_from_repl_json
+from repro.lean.toolchains import DEFAULT_TOOLCHAIN, Toolchain, get_toolchain
 
 _T = TypeVar("_T")
 
@@ -90,6 +91,7 @@ class ReplPoolVerifier:
         infra_retries: int = 1,
         start_timeout_s: float = 600.0,
         owned_directory: str | None = None,
+        lean_toolchain: Toolchain | None = None,
     ) -> None:
         self.worker_count = workers
         self.timeout_s = timeout_s
@@ -111,24 +113,27 @@ class ReplPoolVerifier:
         self.started = 0
         self._start_error: str | None = None
         self._owned_directory = owned_directory
+        self.lean_toolchain = lean_toolchain or get_toolchain(toolchain or DEFAULT_TOOLCHAIN)
+        self.configs_built = 0
         self._check_executor: ThreadPoolExecutor | None = None
         self._lifecycle_executor: ThreadPoolExecutor | None = None
         self.recycled = 0
 
     # -- workers ---------------------------------------------------------------------------------
     def _config(self) -> Any:
+        """The pool's one ``LeanREPLConfig``; built once, before any worker starts (see ``_ensure_pool``)."""
         if self._repl_config is None:
-            try:
-                from lean_interact import LeanREPLConfig, LocalProject
-            except ImportError as error:  # pragma: no cover - core dependency
-                raise LeanUnavailable(f"lean-interact is not installed: {error}") from error
+            from repro.lean.project import repl_config
+
             if not self.project_path:
                 raise LeanUnavailable("lean.project_path is not set")
             try:
-                self._repl_config = LeanREPLConfig(
-                    project=LocalProject(directory=self.project_path, auto_build=False),
-                    memory_hard_limit_mb=self.memory_limit_mb,
+                self._repl_config = repl_config(
+                    self.project_path, self.lean_toolchain, memory_limit_mb=self.memory_limit_mb
                 )
+                self.configs_built += 1
+            except ImportError as error:  # pragma: no cover - core dependency
+                raise LeanUnavailable(f"lean-interact is not installed: {error}") from error
             except Exception as error:
                 raise LeanUnavailable(
                     f"could not set up the Lean REPL for {self.project_path}: {type(error).__name__}: {error}. "
@@ -208,6 +213,13 @@ class ReplPoolVerifier:
             return
         self._idle[header] = asyncio.Queue()
         self._live[header] = self.worker_count
+        try:
+            # one config (it may clone and build the REPL) before N workers start, never N at once
+            await self._off_loop(self._config)
+        except Exception as error:
+            self._live[header] = 0
+            self._start_error = f"{type(error).__name__}: {error}"
+            return
         await asyncio.gather(*(self._add_worker(header, position) for position in range(self.worker_count)))
 
     async def _take_worker(self, header: str) -> _Worker | None:

@@ -25,6 +25,8 @@ def build_backend(settings: ModelSettings) -> ModelBackend:
             timeout_s=settings.timeout_s,
             max_retries=settings.max_retries,
             prompt_format=settings.prompt_format,
+            min_tokens_per_s=settings.min_tokens_per_s,
+            max_model_len=settings.max_model_len,
         )
     if settings.backend == ModelBackendName.vllm:
         return VLLMBackend(model_id=settings.model)

@@ -18,12 +18,15 @@ import json
 import os
 import time
 import weakref
-from typing import Any
+from typing import Any, cast
 
+import httpx
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
+from repro.llm.budget import ContextTooSmallError, fit_to_context, generation_timeout_s
 from repro.llm.protocol import FinishReason, ModelCallError, ModelRequest, ModelResponse
+from repro.llm.templates import render_chat_template
 
 _semaphores: dict[tuple[str, int], asyncio.Semaphore] = {}
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, float], openai.AsyncOpenAI]] = (
@@ -54,9 +57,17 @@ class _Malformed(Exception):
 
 
 def _is_retryable(error: BaseException) -> bool:
+    """Whether sending the same request again can help, at a cost we accept.
+
+    A timed-out generation is not re-sent: the server may still be generating it (vLLM keeps decoding a
+    request whose client went away until it notices the disconnect), and the same request under the same
+    limit would time out again after paying the whole generation once more.
+    """
+    if isinstance(error, openai.APITimeoutError):
+        return False
     if isinstance(error, openai.APIStatusError):
         return error.status_code == 429 or error.status_code >= 500
-    return isinstance(error, openai.APIConnectionError | openai.APITimeoutError | _Malformed)
+    return isinstance(error, openai.APIConnectionError | _Malformed)
 
 
 def _retry_after_seconds(error: BaseException | None) -> float | None:
@@ -83,7 +94,7 @@ def _describe(error: BaseException) -> str:
             message = str(detail or message)
         return f"HTTP {error.status_code}: {message}"
     if isinstance(error, openai.APITimeoutError):
-        return "request timed out"
+        return "request timed out"  # the caller adds the limit it ran under
     if isinstance(error, openai.APIConnectionError):
         return f"connection failed ({error.__cause__ or error})"
     if isinstance(error, _Malformed):
@@ -108,6 +119,8 @@ class OpenAIBackend:
         retry_base_s: float = 0.5,
         retry_max_wait_s: float = 30.0,
         prompt_format: str = "chat",
+        min_tokens_per_s: float = 8.0,
+        max_model_len: int | None = None,
     ) -> None:
         self.model_id = model_id
         self.base_url = base_url
@@ -119,6 +132,11 @@ class OpenAIBackend:
         self.prompt_format = prompt_format
         self._api_key = (os.environ.get(api_key_env, "") if api_key_env else "") or "EMPTY"
         self.timeout_s = timeout_s
+        self.min_tokens_per_s = min_tokens_per_s
+        self.max_model_len = max_model_len
+
+    def request_timeout_s(self, request: ModelRequest) -> float:
+        return generation_timeout_s(request, floor_s=self.timeout_s, min_tokens_per_s=self.min_tokens_per_s)
 
     def _wait(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
@@ -173,11 +191,18 @@ class OpenAIBackend:
         if chat:
             assert request.messages is not None
             body["messages"] = [message.model_dump() for message in request.messages]
+        elif request.prompt is not None:
+            body["prompt"] = request.prompt
         else:
-            body["prompt"] = request.prompt_text()
+            body["prompt"] = await asyncio.to_thread(render_chat_template, self.model_id, request)
         client = shared_client(self.base_url, self._api_key, self.timeout_s)
+        limit = self.request_timeout_s(request)
         completion: object = await client.post(
-            "/chat/completions" if chat else "/completions", body=body, cast_to=object
+            "/chat/completions" if chat else "/completions",
+            body=body,
+            cast_to=object,
+            # per request: a 40k-token proof and a 200-token judgement do not share one limit
+            options=cast(Any, {"timeout": httpx.Timeout(limit, connect=min(limit, 30.0))}),
         )
         if not isinstance(completion, dict):
             raise _Malformed(f"expected a JSON object, got {type(completion).__name__}")
@@ -195,6 +220,10 @@ class OpenAIBackend:
         return texts, finish, tokens_in, tokens_out
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
+        try:
+            request = fit_to_context(request, self.max_model_len)
+        except ContextTooSmallError as error:
+            raise ModelCallError(f"{self.base_url} model {self.model_id}", str(error)) from error
         semaphore = endpoint_semaphore(self.base_url, self.max_concurrency)
         attempts = 0
         started = time.perf_counter()
@@ -211,7 +240,14 @@ class OpenAIBackend:
                         texts, finish, tokens_in, tokens_out = await self._call_once(request)
         except (openai.OpenAIError, _Malformed) as error:
             cause = _describe(error)
-            if _is_retryable(error):
+            if isinstance(error, openai.APITimeoutError):
+                cause = (
+                    f"no answer within {self.request_timeout_s(request):.0f} s (sized for max_tokens="
+                    f"{request.max_tokens}, n={request.n} at {self.min_tokens_per_s} tokens/s per sequence);"
+                    " not re-sent, since the server may still be generating it. Raise timeout_s, lower"
+                    " min_tokens_per_s, or lower max_concurrency"
+                )
+            elif _is_retryable(error):
                 cause = f"{cause} (gave up after {attempts} attempts)"
             raise ModelCallError(
                 f"{self.base_url} model {self.model_id}", cause, retryable=_is_retryable(error), attempts=attempts

@@ -10,11 +10,13 @@ from repro.config import ModelSettings
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.llm.client import ModelClient
+from repro.llm.factory import request_from_settings
 from repro.llm.hygiene import extract_lean_block
-from repro.llm.protocol import ModelCallError
+from repro.llm.protocol import ModelCallError, ModelRequest
 from repro.prompts import render_prompt
+from repro.provers import ProverProfile, get_profile
 from repro.records import AttemptStatus, LeanMessageRecord, ReasonCode
-from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
+from repro.stages.common import StageResult, Stopwatch, account, input_hash
 
 _DECLARATION = re.compile(r"\b(theorem|lemma|example)\b")
 
@@ -31,7 +33,41 @@ class ProofSample(BaseModel):
 
 
 def prover_prompt(statement: str, header: str) -> str:
+    """repro's own prover prompt (the `custom` profile's)."""
     return render_prompt("prove", header=header.strip(), statement=statement.strip())
+
+
+def profile_of(settings: ModelSettings) -> ProverProfile:
+    """The profile a prover's settings name; `custom` (repro's own prompt) when they name none."""
+    return get_profile(settings.profile or "custom")
+
+
+def prover_request(
+    settings: ModelSettings,
+    statement: str,
+    header: str,
+    *,
+    sample_offset: int,
+    n: int,
+    problem: str | None = None,
+) -> ModelRequest:
+    """The request the prover's harness would send: its roles, wording, statement form and sampling.
+
+    A completion-format profile (DeepSeek-Prover-V1.5) sends its prompt as raw text, which is its whole
+    template; a chat profile sends messages, which the server renders with the model's chat template.
+    """
+    profile = profile_of(settings)
+    seed = None if settings.seed is None else settings.seed + sample_offset
+    if profile.prompt_format == "completion" and settings.prompt_format == "completion":
+        inputs: dict[str, object] = {"prompt": profile.user_text(statement, header, problem)}
+    else:
+        inputs = {"messages": profile.messages(statement, header, problem)}
+    return request_from_settings(settings, n=n, sample_offset=sample_offset, seed=seed, json_mode=False, **inputs)
+
+
+def prover_output_text(settings: ModelSettings, statement: str, output: str) -> str:
+    """The text the soundness gate reads for one prover output (a continuation gets its statement back)."""
+    return profile_of(settings).proof_text(statement, output)
 
 
 async def sample_proofs(
@@ -42,12 +78,14 @@ async def sample_proofs(
     *,
     count: int,
     first_index: int,
+    problem: str | None = None,
 ) -> tuple[list[ProofSample], StageResult]:
     """``count`` samples in one request (``n=count``), numbered from ``first_index`` for the cache."""
-    prompt = prover_prompt(statement, header)
+    request = prover_request(settings, statement, header, sample_offset=first_index, n=count, problem=problem)
+    prompt = request.prompt_text()
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("prove", prompt, first_index))
     try:
-        response = await client.generate(chat_request(settings, prompt, sample_offset=first_index, n=count))
+        response = await client.generate(request)
     except ModelCallError as error:
         result.status, result.reason, result.output = (
             AttemptStatus.error,
@@ -57,7 +95,7 @@ async def sample_proofs(
         return [], result
     account(result, client, [response])
     samples = [
-        ProofSample(index=first_index + i, text=text, finish_reason=finish)
+        ProofSample(index=first_index + i, text=prover_output_text(settings, statement, text), finish_reason=finish)
         for i, (text, finish) in enumerate(zip(response.texts, response.finish_reasons, strict=True))
     ]
     return samples, result

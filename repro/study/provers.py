@@ -1,4 +1,10 @@
-"""Prover specs on the command line: ``NAME=MODEL@BASE_URL`` or ``NAME=FILE.yaml``."""
+"""Prover specs on the command line: ``NAME=PROFILE@BASE_URL``, ``NAME=MODEL@BASE_URL`` or ``NAME=FILE.yaml``.
+
+Every prover is asked the way its own harness asks it: a named profile brings its prompt, statement form,
+sampling and budget; a model id that a profile's harness loads (``Goedel-LM/Goedel-Prover-V2-32B``) picks
+that profile; anything else gets the `custom` profile (repro's prompt, T=1.0, top_p=0.95, 8,192 tokens).
+Values a settings file sets explicitly override the profile's.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +14,23 @@ import yaml
 from pydantic import ValidationError
 
 from repro.config import ModelBackendName, ModelSettings
+from repro.provers import ProfileError, get_profile, profile_for_model
 from repro.study.records import ProverEntry
 
 # Neural provers are sampled, not decoded greedily: k identical samples would make pass@k meaningless.
+# (These are the `custom` profile's values; a model with a profile gets its harness's instead.)
 PROVER_DEFAULTS = {"temperature": 1.0, "top_p": 0.95, "max_tokens": 8192}
+
+
+def _with_profile(data: dict[str, object]) -> dict[str, object]:
+    """Settings that name a profile: the one given, the one whose harness loads the model, or `custom`."""
+    if data.get("profile"):
+        return data
+    model = data.get("model")
+    profile = profile_for_model(str(model)) if isinstance(model, str) else None
+    if profile is not None:
+        return {**data, "profile": profile.name}
+    return {**PROVER_DEFAULTS, "profile": "custom", **data}
 
 
 class ProverSpecError(ValueError):
@@ -33,7 +52,7 @@ def parse_prover_spec(spec: str, *, api_key_env: str | None = "OPENAI_API_KEY") 
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         if not isinstance(data, dict):
             raise ProverSpecError(f"--prover {spec!r}: {path} must hold a mapping of model settings")
-        merged = {**PROVER_DEFAULTS, **data}
+        merged = _with_profile(data)
         if merged.get("backend") == ModelBackendName.scripted.value:
             merged.setdefault("base_url", None)
             merged.setdefault("api_key_env", None)
@@ -46,8 +65,22 @@ def parse_prover_spec(spec: str, *, api_key_env: str | None = "OPENAI_API_KEY") 
         return ProverEntry(name=name, settings=settings)
     model, at, base_url = target.rpartition("@")
     if not at or not model or not base_url.startswith(("http://", "https://")):
-        raise ProverSpecError(f"--prover {spec!r}: expected MODEL@http(s)://HOST/v1 or a settings file")
-    settings = ModelSettings(
-        backend=ModelBackendName.openai, model=model, base_url=base_url, api_key_env=api_key_env, **PROVER_DEFAULTS
-    )
+        raise ProverSpecError(
+            f"--prover {spec!r}: expected PROFILE@http(s)://HOST/v1, MODEL@http(s)://HOST/v1 or a settings file"
+        )
+    fields: dict[str, object] = {"backend": ModelBackendName.openai.value, "base_url": base_url}
+    fields["api_key_env"] = api_key_env
+    try:
+        profile = get_profile(model)
+    except ProfileError:
+        fields["model"] = model
+    else:
+        if profile.model is None:
+            raise ProverSpecError(f"--prover {spec!r}: the {profile.name} profile needs a model: NAME=FILE.yaml")
+        fields.update(profile=profile.name, model=profile.model)
+    try:
+        settings = ModelSettings.model_validate(_with_profile(fields))
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise ProverSpecError(f"--prover {spec!r}: {first['msg']}") from None
     return ProverEntry(name=name, settings=settings)

@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from repro.lean import Verdict, Verifier, verify_proof
 from repro.llm.protocol import ModelBackend, ModelCallError
 from repro.records import ReasonCode
-from repro.stages.common import chat_request
-from repro.stages.prove import prover_prompt
+from repro.stages.prove import prover_output_text, prover_request
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 from repro.study.store import StudyStore
 
@@ -115,8 +114,13 @@ class StudyRunner:
         self, prover: ProverEntry, statement: StudyStatement, first_index: int, count: int
     ) -> list[SampleOutcome] | None:
         settings = prover.settings
-        request = chat_request(
-            settings, prover_prompt(statement.statement, statement.header), sample_offset=first_index, n=count
+        request = prover_request(
+            settings,
+            statement.statement,
+            statement.header,
+            sample_offset=first_index,
+            n=count,
+            problem=statement.question,
         )
         try:
             response = await self.backends[prover.name].generate(request)
@@ -130,7 +134,7 @@ class StudyRunner:
                 prover=prover.name,
                 statement_id=statement.id,
                 sample_index=first_index + position,
-                text=text,
+                text=prover_output_text(settings, statement.statement, text),
                 finish_reason=finish,
                 tokens_in=response.tokens_in if position == 0 else 0,
                 tokens_out=response.tokens_out if position == 0 else 0,

@@ -1,0 +1,175 @@
+"""Reading a run: `repro status`, `audit`, `report` and `reasons`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.table import Table
+
+from repro.cli._common import console, errors
+from repro.records import REASON_DESCRIPTIONS
+
+if TYPE_CHECKING:
+    from repro.cli._common import Commands
+
+
+def _print_status(metrics: dict[str, Any]) -> None:
+    table = Table(title="funnel (candidates)")
+    for column in ("stage", "reached", "passed", "rejected here (by reason)"):
+        table.add_column(column)
+    for stage, row in metrics["funnel"].items():
+        rejected = ", ".join(f"{reason} {count}" for reason, count in row["rejected"].items())
+        table.add_row(stage, str(row["reached"]), str(row["passed"]), rejected)
+    console.print(table)
+    rates = metrics["rates"]
+    console.print(
+        f"problems drawn {rates['drawn']}, finished {rates['finished']}, retained {rates['retained']}, "
+        f"generation rate {rates['generation_rate']}"
+    )
+    console.print(
+        "generation rate at "
+        + ", ".join(f"{k} {v}" for k, v in rates["generation_rate_at"].items())
+        + f" ({rates.get('pass_at_estimator', '')})"
+    )
+    for label in ("by_level", "by_type"):
+        if rates[label]:
+            console.print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in rates[label].items()))
+    models = Table(title="model calls (per stage and model)")
+    for column in (
+        "stage",
+        "model",
+        "calls",
+        "cache hits",
+        "failed",
+        "retries",
+        "tokens in",
+        "tokens out",
+        "latency s",
+    ):
+        models.add_column(column)
+    for key, row in metrics["models"].items():
+        models.add_row(
+            *key.split(" | ", 1),
+            *(
+                str(row[name])
+                for name in ("calls", "cache_hits", "failed", "retries", "tokens_in", "tokens_out", "latency_s")
+            ),
+        )
+    console.print(models)
+    attempts = Table(title="attempts by stage, status and reason")
+    for column in ("stage", "status", "reason", "count"):
+        attempts.add_column(column)
+    for row in metrics["attempts"]:
+        attempts.add_row(row["stage"], row["status"], row["reason"] or "", str(row["count"]))
+    console.print(attempts)
+    console.print(f"cost per retained instance: {metrics['cost_per_retained']}")
+    skipped = metrics.get("skipped_rows") or []
+    if skipped:
+        console.print(f"skipped source rows ({len(skipped)}, --skip-bad-rows):")
+        for reason in skipped:
+            console.print(f"  {reason}")
+    unfinished = metrics.get("unfinished") or {"count": 0}
+    if unfinished["count"]:
+        console.print(f"unfinished problems: {unfinished['count']} (repro run --resume continues them)", soft_wrap=True)
+        for row in unfinished["first"]:
+            console.print(f"  {row['problem_id']}: {row['cause'] or 'interrupted before it finished'}", soft_wrap=True)
+
+
+def command_status(arguments: argparse.Namespace) -> int:
+    from repro.app import metrics_json, status
+
+    metrics = status(Path(arguments.run_dir))
+    if arguments.json:
+        print(metrics_json(metrics))
+    else:
+        _print_status(metrics)
+    return 0
+
+
+def command_report(arguments: argparse.Namespace) -> int:
+    from repro.report import ReportError, write_report
+
+    try:
+        result = write_report(Path(arguments.directory), Path(arguments.out) if arguments.out else None)
+    except ReportError as error:
+        errors.print(f"error: {error}", style="red")
+        return 2
+    print(
+        f"wrote {result.path} ({result.size_bytes / 1e6:.2f} MB; {', '.join(result.kinds)};"
+        f" {result.candidates} candidates; {result.seconds:.1f} s)"
+    )
+    return 0
+
+
+def _print_block(label: str, text: str | None, *, indent: str = "    ") -> None:
+    if text:
+        console.print(f"  {label}:")
+        for line in str(text).splitlines() or [""]:
+            console.print(f"{indent}{line}")
+
+
+def command_audit(arguments: argparse.Namespace) -> int:
+    from repro.audit import audit_rows
+
+    rows = audit_rows(Path(arguments.run_dir), stage=arguments.stage, reason=arguments.reason, limit=arguments.limit)
+    if arguments.json:
+        print(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
+        return 0
+    for row in rows:
+        console.print(
+            f"== {row['candidate_id']} ({row['candidate_status']})  {row['reject_stage']} #{row['attempt']}:"
+            f" {row['status']} {row['reject_reason'] or ''} {' '.join(row['taxonomy'])}".rstrip()
+        )
+        console.print(f"  original: {row['original_question']}")
+        if row["rewritten_question"]:
+            console.print(f"  rewritten: {row['rewritten_question']}")
+        _print_block("statement", row["lean_statement"])
+        analysis = row["analysis"]
+        _print_block("judge analysis", "\n".join(analysis) if isinstance(analysis, list) else analysis)
+        if not row["prover_output"]:
+            for text in row["texts"]:
+                _print_block("model output", text)
+        _print_block("prover output", row["prover_output"])
+        _print_block("checked code", row["checked_code"])
+        details = row["details"]
+        _print_block("details", "\n".join(map(str, details)) if isinstance(details, list) else details)
+        for message in row["lean_messages"]:
+            console.print(f"  lean {message['severity']} line {message['line']}: {message['text']}")
+        if row["error"]:
+            console.print(f"  error: {row['error']}")
+    console.print(f"{len(rows)} rejected attempts" + (f" (--limit {arguments.limit})" if arguments.limit else ""))
+    return 0
+
+
+def command_reasons(arguments: argparse.Namespace) -> int:
+    for code, text in REASON_DESCRIPTIONS.items():
+        console.print(f"{code.value}: {text}")
+    return 0
+
+
+def register(commands: Commands) -> None:
+    status = commands.add_parser("status", help="funnel, generation rates, pass@k and cost of a run")
+    status.add_argument("run_dir")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=command_status)
+
+    audit = commands.add_parser(
+        "audit", help="list every rejected attempt with its texts, judge analysis, prover output and Lean messages"
+    )
+    audit.add_argument("run_dir")
+    audit.add_argument("--stage", help="rewrite | screen | formalize | align | prove | verify | answer")
+    audit.add_argument("--reason", help="a reason code (see `repro reasons`)")
+    audit.add_argument("--limit", type=int, help="show at most N attempts (0 shows none)")
+    audit.add_argument("--json", action="store_true")
+    audit.set_defaults(handler=command_audit)
+
+    report = commands.add_parser("report", help="one self-contained HTML report of a run, study or evaluation")
+    report.add_argument("directory", help="a run, study or evaluation directory")
+    report.add_argument("--out", help="the HTML file to write (default: DIRECTORY/report.html)")
+    report.set_defaults(handler=command_report)
+
+    reasons = commands.add_parser("reasons", help="list every rejection reason code and what it means")
+    reasons.set_defaults(handler=command_reasons)

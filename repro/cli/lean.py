@@ -1,0 +1,153 @@
+"""Lean-facing commands: `repro check-proof`, `repro doctor`, `repro lean setup`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+
+from repro.cli._common import console, errors, lean_settings
+from repro.config import load_config
+
+if TYPE_CHECKING:
+    from repro.cli._common import Commands
+
+
+CHECK_PROOF_EXIT_CODES = """\
+exit status: 0 verified by real Lean; 1 rejected (statically or by Lean); 2 usage error (bad
+arguments, unreadable input, a statement that is not one theorem); 3 Lean unavailable, crashed or
+timed out (no verdict); 4 passed, but only a fake backend checked it (never a real verdict).
+With --batch: 3 if any row had an infrastructure failure, else 1 if any was rejected, else 0 or 4."""
+
+
+def command_check_proof(arguments: argparse.Namespace) -> int:
+    from repro.app import check_proof, check_proof_batch
+    from repro.lean.audit import BatchInputError, ExitCode, verdict_exit_code
+
+    lean = lean_settings(arguments)
+    single = arguments.statement is not None or arguments.proof is not None
+    if arguments.batch is not None:
+        if single or arguments.out is None:
+            errors.print("--batch IN.jsonl needs --out OUT.jsonl and takes no --statement/--proof")
+            return ExitCode.usage
+        try:
+            with console.status("checking") as status:
+                summary = asyncio.run(
+                    check_proof_batch(
+                        Path(arguments.batch),
+                        Path(arguments.out),
+                        lean,
+                        progress=lambda done, total: status.update(f"checked {done}/{total}"),
+                    )
+                )
+        except BatchInputError as error:
+            errors.print(f"error: {error}", style="red")
+            return ExitCode.usage
+        if arguments.json:
+            print(summary.model_dump_json(indent=2))
+        else:
+            console.print(
+                f"{summary.total} rows ({summary.checked_now} checked now, {summary.kept_from_before} kept):"
+                f" {summary.verified} verified, {summary.rejected} rejected,"
+                f" {summary.infrastructure_failures} infrastructure failures;"
+                f" {summary.static_passed} passed the static layer"
+            )
+            if summary.refused_by_policy:
+                console.print(
+                    "  refused by policy: " + ", ".join(f"{k} {v}" for k, v in summary.refused_by_policy.items())
+                )
+            for reason, count in sorted(summary.reasons.items(), key=lambda item: -item[1]):
+                console.print(f"  {reason}: {count}")
+            console.print(
+                f"backend: {summary.backend}" + ("" if summary.real_lean else " (fake: never a real verdict)")
+            )
+        return summary.exit_code
+    if arguments.statement is None or arguments.proof is None:
+        errors.print("give --statement FILE and --proof FILE, or --batch IN.jsonl --out OUT.jsonl")
+        return ExitCode.usage
+    statement = Path(arguments.statement).read_text(encoding="utf-8")
+    proof = Path(arguments.proof).read_text(encoding="utf-8")
+    verdict = asyncio.run(check_proof(statement, proof, lean))
+    backend = verdict.lean.backend_id if verdict.lean else str(lean.backend)
+    real = verdict.lean is not None and verdict.lean.real_lean
+    if arguments.json:
+        payload = json.loads(verdict.model_dump_json(exclude={"lean", "lean_steps"}))
+        print(json.dumps({**payload, "backend": backend, "real_lean": real}, indent=2, ensure_ascii=False))
+    else:
+        console.print(f"verified: {verdict.verified}" + ("" if real else "  (not by real Lean: never a real verdict)"))
+        console.print(f"  backend: {backend}")
+        for detail in verdict.details:
+            console.print(f"  reason: {detail}")
+        if verdict.taxonomy:
+            console.print("  taxonomy: " + ", ".join(verdict.taxonomy))
+        for message in verdict.messages:
+            console.print(f"  lean {message.severity} line {message.line}: {message.text[:300]}")
+    return verdict_exit_code(verdict)
+
+
+def command_doctor(arguments: argparse.Namespace) -> int:
+    from repro.app import doctor
+
+    config = load_config(arguments.config) if arguments.config else None
+    lines = doctor(config)
+    for line in lines:
+        mark = "OK     " if line.ok else ("MISSING" if line.required else "absent ")
+        detail = line.detail.removeprefix("MISSING: ")
+        if not line.ok and not line.required:
+            detail += " (not needed" + (" by this config)" if config is not None else " without --config)")
+        color = "green" if line.ok else ("red" if line.required else "yellow")
+        console.print(Text.assemble((mark, color), f" {line.name}: {detail}"))
+    if config is None:
+        console.print("(pass --config FILE to also check the configured model endpoints)")
+    missing = [line.name for line in lines if line.required and not line.ok]
+    if missing:
+        errors.print(f"{len(missing)} things this setup needs are missing: {', '.join(missing)}", style="red")
+        return 1
+    return 0
+
+
+def command_lean_setup(arguments: argparse.Namespace) -> int:
+    from repro.lean import SetupError, setup_lean_project
+    from repro.lean.project import materialize_project
+
+    try:
+        if materialize_project(Path(arguments.project)):
+            console.print(f"OK created {arguments.project} from the template shipped with repro")
+        done = setup_lean_project(Path(arguments.project))
+    except SetupError as error:
+        errors.print(f"lean setup failed: {error}", style="red")
+        return 1
+    for step in done:
+        console.print(f"OK {step}")
+    return 0
+
+
+def register(commands: Commands) -> None:
+    check = commands.add_parser(
+        "check-proof",
+        help="run one proof, or a JSONL file of them, through the soundness gate",
+        epilog=CHECK_PROOF_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    check.add_argument("--statement", help="file with the formal statement (one theorem ending := by sorry)")
+    check.add_argument("--proof", help="file with the prover output")
+    check.add_argument("--batch", metavar="IN.jsonl", help="rows with id, statement, output [, header, finish_reason]")
+    check.add_argument("--out", metavar="OUT.jsonl", help="verdict rows (with --batch); resumable")
+    check.add_argument("--backend", choices=["repl", "kimina", "fake"])
+    check.add_argument("--config", help="config whose lean: section to use")
+    check.add_argument("--json", action="store_true")
+    check.set_defaults(handler=command_check_proof)
+
+    doctor = commands.add_parser("doctor", help="report what is installed and reachable, with fixes")
+    doctor.add_argument("--config")
+    doctor.set_defaults(handler=command_doctor)
+
+    lean = commands.add_parser("lean", help="Lean project management")
+    lean_commands = lean.add_subparsers(dest="lean_command", required=True)
+    setup = lean_commands.add_parser("setup", help="fetch Mathlib, its cache and the REPL (needs network once)")
+    setup.add_argument("--project", default="lean_project")
+    setup.set_defaults(handler=command_lean_setup)

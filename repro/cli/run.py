@@ -1,0 +1,133 @@
+"""`repro run`: build a rewritten benchmark, or resume one."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from repro.cli._common import ExitCode, console, errors
+from repro.config import RunConfig, build_config, load_config
+from repro.prompts import bundled_path
+
+if TYPE_CHECKING:
+    from repro.cli._common import Commands
+
+
+def _config_from_arguments(arguments: argparse.Namespace, stored: Path | None = None) -> RunConfig:
+    path = arguments.config or (str(stored) if stored else None)
+    if path is None:
+        path = str(bundled_path("configs/demo.yaml"))
+        errors.print(
+            "no --config given: running the offline DEMONSTRATION (configs/demo.yaml): scripted"
+            " models and a fake Lean backend; its output is not verified.",
+            style="yellow",
+        )
+    config = load_config(path, arguments.set or [])
+    data = config.model_dump(mode="json")
+    dataset = data["dataset"]
+    if arguments.dataset:
+        if Path(arguments.dataset).suffix or Path(arguments.dataset).exists():
+            dataset.update(path=arguments.dataset, name=Path(arguments.dataset).stem)
+        else:
+            dataset.update(name=arguments.dataset, path=None)
+    for key in ("limit", "sample", "seed"):
+        if getattr(arguments, key) is not None:
+            dataset[key] = getattr(arguments, key)
+    for key in ("levels", "types", "ids"):
+        if getattr(arguments, key):
+            dataset[key] = [item for value in getattr(arguments, key) for item in value.split(",") if item]
+    if arguments.skip_bad_rows:
+        dataset["skip_bad_rows"] = True
+    if dataset.get("path") and not Path(dataset["path"]).exists() and bundled_path(dataset["path"]).exists():
+        dataset["path"] = str(bundled_path(dataset["path"]))
+    if arguments.target is not None:
+        data["target"] = arguments.target
+        dataset["limit"] = dataset.get("limit") if arguments.limit is not None else None
+    return build_config(data)
+
+
+def _changes_anything(arguments: argparse.Namespace) -> bool:
+    names = ("config", "set", "dataset", "limit", "target", "levels", "types", "ids", "sample", "seed")
+    return any(getattr(arguments, name) for name in names) or arguments.skip_bad_rows
+
+
+def command_run(arguments: argparse.Namespace) -> int:
+    from repro.app import run
+    from repro.config import config_warnings
+
+    config = None
+    if not arguments.resume:
+        config = _config_from_arguments(arguments)
+    elif arguments.run_dir and _changes_anything(arguments):
+        # settings given with --resume are applied on top of the run's own config, or refused loudly
+        config = _config_from_arguments(arguments, stored=Path(arguments.run_dir) / "config.yaml")
+    for warning in config_warnings(config) if config is not None else []:
+        errors.print(f"warning: {warning}", style="yellow")
+    limit = config.dataset.limit if config is not None else None
+    if config is not None and config.target is not None and limit is not None and config.target > limit:
+        errors.print(
+            f"warning: --target {config.target} is larger than --limit {config.dataset.limit}:"
+            f" at most {config.dataset.limit} problems will be drawn, so the target cannot be reached",
+            style="yellow",
+        )
+    if arguments.run_dir:
+        run_dir = Path(arguments.run_dir)
+    elif arguments.resume:
+        errors.print("--resume needs --run-dir DIR")
+        return 2
+    else:
+        assert config is not None
+        run_dir = Path("runs") / f"{config.name}-{datetime.now():%Y%m%d-%H%M%S}"
+    if config is not None and config.demonstration:
+        errors.print("demonstration config: scripted models and fake Lean; nothing here is verified", style="yellow")
+    reprove_with = Path(arguments.reprove_with) if arguments.reprove_with else None
+    outcome = run(config, run_dir, resume=arguments.resume, console=console, reprove_with=reprove_with)
+    rates = outcome.metrics["rates"]
+    console.print(f"run directory: {outcome.run_dir}")
+    console.print(f"drawn {rates['drawn']}, retained {rates['retained']}, generation rate {rates['generation_rate']}")
+    if outcome.unfinished:
+        # soft_wrap: a cause or the resume command must survive copy-paste whole, on any terminal width
+        errors.print(
+            f"{outcome.unfinished} problems are unfinished (an endpoint or Lean failed, or an error):", soft_wrap=True
+        )
+        for problem_id, cause in outcome.unfinished_examples:
+            errors.print(f"  {problem_id}: {cause or 'interrupted before it finished'}", soft_wrap=True)
+        if outcome.unfinished > len(outcome.unfinished_examples):
+            more = outcome.unfinished - len(outcome.unfinished_examples)
+            errors.print(f"  ... and {more} more (repro status lists them)", soft_wrap=True)
+        errors.print(f"fix the cause, then resume with: {outcome.resume_command}", soft_wrap=True)
+        return ExitCode.unfinished
+    console.print(
+        f"next: repro status {outcome.run_dir}  |  repro audit {outcome.run_dir}  |  "
+        f"repro release {outcome.run_dir} --out release/"
+    )
+    return 0
+
+
+def register(commands: Commands) -> None:
+    run = commands.add_parser(
+        "run",
+        help="build a rewritten benchmark (or resume one)",
+        description="Rewrite, screen, formalize, align, prove, verify and answer each problem.",
+    )
+    run.add_argument("--config", help="run config (YAML or TOML); default: the offline demo config")
+    run.add_argument("--run-dir", help="where the run store lives (default runs/NAME-TIMESTAMP)")
+    run.add_argument("--resume", action="store_true", help="continue a killed run in --run-dir, losing nothing")
+    run.add_argument("--dataset", help="gsm8k | math | a hub dataset id | PATH.jsonl/.csv/.json")
+    run.add_argument("--limit", type=int, help="use the first N problems (after filters)")
+    run.add_argument("--target", type=int, help="keep drawing problems (seeded) until N instances are retained")
+    run.add_argument("--levels", action="append", help="MATH levels to keep, e.g. 4,5")
+    run.add_argument("--types", action="append", help="MATH types to keep, e.g. Algebra")
+    run.add_argument("--ids", action="append", help="source ids to keep")
+    run.add_argument("--sample", type=int, help="seeded random sample of N problems")
+    run.add_argument("--seed", type=int, help="seed for --sample and --target draws")
+    run.add_argument("--skip-bad-rows", action="store_true", help="skip and count malformed rows instead of failing")
+    run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value, e.g. prove.k=8")
+    run.add_argument(
+        "--reprove-with",
+        metavar="STUDY_DIR",
+        help="with --resume: candidates that failed only at prove/verify take a study's verified proof",
+    )
+    run.set_defaults(handler=command_run)

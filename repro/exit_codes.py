@@ -1,0 +1,30 @@
+"""The one exit-code scheme of every ``repro`` command.
+
+It lives here, outside the CLI package, because library code (``check-proof --batch`` summaries,
+study and evaluation summaries) computes the status it ends with; ``repro.cli._common`` re-exports it.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """How a command ended; the README's exit-code table and every ``--help`` list these."""
+
+    ok = 0  # done; for a checker: verified by a real Lean backend
+    rejected = 1  # the result is a refusal or a failure (a proof rejected, nothing to release)
+    usage = 2  # bad arguments or input; the file, row and field are named
+    unfinished = 3  # no verdict: Lean unavailable, timeout, endpoint down, work left for --resume
+    fake_backend = 4  # everything passed, but only a fake backend checked it: never a real verdict
+    interrupted = 130  # Ctrl-C or SIGTERM; what was stored is kept
+
+    # the names check-proof has used since it first documented its statuses
+    verified = 0
+    infrastructure = 3
+
+
+EXIT_CODES_HELP = """\
+exit status: 0 ok; 1 rejected or failed result; 2 usage or input error; 3 unfinished or
+infrastructure (Lean unavailable, timeout, endpoint down; resumable); 4 passed only with a fake
+backend (never a real verdict); 130 interrupted."""

@@ -1,0 +1,159 @@
+"""What one prover's own harness does, as one record: prompt, statement form, sampling, parsing, Lean budget.
+
+A prover scores what its harness scores only when it is asked the way it was trained and evaluated: the
+same chat roles and wording, the same statement ending (``:= by sorry`` or ``:= by``), the same sampling
+budget, and its proof checked under the Lean toolchain and heartbeat budget it was trained on. Each
+registered profile (``repro.provers.registry``) cites the harness file every value was read from.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from repro.llm.protocol import ChatMessage
+from repro.prompts import prompt_template
+
+StatementForm = Literal["by_sorry", "by"]
+PromptFormat = Literal["chat", "completion"]
+OutputMode = Literal["whole_proof", "continuation"]
+FeedbackStyle = Literal["goedel_v2", "generic"]
+
+_TRAILING_SORRY = re.compile(r":=\s*by\s+sorry\s*$")
+_TRAILING_BY = re.compile(r":=\s*by\s*$")
+# Lines the Kimina harness drops from the statement when it shows it as the "problem" (Goedel-Prover-V2
+# src/utils.py, InferenceHandler.clean_code_string).
+_HEADER_LINE = re.compile(r"^(import|set_option|open)")
+
+
+class ProfileError(ValueError):
+    """An unknown profile name, or a statement a profile cannot put in its form."""
+
+
+def statement_in_form(statement: str, form: StatementForm) -> str:
+    """The statement ending as the harness shows it: ``... := by sorry`` or ``... := by``.
+
+    Our statements end ``:= by sorry``; a harness that completes the proof (Kimina, DeepSeek-Prover-V1.5)
+    shows ``:= by`` so that the model writes the tactic block. Only the final ``sorry`` is touched: a
+    statement that contains ``:= by`` elsewhere (a ``have`` in a binder default) keeps it.
+    """
+    text = statement.strip()
+    if form == "by_sorry" and _TRAILING_SORRY.search(text):
+        return text  # already in form; keep its own layout (`:= by\n  sorry`)
+    if _TRAILING_SORRY.search(text):
+        open_form = _TRAILING_SORRY.sub(":= by", text)
+    elif _TRAILING_BY.search(text):
+        open_form = _TRAILING_BY.sub(":= by", text)
+    else:
+        raise ProfileError(f"the statement does not end with ':= by sorry' or ':= by': ...{text[-60:]!r}")
+    return open_form if form == "by" else open_form + " sorry"
+
+
+def _code_block(header: str, statement: str) -> str:
+    """Header and statement as one Lean file, the way the harnesses' data holds them (blank line between)."""
+    head = header.strip("\n")
+    return f"{head}\n\n{statement}" if head.strip() else statement
+
+
+def _strip_header_lines(code: str) -> str:
+    return "\n".join(line for line in code.splitlines() if line.strip() and not _HEADER_LINE.match(line))
+
+
+def _render(name: str, values: dict[str, str]) -> str:
+    # A prompt file ends with one newline that is not part of the prompt (editors add it), so a harness
+    # prompt that ends without one can still live in a file.
+    return string.Template(prompt_template(name).removesuffix("\n")).substitute(values)
+
+
+class ProverProfile(BaseModel):
+    """One prover's harness, fixed. Field values come from the harness file named in ``sources``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    title: str
+    # the Hugging Face id the harness loads; None for `custom`
+    model: str | None = None
+    # repository + path of each harness file the values come from
+    sources: tuple[str, ...] = ()
+    # Lean side: the toolchain (see repro.lean.toolchains) the prover was trained and evaluated on
+    toolchain: str
+    lean_header: str
+    max_heartbeats: int = Field(ge=0)  # 0: unlimited, as Lean reads `set_option maxHeartbeats 0`
+    check_timeout_s: float = Field(gt=0)
+    # model side
+    prompt_format: PromptFormat = "chat"
+    system_prompt: str | None = None  # a prompt file name in prompts/, without .md
+    user_prompt: str  # a prompt file name in prompts/, without .md
+    statement_form: StatementForm = "by_sorry"
+    temperature: float = Field(ge=0.0, le=2.0)
+    top_p: float = Field(gt=0.0, le=1.0)
+    top_k: int | None = None
+    max_tokens: int = Field(ge=1)
+    # the context window the harness serves the model with (vLLM's max_model_len); None when not stated
+    max_model_len: int | None = Field(default=None, ge=1)
+    # output parsing: whether the answer follows a <think>...</think> block, the fence that holds the proof,
+    # and whether the output is a whole Lean file or the continuation of the prompt's open code block
+    think_block: bool = False
+    code_fence: str = "lean4"
+    output_mode: OutputMode = "whole_proof"
+    # how Lean feedback is shown to the prover in a repair round
+    feedback_style: FeedbackStyle = "generic"
+    legacy_prompt: bool = False  # `custom`: the prompt repro used before profiles existed (prompts/prove.md)
+
+    def sampling(self) -> dict[str, object]:
+        """The sampling values a stage's model settings take from this profile unless the config sets them."""
+        values: dict[str, object] = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "max_tokens": self.max_tokens,
+            "prompt_format": self.prompt_format,
+        }
+        if self.max_model_len is not None:
+            values["max_model_len"] = self.max_model_len
+        return values
+
+    def code(self, statement: str, header: str) -> str:
+        """Header and statement, in this harness's statement form, as they appear in its prompt."""
+        return _code_block(header, statement_in_form(statement, self.statement_form))
+
+    def user_text(self, statement: str, header: str, problem: str | None = None) -> str:
+        """The user message (or, for completion models, the whole prompt) this harness sends."""
+        if self.legacy_prompt:
+            return _render_legacy(statement, header)
+        code = self.code(statement, header)
+        if self.output_mode == "continuation":
+            # the harness leaves the code block open after `:= by` and a newline; the model continues it
+            code = code + "\n"
+        # the Kimina harness shows the problem text; with none, Goedel's copy of it shows the bare statement
+        shown_problem = problem.strip() if problem and problem.strip() else _strip_header_lines(code)
+        return _render(self.user_prompt, {"code": code, "problem": shown_problem})
+
+    def messages(self, statement: str, header: str, problem: str | None = None) -> list[ChatMessage]:
+        messages = []
+        if self.system_prompt is not None:
+            messages.append(ChatMessage(role="system", content=_render(self.system_prompt, {})))
+        messages.append(ChatMessage(role="user", content=self.user_text(statement, header, problem)))
+        return messages
+
+    def proof_text(self, statement: str, output: str) -> str:
+        """What the soundness gate reads for one model output.
+
+        A whole-proof harness returns a reply with its own code block: the gate picks the block (after any
+        ``</think>``) itself. A continuation harness (DeepSeek-Prover-V1.5) returns the tactic block that
+        follows the prompt's ``:= by``, cut at the first closing fence (prover/utils.py,
+        post_process_output): the checked code is the statement followed by that continuation.
+        """
+        if self.output_mode == "whole_proof":
+            return output
+        fence = output.find("```")
+        continuation = output[:fence] if fence >= 0 else output
+        return f"{statement_in_form(statement, 'by')}\n{continuation.rstrip()}\n"
+
+
+def _render_legacy(statement: str, header: str) -> str:
+    return string.Template(prompt_template("prove")).substitute(header=header.strip(), statement=statement.strip())

@@ -1,0 +1,219 @@
+"""The registered prover profiles, each transcribed from its own harness (facts only; no harness code).
+
+Sources read (repository, path):
+
+- Goedel-LM/Goedel-Prover-V2 ``src/utils.py`` (``DeepSeekCoTHandler``: prompt, ``:= by sorry``, the
+  header with ``maxHeartbeats 0``, last ```` ```lean4 ```` block; ``KiminaCoTHandler``: Kimina's system
+  message and prompt, ``:= by``; ``get_error_str``: the feedback format), ``src/inference.py`` (T=1.0,
+  top_p=0.95, ``max_tokens = max_model_len``), ``scripts/pipeline.sh`` (``MAX_MODEL_LEN=40960``,
+  ``TEMPERATURE=1.0``), ``lean_compiler/repl_scheduler.py`` (``PROOF_TIMEOUT = 300``,
+  ``DEFAULT_IMPORTS``), ``README.md`` (Lean 4.9 and its Mathlib, following DeepSeek-Prover-V1.5).
+- deepseek-ai/DeepSeek-Prover-V2 ``README.md`` (quick start: header with ``maxHeartbeats 0``, the CoT
+  prompt with a newline before the closing fence, ``:= by\\n  sorry``, ``max_new_tokens=8192``; the 7B
+  model "features an extended context length of up to 32K tokens").
+- MoonshotAI/Kimina-Prover-Preview ``README.md`` (context window up to 32K tokens for training and
+  inference); ``kimina_prover_demo/error_fix.py`` (Lean server check ``timeout=60``). The sampling values
+  (T=0.6, top_p=0.95, max_tokens=8096) and the header with ``maxHeartbeats 400000`` are those of the
+  Kimina-Prover-Preview-Distill model cards' vLLM example (huggingface.co/AI-MO), which the Goedel harness
+  cites for the prompt.
+- deepseek-ai/DeepSeek-Prover-V1.5 ``prover/utils.py`` (``cot_prompt``, ``LEAN4_DEFAULT_HEADER``,
+  ``post_process_output``), ``configs/sampling.py`` (T=1, top_p=0.95, max_tokens=2048,
+  ``lean_timeout = 300``), ``datasets/minif2f.jsonl`` (statements end ``:= by\\n``), ``quick_start.py``.
+
+Toolchains: Goedel-Prover-V2, DeepSeek-Prover-V2 and DeepSeek-Prover-V1.5 use Lean v4.9.0 and its
+Mathlib (the V1.5 environment); Kimina-Prover Preview uses v4.15.0.
+"""
+
+from __future__ import annotations
+
+from repro.provers.profile import ProfileError, ProverProfile
+
+# The header every DeepSeek-lineage harness checks with (DeepSeek-Prover-V1.5 prover/utils.py
+# LEAN4_DEFAULT_HEADER; Goedel-Prover-V2 lean_compiler/repl_scheduler.py DEFAULT_IMPORTS).
+UNLIMITED_HEADER = (
+    "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 0\n\nopen BigOperators Real Nat Topology Rat\n\n"
+)
+# The header of the Kimina-Prover-Preview model cards' example.
+KIMINA_HEADER = (
+    "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat\n\n"
+)
+# What repro used before profiles (repro.config.DEFAULT_HEADER); `custom` keeps it.
+REPRO_HEADER = (
+    "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat\n"
+)
+
+_GOEDEL_SOURCES = (
+    "Goedel-LM/Goedel-Prover-V2 src/utils.py (DeepSeekCoTHandler, get_error_str)",
+    "Goedel-LM/Goedel-Prover-V2 src/inference.py",
+    "Goedel-LM/Goedel-Prover-V2 scripts/pipeline.sh",
+    "Goedel-LM/Goedel-Prover-V2 lean_compiler/repl_scheduler.py",
+    "Goedel-LM/Goedel-Prover-V2 README.md",
+)
+
+
+def _goedel_v2(size: str) -> ProverProfile:
+    return ProverProfile(
+        name=f"goedel-prover-v2-{size.lower()}",
+        title=f"Goedel-Prover-V2-{size} (whole proof with a proof plan; no self-correction round)",
+        model=f"Goedel-LM/Goedel-Prover-V2-{size}",
+        sources=_GOEDEL_SOURCES,
+        toolchain="v4.9.0",
+        lean_header=UNLIMITED_HEADER,
+        max_heartbeats=0,
+        check_timeout_s=300.0,
+        prompt_format="chat",
+        user_prompt="prove_goedel_v2",
+        statement_form="by_sorry",
+        temperature=1.0,
+        top_p=0.95,
+        max_tokens=40960,
+        max_model_len=40960,
+        think_block=False,
+        code_fence="lean4",
+        output_mode="whole_proof",
+        feedback_style="goedel_v2",
+    )
+
+
+def _deepseek_v2(size: str, max_model_len: int | None) -> ProverProfile:
+    return ProverProfile(
+        name=f"deepseek-prover-v2-{size.lower()}",
+        title=f"DeepSeek-Prover-V2-{size} (chain-of-thought mode)",
+        model=f"deepseek-ai/DeepSeek-Prover-V2-{size}",
+        sources=(
+            "deepseek-ai/DeepSeek-Prover-V2 README.md (5. Quick Start; 2. Model Summary)",
+            "Goedel-LM/Goedel-Prover-V2 src/inference.py (how the Goedel harness samples it: T=1.0, top_p=0.95)",
+        ),
+        toolchain="v4.9.0",
+        lean_header=UNLIMITED_HEADER,
+        max_heartbeats=0,
+        check_timeout_s=300.0,
+        prompt_format="chat",
+        user_prompt="prove_deepseek_v2",
+        statement_form="by_sorry",
+        temperature=1.0,
+        top_p=0.95,
+        max_tokens=8192,
+        max_model_len=max_model_len,
+        think_block=False,
+        code_fence="lean4",
+        output_mode="whole_proof",
+        feedback_style="generic",
+    )
+
+
+def _kimina_preview(size: str) -> ProverProfile:
+    return ProverProfile(
+        name=f"kimina-prover-preview-distill-{size.lower()}",
+        title=f"Kimina-Prover-Preview-Distill-{size} (think block, then the proof)",
+        model=f"AI-MO/Kimina-Prover-Preview-Distill-{size}",
+        sources=(
+            "Goedel-LM/Goedel-Prover-V2 src/utils.py (KiminaCoTHandler: system message, prompt, ':= by')",
+            "MoonshotAI/Kimina-Prover-Preview README.md (32K context for training and inference)",
+            "MoonshotAI/Kimina-Prover-Preview kimina_prover_demo/error_fix.py (Lean check timeout=60)",
+            "huggingface.co/AI-MO/Kimina-Prover-Preview-Distill-7B model card (T=0.6, top_p=0.95, max_tokens=8096)",
+        ),
+        toolchain="v4.15.0",
+        lean_header=KIMINA_HEADER,
+        max_heartbeats=400000,
+        check_timeout_s=60.0,
+        prompt_format="chat",
+        system_prompt="prove_kimina_system",
+        user_prompt="prove_kimina",
+        statement_form="by",
+        temperature=0.6,
+        top_p=0.95,
+        max_tokens=8096,
+        max_model_len=32768,
+        think_block=True,
+        code_fence="lean4",
+        output_mode="whole_proof",
+        feedback_style="generic",
+    )
+
+
+_DEEPSEEK_V15 = ProverProfile(
+    name="deepseek-prover-v1.5-rl",
+    title="DeepSeek-Prover-V1.5-RL (whole-proof completion, CoT comments)",
+    model="deepseek-ai/DeepSeek-Prover-V1.5-RL",
+    sources=(
+        "deepseek-ai/DeepSeek-Prover-V1.5 prover/utils.py (cot_prompt, LEAN4_DEFAULT_HEADER, post_process_output)",
+        "deepseek-ai/DeepSeek-Prover-V1.5 configs/sampling.py (mode cot, T=1, top_p=0.95, max_tokens=2048, "
+        "lean_timeout=300)",
+        "deepseek-ai/DeepSeek-Prover-V1.5 datasets/minif2f.jsonl (statements end ':= by')",
+    ),
+    toolchain="v4.9.0",
+    lean_header=UNLIMITED_HEADER,
+    max_heartbeats=0,
+    check_timeout_s=300.0,
+    prompt_format="completion",
+    user_prompt="prove_deepseek_v15",
+    statement_form="by",
+    temperature=1.0,
+    top_p=0.95,
+    max_tokens=2048,
+    max_model_len=4096,
+    think_block=False,
+    code_fence="lean4",
+    output_mode="continuation",
+    feedback_style="generic",
+)
+
+_CUSTOM = ProverProfile(
+    name="custom",
+    title="custom: repro's own prompt (prompts/prove.md) and settings; set every value in the config",
+    model=None,
+    sources=("repro prompts/prove.md", "repro repro/config.py (DEFAULT_HEADER, lean.timeout_s)"),
+    toolchain="v4.15.0",
+    lean_header=REPRO_HEADER,
+    max_heartbeats=400000,
+    check_timeout_s=120.0,
+    prompt_format="chat",
+    user_prompt="prove",
+    statement_form="by_sorry",
+    temperature=1.0,
+    top_p=0.95,
+    max_tokens=8192,
+    max_model_len=None,
+    feedback_style="generic",
+    legacy_prompt=True,
+)
+
+_PROFILES: dict[str, ProverProfile] = {
+    profile.name: profile
+    for profile in (
+        _goedel_v2("8B"),
+        _goedel_v2("32B"),
+        _deepseek_v2("7B", 32768),
+        _deepseek_v2("671B", None),
+        _kimina_preview("7B"),
+        _kimina_preview("1.5B"),
+        _DEEPSEEK_V15,
+        _CUSTOM,
+    )
+}
+
+
+def list_profiles() -> list[ProverProfile]:
+    """Every registered profile, in registration order (`custom` last)."""
+    return list(_PROFILES.values())
+
+
+def get_profile(name: str) -> ProverProfile:
+    """The profile named ``name`` (case-insensitive), or :class:`ProfileError` listing the known names."""
+    profile = _PROFILES.get(name.strip().lower())
+    if profile is None:
+        raise ProfileError(f"unknown prover profile {name!r}; known: {', '.join(_PROFILES)}")
+    return profile
+
+
+def profile_for_model(model: str) -> ProverProfile | None:
+    """The profile whose harness loads ``model`` (its Hugging Face id, or a path ending in its name)."""
+    wanted = model.strip().rstrip("/").lower()
+    for profile in _PROFILES.values():
+        if profile.model is None:
+            continue
+        known = profile.model.lower()
+        if wanted == known or wanted.endswith("/" + known.split("/")[-1]):
+            return profile
+    return None
