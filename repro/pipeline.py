@@ -397,8 +397,8 @@ class Pipeline:
         """``prove.feedback_rounds`` rounds over the samples Lean rejected with errors; the verified code, if any."""
         config = self.config
         k = config.prove.k
-        style = feedback_style(config)
         settings = config.model_for("prove")
+        style = feedback_style(settings)
         for round_number in range(1, config.prove.feedback_rounds + 1):
             if not threads:
                 return None
@@ -413,6 +413,7 @@ class Pipeline:
                         style=style,
                         round_number=round_number,
                         sample_offset=first_index + k * round_number + position,
+                        problem=candidate.rewritten_question,
                     )
                     for position, thread in enumerate(threads)
                 )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from repro.config import ModelSettings, RunConfig
+from repro.config import ModelSettings
 from repro.lean.gate import Verdict
 from repro.llm.client import ModelClient
 from repro.llm.factory import request_from_settings
@@ -27,7 +27,7 @@ from repro.llm.protocol import ChatMessage, ModelCallError
 from repro.prompts import render_prompt
 from repro.records import AttemptStatus, ReasonCode
 from repro.stages.common import StageResult, account, input_hash
-from repro.stages.prove import ProofSample, prover_prompt
+from repro.stages.prove import ProofSample, profile_of, prover_output_text
 
 FEEDBACK_STYLES = ("goedel_v2", "generic")
 # Goedel-Prover-V2 shows at most this many errors (``error_thres``), and this many lines above each
@@ -46,17 +46,9 @@ class FeedbackThread(BaseModel):
     parent_attempt: int  # attempt number of the sample this chain continues
 
 
-def feedback_style(config: RunConfig) -> str:
-    """The prover profile's ``feedback_style`` when profiles are configured, else ``generic``."""
-    try:
-        from repro.provers import get_profile
-    except ImportError:
-        return "generic"
-    prove = config.models.get("prove")
-    name = getattr(prove, "profile", None)
-    if not name:
-        return "generic"
-    style = str(getattr(get_profile(name), "feedback_style", "generic"))
+def feedback_style(settings: ModelSettings) -> str:
+    """The prover profile's ``feedback_style`` (``generic`` for a prover without a profile)."""
+    style = profile_of(settings).feedback_style
     return style if style in FEEDBACK_STYLES else "generic"
 
 
@@ -112,12 +104,19 @@ def error_report(code: str, errors: list[tuple[int, int, int | None, int | None,
 
 
 def feedback_messages(
-    style: str, statement: str, header: str, thread: FeedbackThread, round_number: int
+    settings: ModelSettings,
+    style: str,
+    statement: str,
+    header: str,
+    thread: FeedbackThread,
+    round_number: int,
+    problem: str | None = None,
 ) -> list[ChatMessage]:
     """The chat for round ``round_number`` (1 = the first feedback round) of one thread."""
     report = error_report(thread.checked_code, thread.errors)
     if style == "goedel_v2":
-        history = thread.messages or [ChatMessage(role="user", content=prover_prompt(statement, header))]
+        # the harness's own first-round messages, then each failed reply and Lean's answer to it
+        history = thread.messages or profile_of(settings).messages(statement, header, problem)
         turn = render_prompt("prove_feedback_goedel_v2", previous_round=round_number - 1, errors=report)
         return [
             *history,
@@ -140,9 +139,10 @@ async def ask_again(
     style: str,
     round_number: int,
     sample_offset: int,
+    problem: str | None = None,
 ) -> tuple[ProofSample | None, list[ChatMessage], StageResult]:
     """One repaired sample for one thread (one model request), with its cost."""
-    messages = feedback_messages(style, statement, header, thread, round_number)
+    messages = feedback_messages(settings, style, statement, header, thread, round_number, problem)
     seed = None if settings.seed is None else settings.seed + sample_offset
     request = request_from_settings(settings, messages=messages, n=1, sample_offset=sample_offset, seed=seed)
     result = StageResult(
@@ -157,5 +157,6 @@ async def ask_again(
         result.output["error"] = str(error)
         return None, messages, result
     account(result, client, [response])
-    sample = ProofSample(index=sample_offset, text=response.texts[0], finish_reason=response.finish_reasons[0])
+    text = prover_output_text(settings, statement, response.texts[0])
+    sample = ProofSample(index=sample_offset, text=text, finish_reason=response.finish_reasons[0])
     return sample, messages, result
