@@ -110,6 +110,26 @@ def lever_rates(
     }
 
 
+def lever_lines(levers: dict[str, Any]) -> list[str]:
+    """Plain lines for a terminal: the generation rate without levers, with salvage, with feedback rounds."""
+    rate = levers["rate"]
+    lines = [
+        f"generation rate without levers {rate['none']}, with salvage {rate['salvage']},"
+        f" with salvage and feedback rounds {rate['feedback']}"
+        f" (retained by a raw sample {levers['retained']['none']}, by salvage {levers['retained']['salvage']},"
+        f" by a feedback round {levers['retained']['feedback']})"
+    ]
+    for label in ("by_level", "by_type"):
+        for key, row in levers[label].items():
+            lines.append(f"  {key}: none {row['none']}, salvage {row['salvage']}, feedback {row['feedback']}")
+    for lever, cost in levers["cost"].items():
+        lines.append(
+            f"{lever}: {cost['attempts']} checks, {cost['verified']} verified, {cost['lean_seconds']} Lean s,"
+            f" {cost['model_calls']} model calls, {cost['tokens_in']}+{cost['tokens_out']} tokens"
+        )
+    return lines
+
+
 def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for row in store.model_totals():

@@ -15,8 +15,8 @@ import yaml
 from repro.lean import fake_repl_verifier, verify_proof
 from repro.lean.fake_semantics import proof_objection
 from repro.records import ReasonCode
-from repro.salvage import SalvageKind, salvage_variants
-from repro.stages.salvage import salvage_sample, worth_salvaging
+from repro.salvage import SalvageKind, salvage_variants, worth_salvaging
+from repro.stages.salvage import salvage_sample
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
 ROBE = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"

@@ -37,6 +37,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
     for label in ("by_level", "by_type"):
         if rates[label]:
             console.print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in rates[label].items()))
+    if rates.get("levers"):
+        from repro.metrics import lever_lines
+
+        for line in lever_lines(rates["levers"]):
+            console.print(line, soft_wrap=True)
     models = Table(title="model calls (per stage and model)")
     for column in (
         "stage",

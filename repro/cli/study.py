@@ -51,7 +51,7 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
             if arguments.lean_workers:
                 lean = lean.model_copy(update={"workers": arguments.lean_workers})
             strategy = "sequential" if arguments.sequential else "parallel"
-            settings = StudySettings(k=arguments.k, strategy=strategy, lean=lean)
+            settings = StudySettings(k=arguments.k, strategy=strategy, lean=lean, salvage=not arguments.no_salvage)
         store = open_study(
             Path(arguments.study_dir),
             statements_path=arguments.statements,
@@ -124,6 +124,12 @@ def register(commands: Commands) -> None:
     study.add_argument("--study-dir", required=True)
     study.add_argument("--resume", action="store_true", help="continue a killed study, repeating nothing")
     study.add_argument("--sequential", action="store_true", help="stop a pair at its first verified sample")
+    study.add_argument(
+        "--no-salvage",
+        action="store_true",
+        help="do not repair near-miss samples (salvage costs Lean checks only; the report shows coverage with and"
+        " without it)",
+    )
     study.add_argument("--lean-backend", dest="backend", choices=["repl", "kimina", "fake"])
     study.add_argument("--lean-workers", type=int, help="Lean worker processes")
     study.add_argument("--config", help="config whose lean: section to use")

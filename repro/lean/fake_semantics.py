@@ -31,7 +31,9 @@ from repro.lean.source import StatementError, depths, read_statement
 
 _TYPES = {"ℕ": "nat", "Nat": "nat", "ℤ": "int", "Int": "int", "ℚ": "rat", "Rat": "rat", "ℝ": "real", "Real": "real"}
 _COMPARISONS = {"=", "≠", "!=", "<", "≤", "<=", ">", "≥", ">="}
-_HYPOTHESIS_NAME = re.compile(r"^h[\w₀-₉']*$")
+# names provers give hypotheses: h, h₀, h1, h_1, h_sold, hx, hab' (not words such as ``have``)
+_HYPOTHESIS_NAME = re.compile(r"^h(?:[0-9₀-₉'_][\w₀-₉']*|[a-zA-Z]{1,3}[0-9₀-₉']*)?$")
+_NOT_HYPOTHESES = frozenset({"have", "haveI", "hint"})
 _BINDING_TACTICS = frozenset(
     {"intro", "intros", "rintro", "obtain", "rcases", "have", "haveI", "set", "with", "fun", "λ", "cases'", "case"}
     | {"by_contra", "by_contra!", "induction", "generalize", "choose", "let", "next", "rename_i", "by_cases"}
@@ -89,7 +91,11 @@ def proof_objection(declaration: str) -> str | None:
     body_names = [t.text for t in body_tokens if t.kind == Kind.identifier]
     variables, hypotheses = _binders(statement.binders)
     bound = set(hypotheses) | _bound_in_body(body, body_tokens)
-    unknown = [n for n in body_names if _HYPOTHESIS_NAME.match(n) and n not in bound and n not in variables]
+    unknown = [
+        n
+        for n in body_names
+        if _HYPOTHESIS_NAME.match(n) and n not in _NOT_HYPOTHESES and n not in bound and n not in variables
+    ]
     if unknown:
         return f"unknown identifier '{unknown[0]}'"
     conclusion, lets = _strip_lets(statement.conclusion)

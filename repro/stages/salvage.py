@@ -16,20 +16,9 @@ from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
 from repro.salvage import SalvageVariant, salvage_variants
+from repro.salvage.policy import worth_salvaging
 from repro.stages.common import StageResult, Stopwatch
 from repro.stages.prove import verdict_result
-
-# Refusals that salvage never revisits: signs of cheating, and verdicts that were never reached.
-NOT_SALVAGED = frozenset(
-    {
-        ReasonCode.forbidden_construct,
-        ReasonCode.sorry,
-        ReasonCode.axiom_violation,
-        ReasonCode.statement_not_single_theorem,
-        ReasonCode.lean_timeout,
-        ReasonCode.lean_unavailable,
-    }
-)
 
 
 class SalvageCheck(BaseModel):
@@ -38,11 +27,6 @@ class SalvageCheck(BaseModel):
     variant: SalvageVariant
     verdict: Verdict
     result: StageResult
-
-
-def worth_salvaging(verdict: Verdict) -> bool:
-    """Whether a failed verdict is a near miss that text repairs might turn (never a cheat, never infra)."""
-    return not verdict.verified and bool(verdict.reasons) and not set(verdict.reasons) & NOT_SALVAGED
 
 
 async def salvage_sample(
