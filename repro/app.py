@@ -38,12 +38,14 @@ from repro.lean.factory import build_verifier
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import InfraStatus, Verifier
 from repro.lean.source import without_header
+from repro.lean.toolchains import get_toolchain
 from repro.llm.breaker import EndpointBreaker
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend
 from repro.llm.preflight import preflight_endpoints
 from repro.metrics import run_metrics
 from repro.pipeline import Pipeline, RunSummary
+from repro.provers import profile_provenance
 from repro.records import SourceProblem, utc_now
 from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
 from repro.store import STORE_FILENAME, RunStore
@@ -112,6 +114,10 @@ def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[
     stored_config.write_text(dump_config(config), encoding="utf-8")
     store = RunStore(run_dir)
     store.set_meta("repro_version", __version__)
+    prove = config.models.get("prove")
+    recorded = profile_provenance(prove.model_dump(mode="json")) if prove is not None else None
+    if recorded is not None:
+        store.set_meta("prover_profile", json.dumps(recorded))
     return config, store
 
 
@@ -119,7 +125,8 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
     """Check trivial code on the Lean backend itself, before any model call, on every start and resume.
 
     The check bypasses the result cache and names a fresh theorem each time: a resume must learn
-    whether Lean works now, not whether it worked when the run began.
+    whether Lean works now, not whether it worked when the run began. A backend that claims real Lean
+    then passes the self-test battery once per backend + toolchain (repro.lean.selftest; cached).
     """
 
     backend: Verifier = getattr(verifier, "inner", verifier)
@@ -132,6 +139,13 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
             " Nothing was run (no model was called). See `repro doctor`; `repro lean setup` installs Mathlib and"
             " the REPL."
         )
+    if backend.real_lean and config.lean.selftest:
+        from repro.lean.selftest import SelfTestFailed, ensure_selftest
+
+        try:
+            await ensure_selftest(config.lean, verifier=backend)
+        except SelfTestFailed as failure:
+            raise RunError(f"{failure} No model was called.") from None
 
 
 def _selected_count(config: RunConfig, report: LoadReport) -> int:
@@ -414,7 +428,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
         )
     project = Path(config.lean.project_dir() if config else "lean_project")
     needs_local_lean = config is not None and config.lean.backend == LeanBackendName.repl
-    health = lean_health(project)
+    health = lean_health(project, get_toolchain(config.lean.toolchain) if config else None)
     lines.append(
         DoctorLine(
             bool(health.lean and health.lake),
@@ -440,8 +454,11 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
         )
     )
     if config is not None:
+        ready = config.lean.backend == LeanBackendName.fake or (not health.problems and health.mathlib_built)
         if config.lean.backend == LeanBackendName.kimina:
             lines.append(_reachable("Kimina Lean server", config.lean.kimina_url, "/"))
+            ready = lines[-1].ok
+        lines.append(_selftest_line(config.lean, ready))
         for stage in PIPELINE_STAGES:
             try:
                 config.model_for(stage)
@@ -451,6 +468,28 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             models = ", ".join(sorted(set(check.models)))
             lines.append(DoctorLine(check.ok, f"endpoint {check.base_url} ({models})", check.detail))
     return lines
+
+
+def _selftest_line(lean: LeanSettings, backend_ready: bool) -> DoctorLine:
+    """The self-test battery on the configured backend (fresh, not the cached pass a run uses)."""
+    from repro.lean.selftest import run_selftest
+
+    name = f"Lean self-test ({lean.backend}, {lean.toolchain})"
+    required = lean.backend != LeanBackendName.fake
+    if not backend_ready:
+        return DoctorLine(False, name, "MISSING: not run, the Lean backend above is not ready", required=required)
+    try:
+        report = asyncio.run(run_selftest(lean))
+    except Exception as error:  # a backend that cannot even be built
+        return DoctorLine(False, name, f"MISSING: {type(error).__name__}: {error}", required=required)
+    if not report.passed:
+        failed = ", ".join(f"{o.name} ({o.detail[:120]})" for o in report.failed)
+        return DoctorLine(False, name, f"MISSING: failed {failed}; see `repro lean selftest`", required=required)
+    answered = len(report.outcomes) - len(report.unanswered)
+    detail = f"passed {answered} cases"
+    if report.unanswered:
+        detail += "; only a real backend can answer " + ", ".join(o.name for o in report.unanswered)
+    return DoctorLine(True, name, detail, required=required)
 
 
 def _reachable(name: str, base_url: str, path: str) -> DoctorLine:

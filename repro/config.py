@@ -159,6 +159,8 @@ class LeanSettings(_Strict):
     # the server's LEAN_SERVER_MAX_WAIT (its wait for a free REPL before a 429); the client outwaits it
     kimina_max_wait_s: float = Field(60.0, ge=0)
     allow_native_decide: bool = False
+    # before a run or study on real Lean: the self-test battery, once per backend + toolchain (cached)
+    selftest: bool = True
     # None: the toolchain's pinned Mathlib revision
     mathlib_revision: str | None = None
     # fake backend only: JSON rules for the fake REPL (see repro.lean.fake_repl)
@@ -330,6 +332,22 @@ def config_warnings(config: RunConfig) -> list[str]:
             f"prove.k={config.prove.k} with models.prove.temperature=0: every sample is the same"
             " (greedy decoding); set a temperature > 0 (e.g. 1.0) or prove.k=1"
         )
+    if prove is not None and prove.profile and prove.profile != "custom":
+        from repro.provers import get_profile, profile_overrides
+
+        profile = get_profile(prove.profile)
+        if profile.toolchain != config.lean.toolchain:
+            warnings.append(
+                f"models.prove.profile {profile.name} was trained and evaluated on Lean {profile.toolchain}, but"
+                f" lean.toolchain is {config.lean.toolchain}: renamed lemmas and changed tactics will cost coverage"
+                f" that is not the prover's; set lean.toolchain: {profile.toolchain}"
+            )
+        departures = profile_overrides(prove.model_dump())
+        if departures:
+            shown = ", ".join(
+                f"{key} {value['config']} (harness: {value['profile']})" for key, value in departures.items()
+            )
+            warnings.append(f"models.prove overrides its profile {profile.name}: {shown}")
     return warnings
 
 
@@ -349,6 +367,7 @@ _RESUMABLE_KEYS = frozenset(
         "lean.kimina_url",
         "lean.kimina_api_key_env",
         "lean.kimina_max_wait_s",
+        "lean.selftest",
         "lean.project_path",
         "dataset.license",
         "dataset.attribution",

@@ -236,6 +236,23 @@ def _arrow_schema() -> Any:
     return pyarrow.schema([(name, arrow_type(kind)) for name, kind in _ROW_FIELDS.items()], metadata=metadata)
 
 
+def _prover_section(config: RunConfig | None) -> str:
+    """The prover profile the proofs were sampled with, its harness files, and any departure from them."""
+    from repro.provers import profile_provenance
+
+    prove = config.models.get("prove") if config is not None else None
+    recorded = profile_provenance(prove.model_dump(mode="json")) if prove is not None else None
+    if recorded is None:
+        return ""
+    lines = [
+        f"\n## Prover\n\nProofs were sampled with the `{recorded['profile']}` profile ({prove.model if prove else ''})"
+    ]
+    lines[0] += ", following " + "; ".join(recorded["sources"]) + ".\n"
+    for key, value in recorded["overrides"].items():
+        lines.append(f"- `{key}`: {value['config']!r} (the harness uses {value['profile']!r})\n")
+    return "".join(lines)
+
+
 def _card(
     rows: int,
     unverified: int,
@@ -262,6 +279,7 @@ def _card(
             "(`unverified: true`). Do not use them as verified references.\n"
         )
     source = f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"
+    source += _prover_section(config)
     if terms.note:
         source += f"\n> **Redistribution:** {terms.note}\n"
     if skip_reasons:

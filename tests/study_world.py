@@ -49,7 +49,8 @@ def statement_text(i: int) -> str:
     return f"theorem study_{i:02d} (x : ℕ) (h₀ : x = {i}) : x + 1 = {i + 1} := by sorry"
 
 
-def statement_rows() -> list[dict[str, Any]]:
+def statement_rows(count: int = STATEMENTS) -> list[dict[str, Any]]:
+    """``count`` statements; beyond the first 60, statement i behaves as statement i % 60 for every prover."""
     return [
         {
             "id": f"s{i:02d}",
@@ -59,15 +60,15 @@ def statement_rows() -> list[dict[str, Any]]:
             "source_dataset": "world",
             "source_id": str(i),
             "level": f"Level {i % 3 + 1}",
-            "type": "Algebra" if i < 30 else "Number Theory",
+            "type": "Algebra" if i % STATEMENTS < 30 else "Number Theory",
             "question": f"What is {i} + 1?",
         }
-        for i in range(STATEMENTS)
+        for i in range(count)
     ]
 
 
-def write_statement_file(path: Path) -> Path:
-    path.write_text("\n".join(json.dumps(row, ensure_ascii=False) for row in statement_rows()) + "\n")
+def write_statement_file(path: Path, count: int = STATEMENTS) -> Path:
+    path.write_text("\n".join(json.dumps(row, ensure_ascii=False) for row in statement_rows(count)) + "\n")
     return path
 
 
@@ -105,14 +106,15 @@ def _lean_rejected(i: int) -> str:
 
 
 def proof_for(prover: str, i: int, sample: int) -> str:
+    kind = i % STATEMENTS
     if prover == "corrupt":
-        if i in CORRUPT_PROVES:
+        if kind in CORRUPT_PROVES:
             return _good(i) if sample == 2 else _corrupt(i, repeat=False)
         return _corrupt(i, repeat=True)
     if prover == "restate":
-        return _good(i) if i in RESTATE_PROVES and sample < 2 else _restated(i)
+        return _good(i) if kind in RESTATE_PROVES and sample < 2 else _restated(i)
     if prover == "slow":
-        return _good(i) if i in SLOW_PROVES else _lean_rejected(i)
+        return _good(i) if kind in SLOW_PROVES else _lean_rejected(i)
     raise LookupError(f"no scripted prover {prover!r}")
 
 

@@ -178,3 +178,38 @@ async def test_replay_answers_from_the_cache_and_fails_loudly_on_a_miss(tmp_path
         assert (await replay.generate(chat("stored"))).texts == recorded.texts
         with pytest.raises(ModelCallError, match="not in the cache"):
             await replay.generate(chat("never asked"))
+
+
+async def test_a_partial_re_ask_draws_each_missing_sample_with_its_own_seed(tmp_path: Path) -> None:
+    """vLLM draws sample i of a seeded n-sample request with seed+i; a re-ask must not repeat sample 0's seed."""
+    with OpenAITestServer() as server, RunStore(tmp_path) as store:
+        client = ModelClient(backend(server), store=store, stage="prove")
+        await client.generate(chat("prove", n=2, seed=100, temperature=1.0))  # samples 0 and 1, seeds 100 and 101
+        response = await client.generate(chat("prove", n=4, seed=100, temperature=1.0))  # k raised to 4
+        assert (server.requests[-1]["n"], server.requests[-1]["seed"]) == (2, 102), (
+            "samples 2 and 3 must be drawn with seeds 102 and 103; seed 100 would repeat samples 0 and 1"
+        )
+        assert response.cache_hits == 2 and len(response.texts) == 4 and len(server.requests) == 2
+
+
+async def test_completion_format_renders_chat_messages_with_the_models_template(
+    openai_server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`prompt_format: completion` must send what the chat template makes, never a plain `[user]` rendering."""
+    import sys
+    import types
+
+    from repro.llm import templates
+    from repro.testing.fake_vllm import FakeTokenizer
+
+    fake = types.ModuleType("transformers")
+    fake.AutoTokenizer = types.SimpleNamespace(from_pretrained=lambda model_id, **kwargs: FakeTokenizer())  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "transformers", fake)
+    templates._tokenizer.cache_clear()
+    await backend(openai_server, prompt_format="completion").generate(chat("prove it"))
+    assert openai_server.requests[-1]["prompt"] == "<s><user>prove it<assistant>"
+    monkeypatch.setitem(sys.modules, "transformers", None)
+    templates._tokenizer.cache_clear()
+    with pytest.raises(ModelCallError, match=r"chat template, which comes with transformers"):
+        await backend(openai_server, prompt_format="completion").generate(chat("prove it"))
+    templates._tokenizer.cache_clear()

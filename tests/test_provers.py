@@ -147,3 +147,56 @@ def test_every_profile_names_a_toolchain_repro_can_prepare() -> None:
 
     for profile in list_profiles():
         assert get_toolchain(profile.toolchain).name == profile.toolchain
+
+
+def test_repro_provers_lists_every_profile_and_shows_one_with_its_sources(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from repro.cli import main
+
+    assert main(["provers"]) == 0
+    listing = capsys.readouterr().out
+    assert all(profile.name in listing for profile in list_profiles())
+    assert main(["provers", "deepseek-prover-v1.5-rl"]) == 0
+    shown = capsys.readouterr().out
+    assert "deepseek-ai/DeepSeek-Prover-V1.5 prover/utils.py" in shown and "raw prompt (no chat template)" in shown
+    assert main(["provers", "nope"]) == 2
+
+
+def test_shipped_configs_use_the_goedel_profile_on_its_own_toolchain_and_warn_on_a_mismatch() -> None:
+    from repro.config import config_warnings
+
+    repo = Path(__file__).resolve().parent.parent
+    for name in ("gsm8k", "math"):
+        config = load_config(repo / "configs" / f"{name}.yaml")
+        prove = config.models["prove"]
+        assert prove.profile == "goedel-prover-v2-32b" and prove.max_tokens == 40960 and prove.max_model_len == 40960
+        assert config.lean.toolchain == get_profile(prove.profile).toolchain
+        assert config_warnings(config) == []
+    mismatched = load_config(repo / "configs" / "gsm8k.yaml", ["lean.toolchain=v4.15.0", "models.prove.top_p=0.9"])
+    warnings = " ".join(config_warnings(mismatched))
+    assert "trained and evaluated on Lean v4.9.0" in warnings and "top_p 0.9 (harness: 0.95)" in warnings
+
+
+def test_the_dataset_card_names_the_profile_its_harness_and_each_override() -> None:
+    from repro.release import _prover_section
+
+    repo = Path(__file__).resolve().parent.parent
+    config = load_config(repo / "configs" / "gsm8k.yaml", ["models.prove.max_tokens=16384"])
+    section = _prover_section(config)
+    assert "`goedel-prover-v2-32b` profile" in section and "Goedel-LM/Goedel-Prover-V2 src/inference.py" in section
+    assert "- `max_tokens`: 16384 (the harness uses 40960)" in section
+    assert _prover_section(load_config(None)) == ""
+
+
+def test_a_prover_settings_file_may_name_a_profile_and_override_part_of_it(tmp_path: Path) -> None:
+    path = tmp_path / "kimina.yaml"
+    path.write_text(
+        "profile: kimina-prover-preview-distill-7b\nmodel: /ckpt/kimina-7b\n"
+        "base_url: http://127.0.0.1:8002/v1\napi_key_env: null\nmax_tokens: 16384\n"
+    )
+    entry = parse_prover_spec(f"kimina={path}")
+    settings = entry.settings
+    assert (settings.model, settings.temperature, settings.max_tokens) == ("/ckpt/kimina-7b", 0.6, 16384)
+    request = prover_request(settings, THEOREM, "import Mathlib", sample_offset=0, n=1)
+    assert [m.role for m in request.messages or []] == ["system", "user"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from repro import __version__
-from repro.cli import evaluate, inspect, lean, release, repair, run, study
+from repro.cli import evaluate, inspect, lean, provers, release, repair, run, study
 from repro.cli._common import ExitCode, run_handler
 
 __all__ = ["EXIT_UNFINISHED", "ExitCode", "build_parser", "main"]
@@ -33,7 +33,7 @@ Offline demonstration (scripted models, fake Lean; nothing is verified):
 """
 
 # the order of `repro --help`: a run's journey first, then the other jobs
-_GROUPS = (run, inspect, release, lean, repair, evaluate, study)
+_GROUPS = (run, inspect, release, lean, repair, evaluate, study, provers)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -104,7 +104,7 @@ def command_report(arguments: argparse.Namespace) -> int:
         return 2
     print(
         f"wrote {result.path} ({result.size_bytes / 1e6:.2f} MB; {', '.join(result.kinds)};"
-        f" {result.candidates} candidates; {result.seconds:.1f} s)"
+        f" {result.contents}; {result.seconds:.1f} s)"
     )
     return 0
 

@@ -1,4 +1,4 @@
-"""Lean-facing commands: `repro check-proof`, `repro doctor`, `repro lean setup`."""
+"""Lean-facing commands: `repro check-proof`, `repro doctor`, `repro lean setup|toolchains|selftest`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from rich.text import Text
 
 from repro.cli._common import console, errors, lean_settings
 from repro.config import load_config
+from repro.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
@@ -118,19 +119,72 @@ def command_doctor(arguments: argparse.Namespace) -> int:
 
 
 def command_lean_setup(arguments: argparse.Namespace) -> int:
-    from repro.lean import SetupError, setup_lean_project
-    from repro.lean.project import materialize_project
+    from repro.lean import SetupError, get_toolchain, setup_lean_project
+    from repro.lean.toolchains import UnknownToolchain, default_project_path
 
     try:
-        if materialize_project(Path(arguments.project)):
-            console.print(f"OK created {arguments.project} from the template shipped with repro")
-        done = setup_lean_project(Path(arguments.project))
+        toolchain = get_toolchain(arguments.toolchain)
+    except UnknownToolchain as error:
+        errors.print(f"error: --toolchain: {error}", style="red")
+        return ExitCode.usage
+    project = Path(arguments.project or default_project_path(toolchain.name))
+    console.print(
+        f"toolchain {toolchain.name}: Lean {toolchain.lean_version}, Mathlib {toolchain.mathlib_rev}, "
+        f"REPL {toolchain.interact_repl_git} @ {toolchain.interact_repl_rev} -> {project}",
+        markup=False,
+    )
+    try:
+        done = setup_lean_project(project, toolchain)
     except SetupError as error:
         errors.print(f"lean setup failed: {error}", style="red")
-        return 1
+        return ExitCode.unfinished
     for step in done:
-        console.print(f"OK {step}")
-    return 0
+        console.print(f"OK {step}", markup=False)
+    return ExitCode.ok
+
+
+def command_lean_toolchains(arguments: argparse.Namespace) -> int:
+    from repro.lean import list_toolchains
+    from repro.lean.toolchains import default_project_path
+
+    for toolchain in list_toolchains():
+        users = ", ".join(toolchain.used_by) or "-"
+        console.print(
+            f"{toolchain.name}: Lean {toolchain.lean_version}, Mathlib {toolchain.mathlib_rev}, "
+            f"REPL tag {toolchain.repl_rev}; project {default_project_path(toolchain.name)}; used by {users}",
+            markup=False,
+        )
+    return ExitCode.ok
+
+
+SELFTEST_EXIT_CODES = """\
+exit status: 0 every case passed on a real Lean backend; 1 a case failed (named); 2 usage error;
+3 the backend could not be reached or built; 4 passed on the fake backend (which cannot answer the
+cases listed as needing a real backend)."""
+
+
+def command_lean_selftest(arguments: argparse.Namespace) -> int:
+    from repro.lean.selftest import render_report, run_selftest
+
+    lean = lean_settings(arguments)
+    if arguments.toolchain:
+        lean = lean.model_copy(update={"toolchain": arguments.toolchain})
+        lean = type(lean).model_validate(lean.model_dump())
+    try:
+        report = asyncio.run(run_selftest(lean, only=arguments.case or None))
+    except Exception as error:  # the backend could not even be built (no project, no lean-interact)
+        errors.print(f"error: the Lean backend could not be started: {type(error).__name__}: {error}", style="red")
+        return ExitCode.unfinished
+    if arguments.json:
+        print(report.model_dump_json(indent=2))
+    else:
+        for line in render_report(report):
+            console.print(line, markup=False)
+    if report.unreachable:
+        return ExitCode.unfinished
+    if not report.passed:
+        return ExitCode.rejected
+    return ExitCode.ok if report.real_lean else ExitCode.fake_backend
 
 
 def register(commands: Commands) -> None:
@@ -163,6 +217,32 @@ def register(commands: Commands) -> None:
 
     lean = commands.add_parser("lean", help="Lean project management")
     lean_commands = lean.add_subparsers(dest="lean_command", required=True)
-    setup = lean_commands.add_parser("setup", help="fetch Mathlib, its cache and the REPL (needs network once)")
-    setup.add_argument("--project", default="lean_project")
+    setup = lean_commands.add_parser(
+        "setup", help="prepare one pinned project per toolchain: Mathlib, its cache and the REPL (network once)"
+    )
+    setup.add_argument(
+        "--toolchain",
+        default="v4.15.0",
+        help="v4.9.0 (Goedel-Prover-V2, DeepSeek-Prover) or v4.15.0 (Kimina-Prover; the default); "
+        "see `repro lean toolchains`",
+    )
+    setup.add_argument(
+        "--project", default=None, help="where (default: lean_project for v4.15.0, lean_project_<toolchain> otherwise)"
+    )
     setup.set_defaults(handler=command_lean_setup)
+
+    toolchains = lean_commands.add_parser("toolchains", help="list the pinned toolchains and who uses them")
+    toolchains.set_defaults(handler=command_lean_toolchains)
+
+    selftest = lean_commands.add_parser(
+        "selftest",
+        help="run the gate's self-test battery through the configured Lean backend",
+        epilog=SELFTEST_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    selftest.add_argument("--backend", choices=["repl", "kimina", "fake"])
+    selftest.add_argument("--config", help="config whose lean: section to use")
+    selftest.add_argument("--toolchain", help="override lean.toolchain (v4.9.0, v4.15.0)")
+    selftest.add_argument("--case", action="append", help="run only this case (repeatable)")
+    selftest.add_argument("--json", action="store_true")
+    selftest.set_defaults(handler=command_lean_selftest)

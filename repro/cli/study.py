@@ -116,10 +116,17 @@ def register(commands: Commands) -> None:
         "prove-study",
         help="re-prove a statement set with several provers (coverage study)",
         description="Run each prover on every statement with up to k samples, every sample through the"
-        " soundness gate; resumable. SPEC is MODEL@BASE_URL (OpenAI-compatible) or a YAML file of model settings.",
+        " soundness gate; resumable. SPEC is PROFILE@BASE_URL (a profile from `repro provers`: its harness's"
+        " prompt, sampling and budget), MODEL@BASE_URL (a model with a profile gets it; others get `custom`)"
+        " or a YAML file of model settings (`profile:` allowed; explicit values override the profile).",
     )
     study.add_argument("statements", nargs="?", help="statement file (JSONL; `repro statements` writes one)")
-    study.add_argument("--prover", action="append", metavar="NAME=SPEC", help="a prover; repeat for several")
+    study.add_argument(
+        "--prover",
+        action="append",
+        metavar="NAME=SPEC",
+        help="a prover: NAME=PROFILE@URL, NAME=MODEL@URL or NAME=FILE.yaml; repeat for several",
+    )
     study.add_argument("--k", type=int, default=8, help="samples per (prover, statement) (default 8)")
     study.add_argument("--study-dir", required=True)
     study.add_argument("--resume", action="store_true", help="continue a killed study, repeating nothing")

@@ -16,6 +16,28 @@ from repro.records import ModelCallRecord
 from repro.store import RunStore
 
 
+def _contiguous_runs(positions: list[int]) -> list[list[int]]:
+    runs: list[list[int]] = []
+    for position in positions:
+        if runs and runs[-1][-1] == position - 1:
+            runs[-1].append(position)
+        else:
+            runs.append([position])
+    return runs
+
+
+def _combined(first: ModelResponse, second: ModelResponse) -> ModelResponse:
+    """Accounting of two backend calls made for one request."""
+    return first.model_copy(
+        update={
+            "tokens_in": first.tokens_in + second.tokens_in,
+            "tokens_out": first.tokens_out + second.tokens_out,
+            "latency_s": first.latency_s + second.latency_s,
+            "retries": first.retries + second.retries,
+        }
+    )
+
+
 class ReplayBackend:
     """Answers only from the cache; any miss fails loudly (reproducing an analysis must not call out)."""
 
@@ -69,40 +91,16 @@ class ModelClient:
                     found[position] = hit
         missing = [position for position in range(request.n) if position not in found]
         fresh: ModelResponse | None = None
-        if missing:
-            # Ask for the missing samples only, numbered from the first missing index.
-            partial = request.model_copy(update={"n": len(missing), "sample_offset": indices[missing[0]]})
-            if self.breaker is not None:
-                self.breaker.check(self.backend.backend_id)
-            try:
-                fresh = await self.backend.generate(partial)
-            except ModelCallError as error:
-                if self.breaker is not None:
-                    self.breaker.failure(self.backend.backend_id, error.cause)
-                self._account(
-                    keys[missing[0]],
-                    cache_hit=False,
-                    samples=len(missing),
-                    error=str(error),
-                    retries=max(error.attempts - 1, 0),
-                )
-                raise
-            if self.breaker is not None:
-                self.breaker.success(self.backend.backend_id)
-            entries: dict[str, dict[str, object]] = {}
-            for slot, position in enumerate(missing):
-                entry: dict[str, object] = {
-                    "text": fresh.texts[slot],
-                    "finish_reason": fresh.finish_reasons[slot],
-                    "backend_id": fresh.backend_id,
-                    "scripted": fresh.scripted,
+        for run in _contiguous_runs(missing):
+            response = await self._ask(request, run, keys)
+            for slot, position in enumerate(run):
+                found[position] = {
+                    "text": response.texts[slot],
+                    "finish_reason": response.finish_reasons[slot],
+                    "backend_id": response.backend_id,
+                    "scripted": response.scripted,
                 }
-                found[position] = entry
-                entries[keys[position]] = entry
-            if self.store is not None:
-                record = self._call_record(keys[missing[0]], cache_hit=False, samples=len(missing), response=fresh)
-                cached = entries if self.cache_mode == CacheMode.read_write else {}
-                self.store.record_model_response(record, cached)
+            fresh = response if fresh is None else _combined(fresh, response)
         if len(missing) < request.n:
             self._account(keys[0], cache_hit=True, samples=request.n - len(missing))
         ordered = [found[position] for position in range(request.n)]
@@ -118,6 +116,44 @@ class ModelClient:
             cache_hits=request.n - len(missing),
             retries=fresh.retries if fresh else 0,
         )
+
+    async def _ask(self, request: ModelRequest, run: list[int], keys: list[str]) -> ModelResponse:
+        """Ask the backend for the samples at positions ``run`` (contiguous), and store them.
+
+        Sample i of a request with seed s is drawn with seed s+i (vLLM gives child i of an ``n``-sample
+        request seed+i, vllm/v1/engine/parallel_sampling.py), so a re-ask of samples i..j carries seed
+        s+i: it draws what the full request would have, never sample 0's seed again.
+        """
+        first = run[0]
+        seed = None if request.seed is None else request.seed + first
+        partial = request.model_copy(
+            update={"n": len(run), "sample_offset": request.sample_offset + first, "seed": seed}
+        )
+        if self.breaker is not None:
+            self.breaker.check(self.backend.backend_id)
+        try:
+            fresh = await self.backend.generate(partial)
+        except ModelCallError as error:
+            if self.breaker is not None:
+                self.breaker.failure(self.backend.backend_id, error.cause)
+            self._account(
+                keys[first], cache_hit=False, samples=len(run), error=str(error), retries=max(error.attempts - 1, 0)
+            )
+            raise
+        if self.breaker is not None:
+            self.breaker.success(self.backend.backend_id)
+        if self.store is not None:
+            entries: dict[str, dict[str, object]] = {}
+            for slot, position in enumerate(run):
+                entries[keys[position]] = {
+                    "text": fresh.texts[slot],
+                    "finish_reason": fresh.finish_reasons[slot],
+                    "backend_id": fresh.backend_id,
+                    "scripted": fresh.scripted,
+                }
+            record = self._call_record(keys[first], cache_hit=False, samples=len(run), response=fresh)
+            self.store.record_model_response(record, entries if self.cache_mode == CacheMode.read_write else {})
+        return fresh
 
     def _call_record(
         self,

@@ -29,9 +29,9 @@ def build_backend(settings: ModelSettings) -> ModelBackend:
             max_model_len=settings.max_model_len,
         )
     if settings.backend == ModelBackendName.vllm:
-        return VLLMBackend(model_id=settings.model)
+        return VLLMBackend(model_id=settings.model, engine=settings.engine, max_model_len=settings.max_model_len)
     if settings.backend == ModelBackendName.transformers:
-        return TransformersBackend(model_id=settings.model)
+        return TransformersBackend(model_id=settings.model, engine=settings.engine)
     if settings.backend == ModelBackendName.replay:
         return ReplayBackend(settings.model)
     if not settings.script:

@@ -6,9 +6,17 @@ Both import their heavy dependency lazily, so the core install never needs torch
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import itertools
+import queue
+import threading
 import time
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
+from repro.config import EngineSettings
+from repro.llm.budget import ContextTooSmallError, fit_to_context
 from repro.llm.protocol import FinishReason, ModelCallError, ModelRequest, ModelResponse
 
 
@@ -18,106 +26,271 @@ def _missing(extra: str, package: str) -> ModelCallError:
     )
 
 
-class VLLMBackend:
-    """Batches requests that arrive within a short window into one ``LLM.generate`` call.
+def prompt_token_ids(tokenizer: Any, request: ModelRequest) -> list[int]:
+    """The prompt as token ids, with exactly one BOS.
 
-    Each request uses ``SamplingParams(n=k)`` so k proof samples share one prompt prefill.
+    A chat template's text already starts with the BOS token (DeepSeek's and Llama's do); handing that
+    text to a tokenizer that adds special tokens puts a second BOS in front, which the model never saw
+    in training. So a chat is tokenised by the template itself, and only a raw prompt gets the
+    tokenizer's special tokens.
+    """
+    if request.prompt is not None:
+        return list(tokenizer.encode(request.prompt, add_special_tokens=True))
+    ids = tokenizer.apply_chat_template(
+        [message.model_dump() for message in request.messages or []], tokenize=True, add_generation_prompt=True
+    )
+    return [int(token) for token in ids]
+
+
+@dataclass
+class _Job:
+    request_id: str
+    request: ModelRequest
+    future: asyncio.Future[ModelResponse]
+    loop: asyncio.AbstractEventLoop
+    started: float
+
+
+class VLLMBackend:
+    """One vLLM engine, driven by one thread, with every output routed back by its request id.
+
+    vLLM's offline ``LLM.generate`` runs the engine until *no* request is unfinished and returns every
+    finished output it saw (vllm/entrypoints/llm.py, ``_run_engine``): two overlapping calls on one
+    engine receive each other's outputs. So only the engine thread here ever touches the engine. It
+    adds each request under our own id (``LLMEngine.add_request``), steps the engine while anything
+    runs, and hands each finished output to the caller whose id it carries; new requests join the
+    running batch between steps (continuous batching). Sampling ``n`` samples per request shares one
+    prompt prefill; with a seed, sample ``i`` is drawn with seed+i (vllm/v1/engine/parallel_sampling.py).
     """
 
     scripted = False
 
-    def __init__(self, *, model_id: str, batch_window_s: float = 0.05, **engine_arguments: Any) -> None:
+    def __init__(
+        self,
+        *,
+        model_id: str,
+        engine: EngineSettings | None = None,
+        max_model_len: int | None = None,
+        **engine_arguments: Any,
+    ) -> None:
         self.model_id = model_id
         self.backend_id = "vllm"
-        self.batch_window_s = batch_window_s
-        self._engine_arguments = engine_arguments
-        self._engine: Any = None
-        self._queue: list[tuple[ModelRequest, asyncio.Future[ModelResponse]]] = []
-        self._flush_task: asyncio.Task[None] | None = None
+        self.engine_settings = engine or EngineSettings()
+        self.max_model_len = max_model_len
+        self._extra_arguments = engine_arguments
+        self._inbox: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
+        self._ids = itertools.count()
+        # an engine that failed to load stays failed for this backend: loading 60 GB again per request would not help
+        self._load_error: ModelCallError | None = None
+
+    def engine_arguments(self) -> dict[str, Any]:
+        """``vllm.LLM`` keyword arguments (names as in vllm/entrypoints/llm.py and EngineArgs)."""
+        settings = self.engine_settings
+        arguments: dict[str, Any] = {
+            "tensor_parallel_size": settings.tensor_parallel_size,
+            "gpu_memory_utilization": settings.gpu_memory_utilization,
+            "enable_prefix_caching": settings.enable_prefix_caching,
+            "seed": settings.seed,
+            "dtype": settings.dtype,
+            "trust_remote_code": settings.trust_remote_code,
+        }
+        if self.max_model_len is not None:
+            arguments["max_model_len"] = self.max_model_len
+        arguments.update(self._extra_arguments)
+        return arguments
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        try:
+            request = fit_to_context(request, self.max_model_len)
+        except ContextTooSmallError as error:
+            raise ModelCallError(f"vllm model {self.model_id}", str(error)) from error
+        loop = asyncio.get_running_loop()
+        job = _Job(f"repro-{next(self._ids)}", request, loop.create_future(), loop, time.perf_counter())
+        with self._thread_lock:  # a job is either queued for a live engine thread or refused, never lost
+            if self._load_error is not None:
+                raise self._load_error
+            self._inbox.put(job)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name=f"vllm:{self.model_id}", daemon=True)
+                self._thread.start()
+        return await job.future
+
+    def close(self) -> None:
+        """Stop the engine thread once it has nothing running (requests already sent are finished)."""
+        self._inbox.put(None)
+
+    # -- the engine thread ---------------------------------------------------------------------------
+    @staticmethod
+    def _resolve(job: _Job, outcome: ModelResponse | BaseException) -> None:
+        def settle() -> None:
+            if job.future.done():
+                return
+            if isinstance(outcome, BaseException):
+                job.future.set_exception(outcome)
+            else:
+                job.future.set_result(outcome)
+
+        with contextlib.suppress(RuntimeError):  # the caller's event loop is gone; nobody is waiting
+            job.loop.call_soon_threadsafe(settle)
+
+    def _fail(self, jobs: Iterable[_Job], error: BaseException) -> None:
+        failure = (
+            error
+            if isinstance(error, ModelCallError)
+            else ModelCallError(f"vllm model {self.model_id}", f"{type(error).__name__}: {error}")
+        )
+        for job in jobs:
+            self._resolve(job, failure)
 
     def _load(self) -> Any:
-        if self._engine is None:
-            try:
-                import vllm
-            except ImportError as error:
-                raise _missing("vllm", "vllm") from error
-            self._engine = vllm.LLM(model=self.model_id, **self._engine_arguments)
-        return self._engine
-
-    def _run_batch(self, batch: list[ModelRequest]) -> list[ModelResponse]:
-        engine = self._load()
-        import vllm
-
-        started = time.perf_counter()
-        outputs = []
-        for request in batch:
-            parameters = vllm.SamplingParams(
-                n=request.n,
-                temperature=request.temperature,
-                top_p=request.top_p,
-                top_k=request.top_k if request.top_k is not None else -1,
-                max_tokens=request.max_tokens,
-                stop=request.stop,
-                seed=request.seed,
-            )
-            outputs.append((request, parameters))
-        prompts = [self._render(engine, request) for request, _ in outputs]
-        results = engine.generate(prompts, [parameters for _, parameters in outputs], use_tqdm=False)
-        latency = time.perf_counter() - started
-        responses = []
-        for result in results:
-            finish: list[FinishReason] = [
-                "length" if sample.finish_reason == "length" else "stop" for sample in result.outputs
-            ]
-            responses.append(
-                ModelResponse(
-                    texts=[sample.text for sample in result.outputs],
-                    finish_reasons=finish,
-                    tokens_in=len(result.prompt_token_ids or []),
-                    tokens_out=sum(len(sample.token_ids) for sample in result.outputs),
-                    latency_s=latency,
-                    backend_id=self.backend_id,
-                    model_id=self.model_id,
-                )
-            )
-        return responses
-
-    @staticmethod
-    def _render(engine: Any, request: ModelRequest) -> str:
-        if request.prompt is not None:
-            return request.prompt
-        tokenizer = engine.get_tokenizer()
-        rendered: str = tokenizer.apply_chat_template(
-            [m.model_dump() for m in request.messages or []], tokenize=False, add_generation_prompt=True
-        )
-        return rendered
-
-    async def _flush_later(self) -> None:
-        await asyncio.sleep(self.batch_window_s)
-        batch, self._queue = self._queue, []
-        self._flush_task = None
         try:
-            responses = await asyncio.to_thread(self._run_batch, [request for request, _ in batch])
-        except Exception as error:  # one engine failure fails the whole batch, explicitly
+            import vllm
+        except ImportError as error:
+            raise _missing("vllm", "vllm") from error
+        return vllm, vllm.LLM(model=self.model_id, **self.engine_arguments())
+
+    def _serve(self) -> None:
+        try:
+            vllm, llm = self._load()
+        except BaseException as error:  # a failed load fails every waiting request, explicitly
             failure = (
                 error
                 if isinstance(error, ModelCallError)
-                else ModelCallError("vllm", f"{type(error).__name__}: {error}")
+                else ModelCallError(f"vllm model {self.model_id}", f"the engine did not load: {error}")
             )
-            for _, future in batch:
-                if not future.done():
-                    future.set_exception(failure)
+            with self._thread_lock:
+                self._load_error = failure
+                self._fail([job for job in self._drain(block=False) if job is not None], failure)
             return
-        for (_, future), response in zip(batch, responses, strict=True):
-            if not future.done():
-                future.set_result(response)
+        engine = llm.llm_engine
+        tokenizer = llm.get_tokenizer()
+        running: dict[str, _Job] = {}
+        stopping = False
+        while running or not stopping:
+            for job in self._drain(block=not running):
+                if job is None:
+                    stopping = True
+                    continue
+                try:
+                    engine.add_request(job.request_id, self._prompt(tokenizer, job.request), self._params(vllm, job))
+                except Exception as error:  # a prompt the engine refuses fails that request only
+                    self._fail([job], error)
+                    continue
+                running[job.request_id] = job
+            if not running:
+                continue
+            try:
+                outputs = engine.step()
+            except Exception as error:  # the engine broke: every running request fails, none hangs
+                self._fail(running.values(), error)
+                engine.abort_request(list(running))
+                running.clear()
+                continue
+            for output in outputs:
+                job_for = running.get(str(output.request_id))
+                if job_for is None or not output.finished:
+                    continue  # another caller's request, or not done yet: never attributed here
+                del running[job_for.request_id]
+                self._resolve(job_for, self._response(job_for, output))
 
-    async def generate(self, request: ModelRequest) -> ModelResponse:
-        future: asyncio.Future[ModelResponse] = asyncio.get_running_loop().create_future()
-        self._queue.append((request, future))
-        if self._flush_task is None:
-            self._flush_task = asyncio.create_task(self._flush_later())
-        return await future
+    def _drain(self, *, block: bool) -> list[Any]:
+        jobs: list[Any] = []
+        if block:
+            jobs.append(self._inbox.get())
+        while True:
+            try:
+                jobs.append(self._inbox.get_nowait())
+            except queue.Empty:
+                return jobs
+
+    @staticmethod
+    def _prompt(tokenizer: Any, request: ModelRequest) -> Any:
+        if request.prompt is not None:
+            return request.prompt
+        return {"prompt_token_ids": prompt_token_ids(tokenizer, request)}
+
+    @staticmethod
+    def _params(vllm: Any, job: _Job) -> Any:
+        request = job.request
+        parameters = vllm.SamplingParams(
+            n=request.n,
+            temperature=request.temperature,
+            top_p=request.top_p,
+            top_k=request.top_k if request.top_k is not None and request.top_k > 0 else 0,
+            max_tokens=request.max_tokens,
+            stop=request.stop,
+            seed=request.seed,
+        )
+        kind = getattr(vllm, "RequestOutputKind", None) or getattr(
+            getattr(vllm, "sampling_params", None), "RequestOutputKind", None
+        )
+        if kind is not None:
+            parameters.output_kind = kind.FINAL_ONLY  # as LLM.generate does: one output per finished request
+        return parameters
+
+    def _response(self, job: _Job, output: Any) -> ModelResponse | ModelCallError:
+        samples = sorted(output.outputs, key=lambda sample: int(getattr(sample, "index", 0)))
+        if len(samples) != job.request.n:
+            return ModelCallError(
+                f"vllm model {self.model_id}", f"expected {job.request.n} samples, the engine returned {len(samples)}"
+            )
+        if any(sample.finish_reason == "abort" for sample in samples):
+            return ModelCallError(f"vllm model {self.model_id}", "the engine aborted the request")
+        finish: list[FinishReason] = ["length" if sample.finish_reason == "length" else "stop" for sample in samples]
+        return ModelResponse(
+            texts=[sample.text for sample in samples],
+            finish_reasons=finish,
+            tokens_in=len(output.prompt_token_ids or []),
+            tokens_out=sum(len(sample.token_ids) for sample in samples),
+            latency_s=time.perf_counter() - job.started,
+            backend_id=self.backend_id,
+            model_id=self.model_id,
+        )
+
+
+def transformers_sampling(request: ModelRequest) -> dict[str, Any]:
+    """``generate`` keyword arguments with every sampling value explicit.
+
+    A value left as None falls back to the model's generation_config (Qwen's ships top_k=20,
+    transformers' default is 50): ``top_k=0`` is how transformers says "no top-k".
+    """
+    sampling = request.temperature > 0
+    return {
+        "max_new_tokens": request.max_tokens,
+        "do_sample": sampling,
+        "num_return_sequences": request.n,
+        "temperature": request.temperature if sampling else None,
+        "top_p": request.top_p if sampling else None,
+        "top_k": (request.top_k if request.top_k and request.top_k > 0 else 0) if sampling else None,
+    }
+
+
+def finish_reasons_from_tokens(
+    rows: list[list[int]], *, eos_ids: set[int], max_tokens: int
+) -> list[tuple[FinishReason, list[int]]]:
+    """Per generated row: ``stop`` with the tokens before the first EOS, else ``length``.
+
+    ``generate`` pads every returned sequence to the longest one (with the pad token, often the EOS
+    token), so the row's length says nothing about why one sample ended.
+    """
+    results: list[tuple[FinishReason, list[int]]] = []
+    for row in rows:
+        cut = next((position for position, token in enumerate(row) if token in eos_ids), None)
+        if cut is not None:
+            results.append(("stop", row[:cut]))
+        else:
+            results.append(("length" if len(row) >= max_tokens else "stop", row))
+    return results
+
+
+def _torch_dtype(torch: Any, dtype: str, on_gpu: bool) -> Any:
+    if dtype == "auto":
+        if not on_gpu:
+            return torch.float32
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    return getattr(torch, dtype)
 
 
 class TransformersBackend:
@@ -125,61 +298,71 @@ class TransformersBackend:
 
     scripted = False
 
-    def __init__(self, *, model_id: str, device: str | None = None) -> None:
+    def __init__(self, *, model_id: str, device: str | None = None, engine: EngineSettings | None = None) -> None:
         self.model_id = model_id
         self.backend_id = "transformers"
-        self.device = device
-        self._loaded: tuple[Any, Any] | None = None
+        self.engine_settings = engine or EngineSettings()
+        self.device = device or self.engine_settings.device
+        self._loaded: tuple[Any, Any, Any] | None = None
         self._lock = asyncio.Lock()
 
-    def _load(self) -> tuple[Any, Any]:
+    def _load(self) -> tuple[Any, Any, Any]:
         if self._loaded is None:
             try:
+                import torch
                 import transformers
             except ImportError as error:
                 raise _missing("local", "transformers") from error
-            tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_id)
-            model = transformers.AutoModelForCausalLM.from_pretrained(self.model_id)
-            if self.device:
-                model = model.to(self.device)
-            self._loaded = (tokenizer, model)
+            device = self.device or ("cuda" if torch.cuda.is_available() else "cpu")
+            dtype = _torch_dtype(torch, self.engine_settings.dtype, device.startswith("cuda"))
+            remote = self.engine_settings.trust_remote_code
+            tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_id, trust_remote_code=remote)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                self.model_id, torch_dtype=dtype, trust_remote_code=remote
+            ).to(device)
+            model.eval()
+            torch.manual_seed(self.engine_settings.seed)
+            self._loaded = (torch, tokenizer, model)
         return self._loaded
 
+    def _eos_ids(self, tokenizer: Any, model: Any) -> set[int]:
+        configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+        ids = set(configured if isinstance(configured, list) else [configured] if configured is not None else [])
+        if tokenizer.eos_token_id is not None:
+            ids.add(int(tokenizer.eos_token_id))
+        return ids
+
     def _generate_sync(self, request: ModelRequest) -> ModelResponse:
-        tokenizer, model = self._load()
+        torch, tokenizer, model = self._load()
         started = time.perf_counter()
-        if request.prompt is not None:
-            text = request.prompt
-        else:
-            text = tokenizer.apply_chat_template(
-                [m.model_dump() for m in request.messages or []], tokenize=False, add_generation_prompt=True
+        ids = prompt_token_ids(tokenizer, request)
+        inputs = torch.tensor([ids], device=model.device)
+        if request.seed is not None:
+            torch.manual_seed(request.seed)
+        with torch.no_grad():
+            outputs = model.generate(
+                input_ids=inputs,
+                attention_mask=torch.ones_like(inputs),
+                pad_token_id=tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+                **transformers_sampling(request),
             )
-        inputs = tokenizer(text, return_tensors="pt").to(model.device)
-        sampling = request.temperature > 0
-        outputs = model.generate(
-            **inputs,
-            max_new_tokens=request.max_tokens,
-            do_sample=sampling,
-            num_return_sequences=request.n,
-            temperature=request.temperature if sampling else None,
-            top_p=request.top_p if sampling else None,
-            top_k=request.top_k if sampling and request.top_k else None,
-        )
-        prompt_length = inputs["input_ids"].shape[1]
-        texts, finish, generated = [], [], 0
-        for sequence in outputs:
-            new_tokens = sequence[prompt_length:]
-            generated += int(new_tokens.shape[0])
-            decoded = tokenizer.decode(new_tokens, skip_special_tokens=True)
+        rows = [sequence[len(ids) :].tolist() for sequence in outputs]
+        ended = finish_reasons_from_tokens(rows, eos_ids=self._eos_ids(tokenizer, model), max_tokens=request.max_tokens)
+        texts: list[str] = []
+        finish: list[FinishReason] = []
+        generated = 0
+        for reason, tokens in ended:
+            generated += len(tokens)
+            decoded = tokenizer.decode(tokens, skip_special_tokens=True)
             for stop in request.stop or []:
                 if stop in decoded:
-                    decoded = decoded.split(stop, 1)[0]
+                    decoded, reason = decoded.split(stop, 1)[0], "stop"
             texts.append(decoded)
-            finish.append("length" if new_tokens.shape[0] >= request.max_tokens else "stop")
+            finish.append(reason)
         return ModelResponse(
             texts=texts,
             finish_reasons=finish,
-            tokens_in=int(prompt_length),
+            tokens_in=len(ids),
             tokens_out=generated,
             latency_s=time.perf_counter() - started,
             backend_id=self.backend_id,

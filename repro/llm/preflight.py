@@ -3,6 +3,13 @@
 Without this, a run whose endpoint is down or whose key is unset tries every problem, fails every
 call and ends with "retained 0". One request per distinct endpoint (``GET {base_url}/models``,
 with the key the stages will send) tells the user the cause in seconds, before anything is written.
+
+The same answer says what the server serves. ``vllm serve /models/goedel-32b`` serves the model under
+its path (unless ``--served-model-name``), so a config naming the Hugging Face id gets a 404 on every
+call; and vLLM refuses (400) every request whose prompt plus ``max_tokens`` exceeds the
+``max_model_len`` it lists per model (vllm/entrypoints/openai/protocol.py, ``ModelCard``). Both are
+checked here, with the fix named. A server that answers completions but has no ``/models`` route
+(404, 405, 501) is reachable: the name and context are then not checked, and the report says so.
 """
 
 from __future__ import annotations
@@ -14,9 +21,16 @@ from collections.abc import Iterable
 import httpx
 from pydantic import BaseModel
 
-from repro.config import ConfigError, ModelBackendName, RunConfig
+from repro.config import ConfigError, ModelBackendName, ModelSettings, RunConfig
 
 PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
+
+
+# the least prompt a stage sends, in tokens: a stage whose max_tokens leaves less room than this fails on
+# every call (the prompts in prompts/ are longer than this even before the problem is filled in)
+MIN_PROMPT_TOKENS = 256
+# routes a compatible server may lack: it answered, it just does not list models
+_NO_LISTING = (404, 405, 501)
 
 
 class EndpointCheck(BaseModel):
@@ -28,6 +42,10 @@ class EndpointCheck(BaseModel):
     models: list[str]
     ok: bool
     detail: str
+    # what the endpoint said it serves: model id -> its max_model_len (None when not reported)
+    served: dict[str, int | None] = {}
+    max_tokens: list[int] = []
+    max_model_lens: list[int | None] = []
 
     def describe(self) -> str:
         used = ", ".join(f"{stage} ({model})" for stage, model in zip(self.stages, self.models, strict=True))
@@ -48,12 +66,19 @@ class EndpointPreflightError(RuntimeError):
 
 def endpoints_of(config: RunConfig, stages: Iterable[str] = PIPELINE_STAGES) -> list[EndpointCheck]:
     """The distinct (base_url, key variable) pairs that the OpenAI-compatible stages use."""
-    grouped: dict[tuple[str, str | None], EndpointCheck] = {}
+    used: list[tuple[str, ModelSettings]] = []
     for stage in stages:
         try:
-            settings = config.model_for(stage)
+            used.append((stage, config.model_for(stage)))
         except ConfigError:
             continue
+    return endpoints_for(used)
+
+
+def endpoints_for(used: Iterable[tuple[str, ModelSettings]]) -> list[EndpointCheck]:
+    """The distinct endpoints of (label, settings) pairs: a run's stages or a study's provers."""
+    grouped: dict[tuple[str, str | None], EndpointCheck] = {}
+    for stage, settings in used:
         if settings.backend != ModelBackendName.openai or not settings.base_url:
             continue
         key = (settings.base_url, settings.api_key_env)
@@ -65,7 +90,61 @@ def endpoints_of(config: RunConfig, stages: Iterable[str] = PIPELINE_STAGES) -> 
         )
         entry.stages.append(stage)
         entry.models.append(settings.model)
+        entry.max_tokens.append(settings.max_tokens)
+        entry.max_model_lens.append(settings.max_model_len)
     return list(grouped.values())
+
+
+def _suggest(model: str, served: list[str]) -> str:
+    tail = model.rstrip("/").rsplit("/", 1)[-1].lower()
+    ranked = sorted(served, key=lambda name: (tail not in name.lower(), name))
+    return ranked[0]
+
+
+def _served_models(body: object) -> dict[str, int | None] | None:
+    """``{id: max_model_len}`` from a ``/models`` body, or None when the body is not a model list."""
+    if not isinstance(body, dict) or not isinstance(body.get("data"), list):
+        return None
+    served: dict[str, int | None] = {}
+    for card in body["data"]:
+        if isinstance(card, dict) and isinstance(card.get("id"), str):
+            length = card.get("max_model_len")
+            served[card["id"]] = length if isinstance(length, int) and length > 0 else None
+    return served
+
+
+def _model_problems(endpoint: EndpointCheck, served: dict[str, int | None]) -> list[str]:
+    """Each stage whose model the endpoint does not serve, or whose request cannot fit its context."""
+    problems: list[str] = []
+    names = list(served)
+    for stage, model, max_tokens, configured_len in zip(
+        endpoint.stages, endpoint.models, endpoint.max_tokens, endpoint.max_model_lens, strict=True
+    ):
+        where = f"models.{stage}" if stage in PIPELINE_STAGES else f"the settings of {stage}"
+        if model not in served:
+            shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+            problems.append(
+                f"{stage}: model {model!r} is not served here (served: {shown}); every call would be a 404."
+                f" Set model: {_suggest(model, names)!r} in {where} (or start vLLM with"
+                f" --served-model-name {model})"
+            )
+            continue
+        served_len = served[model]
+        if served_len is None:
+            continue
+        if configured_len is not None and configured_len > served_len:
+            problems.append(
+                f"{stage}: max_model_len is {configured_len} in {where} but the server serves {model} with"
+                f" max_model_len {served_len}; set max_model_len: {served_len} (or restart vLLM with"
+                f" --max-model-len {configured_len})"
+            )
+        elif configured_len is None and max_tokens + MIN_PROMPT_TOKENS > served_len:
+            problems.append(
+                f"{stage}: max_tokens {max_tokens} plus a prompt does not fit the server's max_model_len"
+                f" {served_len} for {model}; every call would be a 400. Set max_model_len: {served_len} in"
+                f" {where} (repro then lowers max_tokens to fit each prompt) or lower max_tokens"
+            )
+    return problems
 
 
 def _key_note(api_key_env: str | None) -> str:
@@ -100,15 +179,39 @@ async def _check_one(client: httpx.AsyncClient, endpoint: EndpointCheck) -> Endp
         else:
             detail = f"HTTP {status}: the endpoint wants a key; set api_key_env in the config"
         return endpoint.model_copy(update={"ok": False, "detail": detail})
+    if status in _NO_LISTING:
+        return endpoint.model_copy(
+            update={
+                "ok": True,
+                "detail": f"reachable; it does not list models (HTTP {status}), so the model name and context"
+                " length were not checked",
+            }
+        )
     if status >= 500:
         return endpoint.model_copy(update={"ok": False, "detail": f"HTTP {status}: the server is failing"})
-    # 404 on /models: some compatible servers do not list models; the server itself answered.
-    return endpoint.model_copy(update={"ok": True, "detail": f"reachable (HTTP {status})"})
+    try:
+        served = _served_models(response.json()) if status < 300 else None
+    except ValueError:
+        served = None
+    if served is None:
+        return endpoint.model_copy(update={"ok": True, "detail": f"reachable (HTTP {status}); no model list"})
+    problems = _model_problems(endpoint, served)
+    if problems:
+        return endpoint.model_copy(update={"ok": False, "detail": "; ".join(problems), "served": served})
+    return endpoint.model_copy(
+        update={"ok": True, "detail": f"reachable, serves {', '.join(served)}", "served": served}
+    )
 
 
-async def check_endpoints(config: RunConfig, *, timeout_s: float = 5.0) -> list[EndpointCheck]:
+async def check_endpoints(
+    config: RunConfig | None = None,
+    *,
+    timeout_s: float = 5.0,
+    endpoints: list[EndpointCheck] | None = None,
+) -> list[EndpointCheck]:
     """Probe every endpoint concurrently, so the whole check takes at most about ``timeout_s``."""
-    endpoints = endpoints_of(config)
+    if endpoints is None:
+        endpoints = endpoints_of(config) if config is not None else []
     if not endpoints:
         return []
     async with httpx.AsyncClient(timeout=httpx.Timeout(timeout_s)) as client:

@@ -5,7 +5,7 @@ in a study choose one. Values a config sets explicitly override the profile's an
 overrides in the run's provenance.
 """
 
-from repro.provers.overrides import apply_profile, profile_overrides
+from repro.provers.overrides import apply_profile, profile_overrides, profile_provenance
 from repro.provers.profile import ProfileError, ProverProfile, statement_in_form
 from repro.provers.registry import get_profile, list_profiles, profile_for_model
 
@@ -17,5 +17,6 @@ __all__ = [
     "list_profiles",
     "profile_for_model",
     "profile_overrides",
+    "profile_provenance",
     "statement_in_form",
 ]

@@ -38,3 +38,18 @@ def profile_overrides(settings: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
         if key in settings and settings[key] != value:
             departures[key] = {"profile": value, "config": settings[key]}
     return departures
+
+
+def profile_provenance(settings: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What a run or release records about its prover: the profile, its harness files, and the departures."""
+    name = settings.get("profile")
+    if not name:
+        return None
+    profile = get_profile(str(name))
+    return {
+        "profile": profile.name,
+        "harness_model": profile.model,
+        "toolchain": profile.toolchain,
+        "sources": list(profile.sources),
+        "overrides": profile_overrides(settings),
+    }

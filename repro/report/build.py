@@ -1,9 +1,10 @@
 """Which kind of directory was given (run, study, evaluation), and the page for it.
 
-Detection is by files present, so the study and evaluation parts render as soon as those commands
-write their directories: a run holds ``run.sqlite``; a study holds run directories (one per prover)
-and/or ``study*.json``; an evaluation holds ``eval*.json`` / ``evaluate*.json`` / ``evaluation*.json``
-(the ``--json`` output of its report command). JSON summaries are rendered generically as tables.
+Detection is by files present: a run holds ``run.sqlite``; a coverage study holds ``study.sqlite``
+(``repro prove-study``), or run directories side by side (one per prover); an evaluation holds
+``evaluation.sqlite`` (``repro evaluate``). Studies and evaluations are read from their stores; a
+directory holding only ``study*.json`` / ``eval*.json`` summaries gets them rendered as tables. An
+evaluation's ``model_cache/`` is a run store of cached responses, never a run of its own.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.report.collect import ReportError, RunReport, collect_run, retained_problems
-from repro.report.page import _table, render_page, run_sections
+from repro.report.evaluation_page import (
+    MODEL_CACHE_DIR,
+    collect_evaluation,
+    evaluation_data,
+    evaluation_sections,
+    is_evaluation,
+)
+from repro.report.page import _cell, _table, render_page, run_sections, unverified_banner
+from repro.report.study_page import collect_study, is_study, study_data, study_sections
 from repro.report.svg import PALETTE, line_chart, rate_bars
 from repro.store import STORE_FILENAME
 
@@ -29,6 +38,7 @@ class ReportResult(BaseModel):
     path: str
     kinds: list[str]
     candidates: int
+    contents: str = ""  # what the page's table holds, e.g. "200 statements, 3 provers"
     size_bytes: int
     seconds: float
 
@@ -37,15 +47,17 @@ def detect_kinds(directory: Path) -> list[str]:
     kinds = []
     if (directory / STORE_FILENAME).is_file():
         kinds.append("run")
-    if _sub_runs(directory) or _json_files(directory, STUDY_PATTERNS):
+    if is_study(directory) or _sub_runs(directory) or _json_files(directory, STUDY_PATTERNS):
         kinds.append("study")
-    if _json_files(directory, EVALUATION_PATTERNS):
+    if is_evaluation(directory) or _json_files(directory, EVALUATION_PATTERNS):
         kinds.append("evaluation")
     return kinds
 
 
 def _sub_runs(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.iterdir() if p.is_dir() and (p / STORE_FILENAME).is_file())
+    return sorted(
+        p for p in directory.iterdir() if p.is_dir() and p.name != MODEL_CACHE_DIR and (p / STORE_FILENAME).is_file()
+    )
 
 
 def _json_files(directory: Path, patterns: tuple[str, ...]) -> list[Path]:
@@ -66,8 +78,15 @@ def _generic(value: Any, title: str) -> str:
     return f"<h3>{escape(title)}</h3><pre>{escape(json.dumps(value, ensure_ascii=False, indent=1)[:20000])}</pre>"
 
 
-def _flat(value: Any) -> Any:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, dict | list) else value
+def _flat(value: Any) -> str:
+    """A cell for a JSON value: lists joined, objects as ``key: value`` pairs, numbers rounded (no raw JSON)."""
+    if isinstance(value, list):
+        return ", ".join(_flat(v) for v in value) if value else "—"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_flat(v)}" for k, v in value.items()) if value else "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return _cell(value)
 
 
 def _json_section(directory: Path, patterns: tuple[str, ...], heading: str, anchor: str) -> str:
@@ -122,6 +141,11 @@ def _study_section(directory: Path) -> tuple[str, list[str]]:
 
 def build_report(directory: Path) -> tuple[str, list[str], int]:
     """(HTML, kinds found, candidates in the audit table) for a run, study or evaluation directory."""
+    html, kinds, candidates, _ = _build(directory)
+    return html, kinds, candidates
+
+
+def _build(directory: Path) -> tuple[str, list[str], int, str]:
     if not directory.is_dir():
         raise ReportError(f"{directory}: not a directory")
     kinds = detect_kinds(directory)
@@ -134,27 +158,41 @@ def build_report(directory: Path) -> tuple[str, list[str], int]:
     body, candidates = "", 0
     data: dict[str, Any] = {"candidates": []}
     title = f"repro report: {directory.name}"
+    script = "audit.js"
+    contents = ""
     run: RunReport | None = None
     if "run" in kinds:
         run = collect_run(directory)
         body += run_sections(run)
         data = {"candidates": run.candidates}
         candidates = len(run.candidates)
+        contents = f"{candidates} candidates"
         title = f"repro report: {run.header.run_name}"
-    if "study" in kinds:
+    if "study" in kinds and is_study(directory) and run is None:
+        study = collect_study(directory)
+        body += study_sections(study)
+        data, script = study_data(study), "study.js"
+        contents = f"{len(study.statements)} statements, {len(study.provers)} provers"
+        title = f"repro report: study {study.name}"
+    elif "study" in kinds:
         section, warnings = _study_section(directory)
-        if warnings and run is None:
-            items = "".join(f"<li>{escape(w)}</li>" for w in warnings)
-            body += f'<div class="banner" id="unverified-banner" role="alert">NOT VERIFIED: <ul>{items}</ul></div>'
+        if run is None:
+            body += unverified_banner(warnings, "the compared runs")
         body += section + _json_section(directory, STUDY_PATTERNS, "Study summary", "study-summary")
-    if "evaluation" in kinds:
+    if "evaluation" in kinds and is_evaluation(directory) and script == "audit.js" and run is None:
+        evaluation = collect_evaluation(directory)
+        body += evaluation_sections(evaluation)
+        data, script = evaluation_data(evaluation), "evaluation.js"
+        contents = f"{len(evaluation.instances)} evaluated rows, {len(evaluation.models)} models"
+        title = f"repro report: evaluation {evaluation.name}"
+    elif "evaluation" in kinds:
         body += _json_section(directory, EVALUATION_PATTERNS, "Evaluation", "evaluation")
-    return render_page(title, body, data), kinds, candidates
+    return render_page(title, body, data, script), kinds, candidates, contents or "summaries only"
 
 
 def write_report(directory: Path, out: Path | None = None) -> ReportResult:
     started = time.perf_counter()
-    html, kinds, candidates = build_report(directory)
+    html, kinds, candidates, contents = _build(directory)
     target = out or directory / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(html, encoding="utf-8")
@@ -162,6 +200,7 @@ def write_report(directory: Path, out: Path | None = None) -> ReportResult:
         path=str(target),
         kinds=kinds,
         candidates=candidates,
+        contents=contents,
         size_bytes=target.stat().st_size,
         seconds=round(time.perf_counter() - started, 3),
     )

@@ -65,8 +65,8 @@ def read_embedded(html: str) -> Any:
     return json.loads(gzip.decompress(base64.b64decode(encoded)).decode("utf-8"))
 
 
-def _script() -> str:
-    return resources.files("repro.report").joinpath("audit.js").read_text(encoding="utf-8")
+def _script(name: str = "audit.js") -> str:
+    return resources.files("repro.report").joinpath(name).read_text(encoding="utf-8")
 
 
 def _table(headers: list[str], rows: list[list[Any]], table_id: str | None = None) -> str:
@@ -84,15 +84,19 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def _banner(report: RunReport) -> str:
-    sources = report.header.unverified_sources
+def unverified_banner(sources: list[str], subject: str = "results in this report") -> str:
+    """The red NOT VERIFIED banner naming every unverified source, or a green line when there is none."""
     if not sources:
         return '<p class="ok">Every model output came from a model backend and every Lean verdict from real Lean.</p>'
     items = "".join(f"<li>{escape(s)}</li>" for s in sources)
     return (
-        '<div class="banner" id="unverified-banner" role="alert">NOT VERIFIED: results in this report come from'
+        f'<div class="banner" id="unverified-banner" role="alert">NOT VERIFIED: {escape(subject)} come from'
         f" scripted or fake backends. Nothing here is a real model result or a real Lean verdict.<ul>{items}</ul></div>"
     )
+
+
+def _banner(report: RunReport) -> str:
+    return unverified_banner(report.header.unverified_sources)
 
 
 def _header(report: RunReport) -> str:
@@ -254,8 +258,10 @@ def _audit() -> str:
     )
 
 
-def render_page(title: str, body: str, data: dict[str, Any]) -> str:
-    script = _script()
+def render_page(title: str, body: str, data: dict[str, Any], script_name: str = "audit.js") -> str:
+    """The page with its one script (``audit.js`` for a run, ``study.js`` for a study, ``rows.js`` for an
+    evaluation), allowed by the Content-Security-Policy through its hash and nothing else."""
+    script = _script(script_name)
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     policy = f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:"
     return (

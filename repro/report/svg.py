@@ -153,3 +153,175 @@ def legend(names: Sequence[tuple[str, str]]) -> str:
         for name, color in names
     )
     return f'<div class="legend">{items}</div>'
+
+
+def interval_chart(
+    series: Sequence[tuple[str, Sequence[tuple[float, float, float, float]], str]],
+    *,
+    title: str,
+    figure_id: str,
+    x_label: str,
+    y_label: str,
+    width: int = 700,
+    height: int = 320,
+) -> str:
+    """Lines of (x, y, low, high) points with y in [0, 1]: a shaded band and a bar for each interval.
+
+    Several provers' curves overlap, so each series is nudged sideways by a few pixels to keep its
+    interval bars apart; the hover title of each point gives the exact value and interval."""
+    left, right, top, bottom = 50, 230, 30, 40
+    xs = [x for _, points, _ in series for x, *_ in points] or [1.0]
+    low_x, high_x = min(xs), max(xs)
+    span = (high_x - low_x) or 1.0
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def px(x: float, nudge: float = 0.0) -> float:
+        return left + 12 + (plot_w - 24) * (x - low_x) / span + nudge
+
+    def py(y: float) -> float:
+        return top + plot_h * (1 - min(max(y, 0.0), 1.0))
+
+    parts = [_open(width, height, title, figure_id), _text(0, 16, title, size=14, weight="bold")]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" stroke="#e4e4e4"/>'
+        )
+        parts.append(_text(left - 6, py(tick) + 4, f"{tick:.2f}", anchor="end", size=10))
+    for x in sorted(set(xs)):
+        parts.append(_text(px(x), top + plot_h + 16, f"{x:g}", anchor="middle", size=10))
+    parts.append(_text(left + plot_w / 2, height - 4, x_label, anchor="middle", size=11))
+    parts.append(
+        f'<text transform="translate(12 {top + plot_h / 2:.1f}) rotate(-90)" font-size="11" text-anchor="middle">'
+        f"{escape(y_label)}</text>"
+    )
+    for index, (name, points, color) in enumerate(series):
+        nudge = (index - (len(series) - 1) / 2) * 5
+        if points:
+            upper = [f"{px(x, nudge):.1f},{py(high):.1f}" for x, _, _, high in points]
+            lower = [f"{px(x, nudge):.1f},{py(low):.1f}" for x, _, low, _ in reversed(points)]
+            parts.append(f'<polygon points="{" ".join(upper + lower)}" fill="{color}" fill-opacity="0.12"/>')
+            path = " ".join(
+                f"{'M' if i == 0 else 'L'}{px(x, nudge):.1f},{py(y):.1f}" for i, (x, y, _, _) in enumerate(points)
+            )
+            parts.append(f'<path class="series" d="{path}" fill="none" stroke="{color}" stroke-width="2"/>')
+            for x, y, low, high in points:
+                cx = px(x, nudge)
+                parts.append(
+                    f'<line class="interval" x1="{cx:.1f}" x2="{cx:.1f}" y1="{py(low):.1f}" y2="{py(high):.1f}"'
+                    f' stroke="{color}" stroke-width="1.5"/>'
+                )
+                parts.append(
+                    f'<circle cx="{cx:.1f}" cy="{py(y):.1f}" r="3.5" fill="{color}">'
+                    f"<title>{escape(f'{name}: j={x:g}, {y:.3f} [{low:.3f}, {high:.3f}]')}</title></circle>"
+                )
+        legend_y = top + 10 + index * 18
+        parts.append(f'<rect x="{left + plot_w + 12}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>')
+        parts.append(_text(left + plot_w + 26, legend_y, name, size=11))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def upset_chart(
+    names: Sequence[str],
+    intersections: Sequence[tuple[frozenset[str], int]],
+    set_sizes: dict[str, int],
+    *,
+    title: str,
+    figure_id: str,
+    colors: dict[str, str],
+) -> str:
+    """An UpSet plot: one column per exact combination of sets (bar = its size, dots = its members),
+    and one row per set with the set's total size at the left.
+
+    Venn diagrams stop being readable beyond three sets; the UpSet layout (Lex et al., 2014) shows
+    every exclusive intersection as a bar, so "proved only by this prover" is a column of its own."""
+    label_w, size_w, column_w, bar_h, row_h, top = 110, 90, 44, 150, 22, 30
+    width = label_w + size_w + max(len(intersections), 1) * column_w + 20
+    height = top + bar_h + 24 + len(names) * row_h + 10
+    largest = max((count for _, count in intersections), default=0) or 1
+    largest_set = max(set_sizes.values(), default=0) or 1
+    matrix_top = top + bar_h + 24
+    parts = [_open(width, height, title, figure_id), _text(0, 16, title, size=14, weight="bold")]
+    for row, name in enumerate(names):
+        y = matrix_top + row * row_h
+        if row % 2 == 0:
+            parts.append(f'<rect x="0" y="{y}" width="{width}" height="{row_h}" fill="#f6f6f6"/>')
+        parts.append(_text(label_w - 6, y + row_h * 0.7, name, anchor="end", size=11))
+        span = (size_w - 34) * set_sizes.get(name, 0) / largest_set
+        parts.append(
+            f'<rect x="{label_w + size_w - 6 - span:.1f}" y="{y + 5}" width="{span:.1f}" height="{row_h - 10}"'
+            f' fill="{colors.get(name, OTHER)}"><title>{escape(f"{name}: {set_sizes.get(name, 0)} in all")}</title>'
+            "</rect>"
+        )
+        parts.append(_text(label_w + 2, y + row_h * 0.7, str(set_sizes.get(name, 0)), size=10))
+    for column, (members, count) in enumerate(intersections):
+        x = label_w + size_w + column * column_w + column_w / 2
+        height_px = bar_h * count / largest
+        label = " ∩ ".join(n for n in names if n in members) or "none"
+        only = "only " if len(members) == 1 and len(names) > 1 else ""
+        parts.append(
+            f'<rect class="intersection" x="{x - 12:.1f}" y="{top + bar_h - height_px:.1f}" width="24"'
+            f' height="{height_px:.1f}" fill="#4e79a7"><title>{escape(f"{only}{label}: {count}")}</title></rect>'
+        )
+        parts.append(_text(x, top + bar_h - height_px - 4, str(count), anchor="middle", size=10))
+        ys = []
+        for row, name in enumerate(names):
+            cy = matrix_top + row * row_h + row_h / 2
+            inside = name in members
+            parts.append(f'<circle cx="{x:.1f}" cy="{cy:.1f}" r="6" fill="{"#333" if inside else "#d8d8d8"}"/>')
+            if inside:
+                ys.append(cy)
+        if len(ys) > 1:
+            parts.append(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{ys[0]:.1f}" y2="{ys[-1]:.1f}" stroke="#333" stroke-width="2"/>'
+            )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def forest_chart(
+    rows: Sequence[tuple[str, float, float, float, str]],
+    *,
+    title: str,
+    figure_id: str,
+    width: int = 760,
+    label_width: int = 220,
+) -> str:
+    """One (label, value, low, high, color) estimate per row as a dot with its interval whisker, on a
+    shared axis that includes zero: drops can be negative, and zero is the line that matters."""
+    row_h, top, bottom = 22, 30, 30
+    height = top + len(rows) * row_h + bottom
+    finite = [v for _, value, low, high, _ in rows for v in (value, low, high) if v == v]  # NaN != NaN
+    low_x, high_x = min(finite + [0.0]), max(finite + [0.0])
+    pad = (high_x - low_x) * 0.05 or 0.05
+    low_x, high_x = low_x - pad, high_x + pad
+    plot_w = width - label_width - 130
+
+    def px(x: float) -> float:
+        return label_width + plot_w * (x - low_x) / (high_x - low_x)
+
+    parts = [_open(width, height, title, figure_id), _text(0, 16, title, size=14, weight="bold")]
+    bottom_y = top + len(rows) * row_h
+    parts.append(
+        f'<line x1="{px(0):.1f}" x2="{px(0):.1f}" y1="{top}" y2="{bottom_y}" stroke="#999" stroke-dasharray="3 3"/>'
+    )
+    for tick in (low_x + pad, 0.0, high_x - pad):
+        parts.append(_text(px(tick), bottom_y + 16, f"{tick:.2f}", anchor="middle", size=10))
+    for index, (label, value, low, high, color) in enumerate(rows):
+        y = top + index * row_h + row_h / 2
+        parts.append(_text(label_width - 8, y + 4, label, anchor="end", size=11))
+        if value != value:
+            parts.append(_text(label_width + 4, y + 4, "no data", size=10))
+            continue
+        if low == low and high == high:
+            parts.append(
+                f'<line x1="{px(low):.1f}" x2="{px(high):.1f}" y1="{y:.1f}" y2="{y:.1f}" stroke="{color}"'
+                ' stroke-width="2"/>'
+            )
+        parts.append(
+            f'<circle cx="{px(value):.1f}" cy="{y:.1f}" r="4" fill="{color}">'
+            f"<title>{escape(f'{label}: {value:.3f} [{low:.3f}, {high:.3f}]')}</title></circle>"
+        )
+        parts.append(_text(label_width + plot_w + 8, y + 4, f"{value:.3f} [{low:.3f}, {high:.3f}]", size=10))
+    parts.append("</svg>")
+    return "".join(parts)

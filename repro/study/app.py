@@ -60,6 +60,17 @@ def open_study(
     return store
 
 
+async def _check_prover_endpoints(provers: list[ProverEntry]) -> None:
+    """Refuse a study whose prover endpoint is down, serves another model name, or has too small a context."""
+    from repro.llm.preflight import check_endpoints, endpoints_for
+
+    endpoints = endpoints_for((f"prover {prover.name}", prover.settings) for prover in provers)
+    failures = [check for check in await check_endpoints(endpoints=endpoints) if not check.ok]
+    if failures:
+        lines = "\n  ".join(check.describe() for check in failures)
+        raise StudyError(f"prover endpoint check failed; nothing was run:\n  {lines}")
+
+
 async def run_study(
     store: StudyStore,
     *,
@@ -74,6 +85,7 @@ async def run_study(
     provers = store.provers()
     factory = backend_factory or (lambda prover: build_backend(prover.settings))
     backends = {prover.name: factory(prover) for prover in provers}
+    await _check_prover_endpoints(provers)
     verifier = StoredLeanResults(build_verifier(lean_settings), store)
     try:
         header = statements[0].header if statements else lean_settings.header
@@ -84,6 +96,13 @@ async def run_study(
                 f"the Lean backend ({lean_settings.backend}) cannot check code: {preflight.infra_status}: "
                 f"{detail[:400]}. Nothing was run. See `repro doctor`."
             )
+        if verifier.real_lean and lean_settings.selftest:
+            from repro.lean.selftest import SelfTestFailed, backend_of, ensure_selftest
+
+            try:
+                await ensure_selftest(lean_settings, verifier=backend_of(verifier))
+            except SelfTestFailed as failure:
+                raise StudyError(f"{failure} No prover was called.") from None
         runner = StudyRunner(store, provers, backends, verifier, settings, on_progress=on_progress)
         summary = await runner.run(statements)
     finally:

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from repro.config import LeanSettings, ModelSettings
+from repro.records import LeanMessageRecord
 
 STUDY_RECORD_VERSION = 1
 
@@ -65,6 +66,9 @@ class SampleOutcome(_Record):
     taxonomy: list[str] = Field(default_factory=list)
     lean_error_classes: list[str] = Field(default_factory=list)
     checked_code: str | None = None
+    # what the gate said and what Lean said, so a report can open a sample without re-checking it
+    details: list[str] = Field(default_factory=list)
+    lean_messages: list[LeanMessageRecord] = Field(default_factory=list)
     lean_backend: str | None = None
     toolchain: str | None = None
     mathlib_revision: str | None = None

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from repro.lean import Verdict, Verifier, verify_proof
 from repro.llm.protocol import ModelBackend, ModelCallError
-from repro.records import ReasonCode
+from repro.records import LeanMessageRecord, ReasonCode
 from repro.stages.prove import prover_output_text, prover_request
 from repro.stages.salvage import salvage_sample
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
@@ -25,6 +25,9 @@ ProgressHook = Callable[[str, str, bool], None]  # (prover, statement id, covere
 
 # Verdicts that say nothing about the proof: the Lean backend could not judge it. Left unjudged for --resume.
 _UNJUDGED = frozenset({ReasonCode.lean_unavailable})
+# Kept of each verdict for the report: a looping tactic can make Lean say thousands of lines.
+_KEPT_MESSAGES = 20
+_MESSAGE_CHARS = 2000
 
 _LEAN_ERROR_CLASSES: tuple[tuple[str, str], ...] = (
     (r"unknown (?:identifier|constant)", "unknown_identifier"),
@@ -100,6 +103,11 @@ class StudyRunner:
                 "taxonomy": [fact.value for fact in verdict.taxonomy],
                 "lean_error_classes": lean_error_classes(verdict),
                 "checked_code": verdict.checked_code,
+                "details": verdict.details[:_KEPT_MESSAGES],
+                "lean_messages": [
+                    LeanMessageRecord(severity=m.severity, line=m.line, column=m.column, text=m.text[:_MESSAGE_CHARS])
+                    for m in verdict.messages[:_KEPT_MESSAGES]
+                ],
                 "lean_backend": lean.backend_id if lean else None,
                 "toolchain": lean.toolchain if lean else None,
                 "mathlib_revision": lean.mathlib_revision if lean else None,

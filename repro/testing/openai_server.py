@@ -49,9 +49,17 @@ class OpenAITestServer:
         port: int = 0,
         api_key: str | None = None,
         fail_status: int | None = None,
+        served_models: list[str] | None = None,
+        max_model_len: int | None = None,
+        models_status: int = 200,
     ) -> None:
         self.responder = responder
         self.latency_s = latency_s
+        # `/v1/models` as vLLM answers it (vllm/entrypoints/openai/protocol.py ModelCard: id, max_model_len);
+        # with no served models the route answers 404, as on a server that does not list models
+        self.served_models = served_models
+        self.max_model_len = max_model_len
+        self.models_status = models_status
         # with api_key set, a request without ``Authorization: Bearer <api_key>`` gets 401
         self.api_key = api_key
         # with fail_status set, every request (GET included) is answered with that HTTP status
@@ -114,7 +122,21 @@ class OpenAITestServer:
             def do_GET(self) -> None:  # noqa: N802 - stdlib name
                 if self._refused():
                     return
-                self._send(200, json.dumps({"object": "list", "data": [{"id": "test-model", "object": "model"}]}))
+                if server.served_models is None or server.models_status != 200:
+                    status = 404 if server.served_models is None else server.models_status
+                    self._send(status, json.dumps({"error": {"message": "Not Found", "code": status}}))
+                    return
+                cards = [
+                    {
+                        "id": name,
+                        "object": "model",
+                        "owned_by": "vllm",
+                        "root": name,
+                        "max_model_len": server.max_model_len,
+                    }
+                    for name in server.served_models
+                ]
+                self._send(200, json.dumps({"object": "list", "data": cards}))
 
             def do_POST(self) -> None:  # noqa: N802 - stdlib name
                 length = int(self.headers.get("Content-Length", "0"))

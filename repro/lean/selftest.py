@@ -1,0 +1,373 @@
+"""``repro lean selftest``: a fixed battery that shows the gate's assumptions hold on *this* Lean.
+
+Everything the soundness gate believes about Lean (a changed target fails the bridge, ``#print axioms``
+prints custom axioms and ``Lean.ofReduceBool`` in the shape we parse, a sentinel ``#print "s"`` answers
+``s`` at its own line, a hang is reported as a timeout, the backend runs the toolchain we asked for) was
+written against documentation and transcripts, never against the user's Lean. Each case runs through the
+configured backend, with its expected verdict and the message shapes it relies on; a failed case names
+itself. A run or study that claims real Lean runs this once per backend + toolchain (the passing report
+is cached) and stops before any model call when a case fails.
+
+The fake backend answers only the cases whose plumbing it imitates; the others are listed as needing a
+real backend (what the fake says about Lean is never evidence). The battery absorbs the former
+``lean``-marked tests (tests/test_real_lean.py), so a user with Lean runs them in one command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from repro.config import LeanBackendName, LeanSettings
+from repro.lean.gate import STANDARD_AXIOMS, verify_proof
+from repro.lean.protocol import InfraStatus, Verifier, axioms_reported
+from repro.lean.toolchains import get_toolchain, lean_version_of
+from repro.records import ReasonCode
+
+STATEMENT = "theorem selftest_div (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
+HONEST = "theorem selftest_div (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num"
+LET_STATEMENT = "theorem selftest_let (n : ℕ) (h : n = 4) : let k : ℕ := n * 3\n  k = 12 := by sorry"
+SENTINEL = "repro_sentinel_selftest_0"
+SPIN = (
+    "partial def repro_selftest_spin (n : Nat) : IO Nat := repro_selftest_spin (n + 1)\n\n#eval repro_selftest_spin 0"
+)
+TIMEOUT_BUDGET_S = 10.0
+
+
+class CaseOutcome(BaseModel):
+    name: str
+    expects: str
+    passed: bool | None = Field(description="None: this backend cannot answer the case (the fake)")
+    detail: str = ""
+
+
+class SelfTestReport(BaseModel):
+    backend: str
+    backend_id: str
+    real_lean: bool
+    toolchain: str
+    reported_toolchain: str | None = None
+    mathlib_revision: str | None = None
+    # the backend answered no check at all (Lean missing, server down): no case was run
+    unreachable: str | None = None
+    outcomes: list[CaseOutcome]
+
+    @property
+    def failed(self) -> list[CaseOutcome]:
+        return [outcome for outcome in self.outcomes if outcome.passed is False]
+
+    @property
+    def unanswered(self) -> list[CaseOutcome]:
+        return [outcome for outcome in self.outcomes if outcome.passed is None]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed and self.unreachable is None
+
+
+class SelfTestFailed(RuntimeError):
+    """A real-Lean run must not start: the named self-test case failed on this backend."""
+
+    def __init__(self, report: SelfTestReport) -> None:
+        self.report = report
+        names = ", ".join(f"{o.name} ({o.detail[:200]})" for o in report.failed)
+        super().__init__(
+            f"the Lean self-test failed on {report.backend_id} ({report.toolchain}): {names}. "
+            "Nothing was run; `repro lean selftest` shows every case."
+        )
+
+
+@dataclass
+class _Context:
+    settings: LeanSettings
+    verifier: Verifier
+    header: str
+    make_verifier: Callable[[LeanSettings], Verifier]
+
+
+CaseCheck = Callable[[_Context], Awaitable[tuple[bool, str]]]
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    expects: str
+    run: CaseCheck
+    fake_answers: bool
+
+
+async def _verdict_case(
+    context: _Context, statement: str, proof: str, *, allow_native_decide: bool = False
+) -> tuple[bool, list[ReasonCode], str, list[str] | None]:
+    verdict = await verify_proof(
+        statement, proof, context.verifier, header=context.header, allow_native_decide=allow_native_decide
+    )
+    detail = "; ".join(verdict.details)[:300] or "verified"
+    return verdict.verified, verdict.reasons, detail, verdict.axioms
+
+
+async def _honest(context: _Context) -> tuple[bool, str]:
+    verified, _, detail, axioms = await _verdict_case(context, STATEMENT, HONEST)
+    clean = set(axioms or []) <= STANDARD_AXIOMS
+    return verified and clean, f"{detail}; axioms {axioms}"
+
+
+async def _changed_hypothesis(context: _Context) -> tuple[bool, str]:
+    proof = "theorem selftest_div (x : ℕ) (h₀ : x = 3600) (k : ℕ := 12) : x / k = x / k := by\n  rfl"
+    verified, reasons, detail, _ = await _verdict_case(context, STATEMENT, proof)
+    return not verified and ReasonCode.statement_mismatch in reasons, detail
+
+
+async def _changed_let(context: _Context) -> tuple[bool, str]:
+    proof = "theorem selftest_let (n : ℕ) (h : n = 4) : let k : ℕ := n * 3\n  k = k := by\n  intro k\n  rfl"
+    verified, reasons, detail, _ = await _verdict_case(context, LET_STATEMENT, proof)
+    return not verified and ReasonCode.statement_mismatch in reasons, detail
+
+
+async def _cosmetic(context: _Context) -> tuple[bool, str]:
+    proof = "lemma selftest_div (x: Nat) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num"
+    verified, _, detail, _ = await _verdict_case(context, STATEMENT, proof)
+    return verified, detail
+
+
+async def _sorry(context: _Context) -> tuple[bool, str]:
+    """The gate refuses ``sorry`` before Lean; the backend must also report it, in the REPL's shapes."""
+    proof = "theorem selftest_div (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  sorry"
+    verified, _, detail, _ = await _verdict_case(context, STATEMENT, proof)
+    result = await context.verifier.check(
+        "theorem repro_selftest_sorry : (1 : Nat) + 1 = 2 := by\n  sorry", context.header
+    )
+    warned = any(m.severity == "warning" and "declaration uses 'sorry'" in m.text for m in result.messages)
+    ok = not verified and bool(result.sorries) and warned and not result.ok
+    return (
+        ok,
+        f"gate: {detail}; backend: sorries {result.sorries[:1]}, messages {[m.text for m in result.messages[:2]]}",
+    )
+
+
+async def _custom_axiom(context: _Context) -> tuple[bool, str]:
+    """Straight to the backend: the gate refuses ``axiom`` statically, so only this shows Lean's report."""
+    results = await context.verifier.check_sequence(
+        [
+            "axiom repro_selftest_ax : (1 : Nat) + 1 = 3",
+            "theorem repro_selftest_uses : (1 : Nat) + 1 = 3 := repro_selftest_ax",
+            "#print axioms repro_selftest_uses",
+        ],
+        context.header,
+    )
+    if len(results) != 3 or results[-1].infra_status != InfraStatus.ok:
+        return False, f"no answer: {results[-1].infra_status}: {results[-1].detail}"
+    listed = axioms_reported(results[2], "repro_selftest_uses")
+    shown = [m.text for m in results[2].messages]
+    return listed is not None and "repro_selftest_ax" in listed, f"#print axioms answered {shown}"
+
+
+async def _native_decide(context: _Context) -> tuple[bool, str]:
+    # native_decide let past the static layer on purpose: only Lean's own axiom command can refuse it
+    proof = "theorem selftest_div (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  native_decide"
+    verified, reasons, detail, axioms = await _verdict_case(context, STATEMENT, proof, allow_native_decide=True)
+    ok = not verified and ReasonCode.axiom_violation in reasons and "Lean.ofReduceBool" in (axioms or [])
+    return ok, f"{detail}; axioms {axioms}"
+
+
+async def _sentinel(context: _Context) -> tuple[bool, str]:
+    result = await context.verifier.check(
+        f'theorem sentinel_probe : True := trivial\n\n#print "{SENTINEL}"', context.header
+    )
+    found = [m for m in result.messages if SENTINEL in m.text]
+    ok = len(found) == 1 and found[0].text.strip() == SENTINEL and found[0].severity == "info" and found[0].line == 3
+    shapes = [(m.severity, m.line, m.text) for m in found]
+    return ok, f"expected one info message {SENTINEL!r} at line 3, got {shapes} ({result.infra_status})"
+
+
+async def _timeout(context: _Context) -> tuple[bool, str]:
+    budget = min(context.settings.timeout_s, TIMEOUT_BUDGET_S)
+    quick = context.make_verifier(context.settings.model_copy(update={"timeout_s": budget, "workers": 1}))
+    try:
+        result = await quick.check(SPIN, context.header)
+    finally:
+        await quick.close()
+    return result.infra_status == InfraStatus.timeout, f"a {budget:.0f} s budget gave {result.infra_status}"
+
+
+async def _toolchain(context: _Context) -> tuple[bool, str]:
+    expected = get_toolchain(context.settings.toolchain)
+    result = await context.verifier.check("#eval Lean.versionString", context.header)
+    found = next((v for m in result.messages if (v := lean_version_of(m.text))), None)
+    mathlib = context.verifier.mathlib_revision
+    detail = f"the backend runs Lean {found}, Mathlib {mathlib}; lean.toolchain is {expected.name}"
+    return found == expected.lean_version, detail
+
+
+CASES: tuple[Case, ...] = (
+    Case("honest_proof", "an honest proof is verified, axioms standard", _honest, True),
+    Case(
+        "changed_target_hypothesis",
+        "an extra hypothesis changing the target fails the bridge",
+        _changed_hypothesis,
+        True,
+    ),
+    Case("changed_target_let", "a let-style statement with a changed body fails the bridge", _changed_let, True),
+    Case("cosmetic_restatement", "lemma/Nat/tight binders: the same type, verified", _cosmetic, True),
+    Case("sorry_detected", "sorry is refused, and the backend reports it (sorries, warning)", _sorry, True),
+    Case("custom_axiom_reported", "#print axioms lists a custom axiom, in the shape we parse", _custom_axiom, True),
+    Case(
+        "native_decide_reported",
+        "native_decide is refused: #print axioms shows Lean.ofReduceBool",
+        _native_decide,
+        True,
+    ),
+    Case(
+        "sentinel_position", 'a #print "s" answers s, as info, at its own line (Kimina line checks)', _sentinel, False
+    ),
+    Case("timeout_reported", "a hanging command is reported as a timeout, not a verdict", _timeout, False),
+    Case("toolchain_reported", "the backend itself reports the configured Lean (and its Mathlib)", _toolchain, False),
+)
+
+
+async def run_selftest(
+    settings: LeanSettings,
+    *,
+    verifier: Verifier | None = None,
+    make_verifier: Callable[[LeanSettings], Verifier] | None = None,
+    only: list[str] | None = None,
+) -> SelfTestReport:
+    """Run the battery on ``settings``'s backend (or on ``verifier``); never raises for a failed case."""
+    from repro.lean.factory import build_verifier
+
+    build = make_verifier or build_verifier
+    own = verifier is None
+    outer = verifier or build(settings)
+    active = backend_of(outer)  # ask Lean, never a cached answer
+    fake = settings.backend == LeanBackendName.fake or not active.real_lean
+    context = _Context(settings, active, settings.header, build)
+    outcomes = []
+    try:
+        prepare = getattr(active, "prepare", None)
+        if prepare is not None:
+            try:
+                await prepare(settings.header)
+            except Exception as error:  # a refused server fails the cases below with its reason
+                outcomes.append(
+                    CaseOutcome(
+                        name="backend_accepted", expects="the backend accepts this run", passed=False, detail=str(error)
+                    )
+                )
+        unreachable = None
+        if not outcomes:  # not refused: does the backend answer at all?
+            probe = await active.check("theorem repro_selftest_probe : True := trivial", settings.header)
+            if probe.infra_status != InfraStatus.ok:
+                unreachable = f"{probe.infra_status}: {probe.detail}"
+        for case in CASES if unreachable is None and not outcomes else ():
+            if only and case.name not in only:
+                continue
+            if fake and not case.fake_answers:
+                outcomes.append(
+                    CaseOutcome(name=case.name, expects=case.expects, passed=None, detail="needs a real Lean backend")
+                )
+                continue
+            try:
+                passed, detail = await case.run(context)
+            except Exception as error:  # a case that cannot even run has failed
+                passed, detail = False, f"{type(error).__name__}: {error}"
+            outcomes.append(CaseOutcome(name=case.name, expects=case.expects, passed=passed, detail=detail))
+        return SelfTestReport(
+            backend=str(settings.backend),
+            backend_id=active.backend_id,
+            real_lean=active.real_lean,
+            toolchain=settings.toolchain,
+            reported_toolchain=active.toolchain,
+            mathlib_revision=active.mathlib_revision,
+            unreachable=unreachable,
+            outcomes=outcomes,
+        )
+    finally:
+        if own:
+            await outer.close()
+
+
+# -- once per backend + toolchain, before a run that claims real Lean ------------------------------------
+
+
+def backend_of(verifier: Verifier) -> Verifier:
+    """The backend under any result caches: the self-test must ask Lean, not a stored answer."""
+    while (inner := getattr(verifier, "inner", None)) is not None:
+        verifier = inner
+    return verifier
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("REPRO_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "repro"
+    )
+    return Path(root) / "selftest"
+
+
+def selftest_key(settings: LeanSettings) -> str:
+    """Backend, where it is, toolchain, header and the battery itself: a change to any asks again."""
+    from repro import __version__
+
+    where = (
+        settings.kimina_url
+        if settings.backend == LeanBackendName.kimina
+        else str(Path(settings.project_dir()).resolve())
+    )
+    battery = "\x00".join(case.name + case.expects for case in CASES)
+    identity = "\x00".join([str(settings.backend), where, settings.toolchain, settings.header, battery, __version__])
+    return hashlib.sha256(identity.encode("utf-8")).hexdigest()[:32]
+
+
+async def ensure_selftest(
+    settings: LeanSettings,
+    *,
+    verifier: Verifier | None = None,
+    make_verifier: Callable[[LeanSettings], Verifier] | None = None,
+    cache: bool = True,
+) -> SelfTestReport | None:
+    """Before a real-Lean run: the cached passing report, or a fresh run; raise if any case failed.
+
+    The fake backend is not tested here (it claims nothing about Lean); only passing reports are cached.
+    """
+    if settings.backend == LeanBackendName.fake:
+        return None
+    path = _cache_dir() / f"{selftest_key(settings)}.json"
+    if cache and path.is_file():
+        try:
+            return SelfTestReport.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, OSError):
+            pass
+    report = await run_selftest(settings, verifier=verifier, make_verifier=make_verifier)
+    if not report.passed:
+        raise SelfTestFailed(report)
+    if cache:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(report.model_dump_json(indent=1), encoding="utf-8")
+    return report
+
+
+def render_report(report: SelfTestReport) -> list[str]:
+    """Plain lines for the CLI and doctor: one per case, then what only a real backend can answer."""
+    lines = [
+        f"Lean self-test on {report.backend_id} (lean.toolchain {report.toolchain}; backend reports "
+        f"{report.reported_toolchain}, Mathlib {report.mathlib_revision}; "
+        f"real Lean: {'yes' if report.real_lean else 'NO'})"
+    ]
+    for outcome in report.outcomes:
+        mark = "PASS" if outcome.passed else "FAIL" if outcome.passed is False else "n/a "
+        lines.append(
+            f"  {mark} {outcome.name}: {outcome.expects}" + (f" -- {outcome.detail}" if outcome.passed is False else "")
+        )
+    if report.unreachable:
+        lines.append(f"  the backend answered no check ({report.unreachable[:300]}); no case was run")
+    if report.unanswered:
+        names = ", ".join(o.name for o in report.unanswered)
+        lines.append(f"only a real Lean backend (repl or kimina) can answer: {names}")
+    failed = ", ".join(o.name for o in report.failed) or "backend unreachable"
+    lines.append("self-test " + ("passed" if report.passed else f"FAILED: {failed}"))
+    return lines
