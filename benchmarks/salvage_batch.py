@@ -5,7 +5,7 @@ inputs, and runs the batch check with ``--salvage 4`` and no Lean backend (this 
 for each style, how many rows salvage reads, how many repaired texts they give, and how many of those
 pass the static layer. On a node with Lean, the same files with ``--backend repl`` let Lean decide.
 
-    python benchmarks/salvage_batch.py [--data ../shared/data] [--out /tmp/salvage-batch]
+    python benchmarks/salvage_batch.py [--data ../shared/data] [--out /tmp/salvage-batch] [--every 5]
 
 The near-miss styles (App. J, DeepSeek-Prover-V2-7B): a special token inside the theorem header
 (example 6), a restated target (example 5: the signature changed), a tactic repeated until the length
@@ -139,11 +139,11 @@ def _by_style(out: Path) -> dict[str, dict[str, int]]:
     return table
 
 
-async def main(data: Path, out_dir: Path) -> None:
+async def main(data: Path, out_dir: Path, every: int) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     real = real_rows(data)
     results: dict[str, dict[str, int]] = {}
-    for label, rows in (("real", real), ("near_misses", near_miss_rows(real))):
+    for label, rows in (("real", real), ("near_misses", near_miss_rows(real[::every]))):
         batch = _write(out_dir / f"{label}.jsonl", rows)
         out = out_dir / f"{label}-verdicts.jsonl"
         out.unlink(missing_ok=True)
@@ -164,5 +164,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[1].parent / "shared" / "data"))
     parser.add_argument("--out", default="/tmp/salvage-batch")
+    parser.add_argument("--every", type=int, default=5, help="build near misses from every N-th real row (default 5)")
     arguments = parser.parse_args()
-    asyncio.run(main(Path(arguments.data), Path(arguments.out)))
+    asyncio.run(main(Path(arguments.data), Path(arguments.out), arguments.every))

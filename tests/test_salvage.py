@@ -292,3 +292,25 @@ def test_salvage_never_revisits_a_cheat_or_an_infrastructure_failure() -> None:
         assert not worth_salvaging(verdict)
     assert worth_salvaging(Verdict(verified=False, reasons=[ReasonCode.statement_mismatch]))
     assert not worth_salvaging(Verdict(verified=True))
+
+
+async def test_deleting_special_tokens_cannot_assemble_a_cheat_the_gate_misses() -> None:
+    """Attack: split a forbidden word with a special token, so only the repaired text spells it."""
+    verifier = fake_repl_verifier(workers=1)
+    try:
+        for smuggled in ("so<|im_end|>rry", "nat<|im_end|>ive_decide", "ad<|Assistant|>mit"):
+            output = (
+                "```lean4\ntheorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n"
+                f"  subst h₀\n  {smuggled}\n```"
+            )
+            original = await verify_proof(ROBE, output, verifier, header=HEADER)
+            assert not original.verified
+            variants = salvage_variants(ROBE, output, limit=16)
+            assert variants
+            for variant in variants:
+                verdict = await verify_proof(ROBE, variant.text, verifier, header=HEADER)
+                assert not verdict.verified, variant.label
+                if variant.kinds[0] == SalvageKind.special_tokens:  # the word the token split is whole again
+                    assert ReasonCode.forbidden_construct in verdict.reasons, variant.label
+    finally:
+        await verifier.close()
