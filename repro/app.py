@@ -37,7 +37,7 @@ from repro.lean.audit import BatchSummary, check_batch, read_rows
 from repro.lean.factory import build_verifier
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import InfraStatus, Verifier
-from repro.lean.source import without_header
+from repro.lean.text import without_header
 from repro.lean.toolchains import get_toolchain
 from repro.llm.breaker import EndpointBreaker
 from repro.llm.client import ModelClient
@@ -450,6 +450,17 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             shutil.which("elan") is not None,
             "elan",
             shutil.which("elan") or "MISSING: install elan, or use docker/Dockerfile",
+            required=False,
+        )
+    )
+    from repro.lean.sandbox import detect_sandbox
+
+    sandbox = detect_sandbox()
+    lines.append(
+        DoctorLine(
+            sandbox.network_blocked and sandbox.writes_confined,
+            "sandbox for Lean processes",
+            sandbox.describe() if sandbox.kind != "none" else "MISSING: " + sandbox.describe(),
             required=False,
         )
     )

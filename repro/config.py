@@ -165,6 +165,9 @@ class LeanSettings(_Strict):
     mathlib_revision: str | None = None
     # fake backend only: JSON rules for the fake REPL (see repro.lean.fake_repl)
     fake_rules: str | None = None
+    # repl backend: run each REPL in repro.lean.sandbox (bubblewrap: no network, writes only to a scratch
+    # directory; unshare: no network); where neither works the REPL runs as before and doctor says so
+    sandbox: bool = True
 
     @field_validator("toolchain")
     @classmethod

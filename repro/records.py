@@ -66,6 +66,7 @@ class ReasonCode(StrEnum):
     formalization_not_sorry = "formalization_not_sorry"
     formalization_compile_error = "formalization_compile_error"
     statement_not_single_theorem = "statement_not_single_theorem"
+    statement_incompatible_toolchain = "statement_incompatible_toolchain"
     semantic_mismatch = "semantic_mismatch"
     proof_not_found = "proof_not_found"
     boundary_corruption = "boundary_corruption"
@@ -92,6 +93,10 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.formalization_compile_error: "The formal statement did not compile with only the sorry warning.",
     ReasonCode.statement_not_single_theorem: (
         "The formal statement is not exactly one theorem ending in `:= by sorry` (definitions, other commands)."
+    ),
+    ReasonCode.statement_incompatible_toolchain: (
+        "A study statement does not elaborate under this prover's Lean toolchain: the prover was not asked, "
+        "and the pair is counted apart from the prover's failures."
     ),
     ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in all three asks.",
     ReasonCode.proof_not_found: "None of the k proof attempts passed the soundness gate.",

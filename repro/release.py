@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,8 @@ class ReleaseSummary:
     out_dir: Path
     # problems the run never finished (unfinished runs can be released, but the user is told)
     unfinished_problems: int = 0
+    # rows the ``keep`` hook held back (``release --replay``: not replayed by SafeVerify)
+    withheld_by_keep: int = 0
 
 
 @dataclass(frozen=True)
@@ -556,11 +559,14 @@ def write_release(
     allow_unverified: bool = False,
     license: str | None = None,
     attribution: str | None = None,
+    keep: Callable[[list[Any]], list[Any]] | None = None,
 ) -> ReleaseSummary:
     """Write the retained instances; nothing at all when none is releasable (the summary says so).
 
     Rows stream from one SQL pass over the store straight into both files, so time and memory do
     not depend on parsing each candidate into records (a 100k-problem run releases in seconds).
+    ``keep`` sees each page of rows (tuples in :func:`release_columns` order, then the provenance
+    fields) and returns the rows to write (``release --replay`` drops those SafeVerify did not replay).
     """
     config_path = Path(run_dir) / "config.yaml"
     config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
@@ -578,8 +584,13 @@ def write_release(
         pages = store.retained_rows(
             _select(), where="" if allow_unverified else f"NOT {_UNVERIFIED}", parameters=parameters
         )
+        dropped = 0
         with closing(pages):  # the cursor closes before the store does, however the loop ends
             for page in pages:
+                if keep is not None:
+                    kept = keep(page)
+                    dropped += len(page) - len(kept)
+                    page = kept
                 writer.write(page)
         if not allow_unverified or writer.written.rows != retained:
             # every retained row was released, so every one had its problem; else check (before keeping anything)
@@ -587,10 +598,15 @@ def write_release(
         unfinished = store.outcome_counts().get(None, 0)
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
         written = writer.written
-        withheld = 0 if allow_unverified else retained - written.rows
+        withheld = 0 if allow_unverified else retained - written.rows - dropped
         if not written.rows:
             return ReleaseSummary(
-                written=0, unverified=0, withheld_unverified=withheld, out_dir=out, unfinished_problems=unfinished
+                written=0,
+                unverified=0,
+                withheld_unverified=withheld,
+                out_dir=out,
+                unfinished_problems=unfinished,
+                withheld_by_keep=dropped,
             )
         terms = _combined_terms(sorted(writer.sources()), config, license, attribution)
         writer.finish()
@@ -612,7 +628,13 @@ def write_release(
         withheld_unverified=withheld,
         out_dir=out,
         unfinished_problems=unfinished,
+        withheld_by_keep=dropped,
     )
+
+
+def release_columns() -> list[str]:
+    """The columns of the rows :func:`write_release` hands to its ``keep`` hook, in order."""
+    return list(_COLUMNS)
 
 
 def check_release_files(out_dir: str | Path) -> list[str]:

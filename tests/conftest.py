@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +10,8 @@ import pytest
 from repro.testing import OpenAITestServer
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO.parent / "shared" / "data"
+# REPRO_SHARED_DATA points elsewhere (a worktree whose parent holds no shared/data)
+SHARED_DATA = Path(os.environ.get("REPRO_SHARED_DATA") or REPO.parent / "shared" / "data")
 
 
 def shared_file(relative: str) -> Path:

@@ -12,7 +12,7 @@ import pytest
 
 from repro.app import run
 from repro.config import load_config
-from repro.llm.hygiene import extract_lean_block
+from repro.lean.text import extract_lean_block
 from repro.records import AttemptStatus, CandidateStatus
 from repro.store import RunStore
 from tests.conftest import REPO

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from repro.llm import extract_json_object, extract_lean_block, find_special_tokens
+from repro.lean.text import extract_lean_block, find_special_tokens
+from repro.llm import extract_json_object
 
 
 def test_last_lean4_block_after_the_reasoning_section() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.lean.lexer import Kind, identifier_parts, lex, lex_error
 from repro.lean.policy import scan
+from repro.lean.text.lexer import Kind, identifier_parts, lex, lex_error
 
 # Characters that move boundaries in naive scanners; fragments below put them everywhere.
 TRICKY = ['"', "'", "«", "»", "#", "\\", "\n", "r", "@", "[", "*", " ", "x", "exit", "instance", "-- ", " / "]

@@ -288,3 +288,27 @@ def test_evaluation_page_in_chromium(browser: Any, evaluations: dict[str, Path],
     page, problems = _open(browser, clean, "#rows-body tr.row")
     assert page.locator("#unverified-banner").count() == 0 and page.locator("p.ok").is_visible()
     assert problems == []
+
+
+def test_hostile_prover_output_stays_inert_on_the_study_page(browser: Any, big_study: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from tests.test_report import HOSTILE
+
+    study = tmp_path / "hostile"
+    shutil.copytree(big_study, study)
+    with StudyStore(study, create=False) as store:
+        sample = store.samples(prover="slow", statement_id="s45")[0]
+        store.save_verdict(sample.model_copy(update={"text": f"Plan: {HOSTILE}\n" + sample.text}))
+    out = tmp_path / "hostile.html"
+    write_report(study, out)
+    html = out.read_text(encoding="utf-8")
+    assert "<script>window.__pwned" not in html and "<img" not in html
+    page, problems = _open(browser, out, "#statements-body tr.row")
+    page.fill("#filter-statement-text", "window.__pwned")
+    row = page.locator("#statements-body tr.row")
+    assert row.count() == 1 and row.first.get_attribute("data-id") == "s45"
+    row.first.click()
+    assert HOSTILE in page.locator(".detail-row").inner_text()
+    assert page.evaluate("window.__pwned") is None and page.locator(".detail-row img").count() == 0
+    assert problems == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from repro.lean.source import StatementError, final_proposition, read_statement
+from repro.lean.text import StatementError, final_proposition, read_statement
 from repro.stages.answer import deterministic_answer
 from repro.stages.formalize import normalize_statement
 

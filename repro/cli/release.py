@@ -4,24 +4,47 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from repro.cli._common import console, errors, lean_settings
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
+    from repro.lean.replay import ReplaySettings
+
+
+def _replay_settings(arguments: argparse.Namespace) -> ReplaySettings:
+    from repro.lean.replay import ReplaySettings
+
+    settings = ReplaySettings(backend=arguments.replay_backend)
+    return (
+        settings.model_copy(update={"tools_dir": Path(arguments.replay_tools)}) if arguments.replay_tools else settings
+    )
 
 
 def command_release(arguments: argparse.Namespace) -> int:
     from repro.release import write_release
+    from repro.release_replay import describe, release_replay_filter
 
+    replay = release_replay_filter(_replay_settings(arguments)) if arguments.replay else None
     summary = write_release(
         arguments.run_dir,
         arguments.out,
         allow_unverified=arguments.allow_unverified,
         license=arguments.license,
         attribution=arguments.attribution,
+        keep=replay,
     )
+    if replay is not None:
+        for verdict in replay.withheld:
+            errors.print(f"withheld (not replayed): {describe(verdict)}", style="yellow")
+        console.print(
+            f"replay: {len(replay.verdicts) - len(replay.withheld)} of {len(replay.verdicts)} rows replayed by"
+            f" {replay.backend.name}; {len(replay.withheld)} withheld"
+        )
+        if not replay.backend.real:
+            errors.print("the replay backend is the CI fake: it replays nothing", style="yellow")
     if summary.unfinished_problems:
         errors.print(
             f"warning: {summary.unfinished_problems} problems of this run are unfinished; the release holds only"
@@ -38,6 +61,8 @@ def command_release(arguments: argparse.Namespace) -> int:
         why = (
             "every retained instance was withheld as unverified"
             if summary.withheld_unverified
+            else "every retained instance was withheld as not replayed"
+            if summary.withheld_by_keep
             else "no retained instance"
         )
         errors.print(f"error: nothing to release from {arguments.run_dir}: {why}; nothing written")
@@ -69,7 +94,26 @@ def command_reverify(arguments: argparse.Namespace) -> int:
     if any(not result.real_lean for result in results):
         errors.print("the Lean backend was not real (fake): these verdicts re-verify nothing", style="yellow")
     good = all(result.passed_gate and result.answer_grounded and result.real_lean for result in results)
-    return 0 if results and good else 1
+    code = 0 if results and good else 1
+    if arguments.replay:
+        from repro.lean.replay import build_replayer
+        from repro.release_replay import describe, replay_exit_code, replay_release
+
+        replayer = build_replayer(_replay_settings(arguments))
+        verdicts = asyncio.run(replay_release(arguments.release_dir, lean.header, replayer))
+        for verdict in verdicts:
+            if not verdict.passed:
+                console.print(f"NOT replayed: {describe(verdict)}")
+        replayed = sum(verdict.passed for verdict in verdicts)
+        console.print(
+            f"{replayed} of {len(verdicts)} instances replayed by {replayer.name} (pinned per toolchain;"
+            f" sandbox: {replayer.sandbox.describe()})"
+        )
+        if not replayer.real:
+            errors.print("the replay backend is the CI fake: it replays nothing", style="yellow")
+        if code == 0:  # a refusal by the gate stays the answer; else the replay's (1, 3, or 4 for the fake)
+            code = int(replay_exit_code(verdicts))
+    return code
 
 
 def register(commands: Commands) -> None:
@@ -83,10 +127,27 @@ def register(commands: Commands) -> None:
     )
     release.add_argument("--license", help="license of the source dataset (SPDX id), for sources repro does not know")
     release.add_argument("--attribution", help="who made the source dataset and where it is from (for the card)")
+    _replay_options(release, "withhold every row that SafeVerify does not replay (rebuilt and replayed in the kernel)")
     release.set_defaults(handler=command_release)
 
     reverify = commands.add_parser("reverify", help="re-check every proof of a released dataset with Lean")
     reverify.add_argument("release_dir")
     reverify.add_argument("--backend", choices=["repl", "kimina", "fake"])
     reverify.add_argument("--config", help="config whose lean: section to use")
+    _replay_options(reverify, "also replay every row with SafeVerify (rebuilt from source, replayed in the kernel)")
     reverify.set_defaults(handler=command_reverify)
+
+
+def _replay_options(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--replay", action="store_true", help=what)
+    parser.add_argument(
+        "--replay-backend",
+        choices=["safeverify", "fake"],
+        default="safeverify",
+        help="safeverify: the pinned SafeVerify of each row's toolchain; fake: the CI stand-in (replays nothing)",
+    )
+    parser.add_argument(
+        "--replay-tools",
+        help="directory with one built SafeVerify checkout per toolchain (default: $REPRO_SAFEVERIFY_DIR"
+        " or ~/.cache/repro/safeverify)",
+    )

@@ -6,21 +6,28 @@ from repro.lean.fake_backend import fake_repl_verifier, make_fake_repl_home
 from repro.lean.fleet import KiminaFleet
 from repro.lean.gate import STANDARD_AXIOMS, Verdict, forbidden_constructs, reserved_name, verify_proof
 from repro.lean.kimina import KiminaVerifier
-from repro.lean.lexer import Kind, Token, lex, significant
-from repro.lean.policy import DEFAULT_OPEN_ALLOWLIST, ScanResult, scan
+from repro.lean.policy import ScanResult, scan
 from repro.lean.project import LeanHealth, SetupError, lean_health, setup_lean_project
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
 from repro.lean.repl_pool import ReplPoolVerifier
-from repro.lean.source import (
+from repro.lean.tables import DEFAULT_OPEN_ALLOWLIST
+from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
+from repro.lean.text import (
+    Kind,
+    LeanCode,
+    ProverOutput,
     Statement,
     StatementError,
+    Token,
     ends_in_sorry,
     final_proposition,
+    lex,
     normalize,
+    read_output,
     read_statement,
+    significant,
     top_level_equation,
 )
-from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
 from repro.lean.toolchains import DEFAULT_TOOLCHAIN, Toolchain, UnknownToolchain, get_toolchain, list_toolchains
 
 __all__ = [
@@ -32,9 +39,11 @@ __all__ = [
     "Kind",
     "KiminaFleet",
     "KiminaVerifier",
+    "LeanCode",
     "LeanHealth",
     "LeanMessage",
     "LeanResult",
+    "ProverOutput",
     "ReplPoolVerifier",
     "ScanResult",
     "Statement",
@@ -59,6 +68,7 @@ __all__ = [
     "list_toolchains",
     "make_fake_repl_home",
     "normalize",
+    "read_output",
     "read_statement",
     "reserved_name",
     "scan",

@@ -11,6 +11,7 @@ from repro.lean.fleet import KiminaFleet, split_urls
 from repro.lean.kimina import KiminaVerifier
 from repro.lean.project import SetupError, toolchain_mismatch
 from repro.lean.repl_pool import ReplPoolVerifier
+from repro.lean.sandbox import sandbox_launcher
 from repro.lean.toolchains import get_toolchain
 from repro.store import RunStore
 
@@ -59,5 +60,6 @@ def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> Cac
             toolchain=toolchain.elan_toolchain,
             mathlib_revision=mathlib_revision,
             lean_toolchain=toolchain,
+            launcher=sandbox_launcher() if settings.sandbox else None,
         )
     return CachedVerifier(inner, store)  # type: ignore[arg-type]

@@ -32,7 +32,7 @@ import time
 from typing import Any
 
 from repro.lean.fake_semantics import proof_objection
-from repro.lean.lexer import Kind, Token, lex, line_column, significant
+from repro.lean.text.lexer import Kind, Token, lex, line_column, significant
 
 _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
 _STANDARD = ["propext", "Classical.choice", "Quot.sound"]
@@ -148,17 +148,24 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
                     "endPos": _position_at(code, token.end),
                 }
             )
-    if _uses_sorry(significant(tokens)):
-        declaration = next((t for t in tokens if t.text in ("theorem", "lemma", "def", "example")), None)
-        start = declaration.start if declaration else 0
-        messages.append(_message(code, start, start + 7, "warning", "declaration uses 'sorry'"))
+    words = significant(tokens)
+    if _uses_sorry(words):
+        # real Lean puts the warning on the declaration's name (repl-transcripts: term_sorry, dup_sorries)
+        keyword = next((i for i, t in enumerate(words) if t.text in ("theorem", "lemma", "def", "example")), None)
+        if keyword is None:
+            start, end = 0, min(len(code), 7)
+        elif words[keyword].text == "example" or keyword + 1 >= len(words):
+            start, end = words[keyword].start, words[keyword].end
+        else:
+            start, end = words[keyword + 1].start, words[keyword + 1].end
+        messages.append(_message(code, start, end, "warning", "declaration uses 'sorry'"))
     else:
-        for name, words in _declarations(code).items():
-            if words[0].text not in ("theorem", "lemma") or name.startswith("repro_target_"):
+        for name, declared in _declarations(code).items():
+            if declared[0].text not in ("theorem", "lemma") or name.startswith("repro_target_"):
                 continue
-            objection = proof_objection(code[words[0].start : words[-1].end])
+            objection = proof_objection(code[declared[0].start : declared[-1].end])
             if objection is not None:
-                messages.append(_message(code, words[0].start, words[-1].end, "error", objection))
+                messages.append(_message(code, declared[0].start, declared[-1].end, "error", objection))
     reply: dict[str, Any] = {}
     if sorries:
         reply["sorries"] = sorries

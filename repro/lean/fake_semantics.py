@@ -26,8 +26,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from repro.lean.lexer import Kind, Token, lex, significant
-from repro.lean.source import StatementError, depths, read_statement
+from repro.lean.text import Kind, StatementError, Token, depths, lex, read_statement, significant
 
 _TYPES = {"ℕ": "nat", "Nat": "nat", "ℤ": "int", "Int": "int", "ℚ": "rat", "Rat": "rat", "ℝ": "real", "Real": "real"}
 _COMPARISONS = {"=", "≠", "!=", "<", "≤", "<=", ">", "≥", ">="}

@@ -20,14 +20,15 @@ Every reason that applied is listed, with Lean's messages.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
-from repro.lean.policy import DEFAULT_OPEN_ALLOWLIST, RESERVED_PREFIX, ScanResult, scan
+from repro.lean.policy import ScanResult, scan
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
-from repro.lean.source import Statement, StatementError, read_statement
+from repro.lean.tables import DEFAULT_OPEN_ALLOWLIST, RESERVED_PREFIX
 from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
-from repro.llm.hygiene import extract_lean_block, find_special_tokens
+from repro.lean.text import LeanCode, Statement, StatementError, read_output, read_statement
 from repro.records import ReasonCode
 
 STANDARD_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
@@ -73,7 +74,7 @@ def lean_commands(parsed: Statement, reserved: str, prover_code: str) -> list[st
 
 
 def forbidden_constructs(
-    code: str,
+    code: str | LeanCode,
     *,
     allow_native_decide: bool = False,
     header: str = "",
@@ -100,13 +101,11 @@ async def verify_proof(
 ) -> Verdict:
     """Decide whether ``prover_output`` proves ``statement``. Never raises for bad proofs or statements."""
     verdict = Verdict(verified=False)
-    try:
-        parsed = read_statement(statement)
-    except StatementError as error:
-        verdict.add(ReasonCode.statement_not_single_theorem, f"the formal statement is unusable: {error}")
+    parsed, in_statement = _our_statement(statement, header)
+    if isinstance(parsed, StatementError):
+        verdict.add(ReasonCode.statement_not_single_theorem, f"the formal statement is unusable: {parsed}")
         return verdict
     verdict.theorem_name = parsed.name
-    in_statement = forbidden_constructs(parsed.declaration, header=header, line_starts=False, main_name=parsed.name)
     if in_statement:
         verdict.add(
             ReasonCode.statement_not_single_theorem,
@@ -114,18 +113,15 @@ async def verify_proof(
         )
         return verdict
 
-    tokens = find_special_tokens(prover_output)
-    if tokens:
-        verdict.add(ReasonCode.boundary_corruption, f"special tokens in the output: {sorted(set(tokens))[:5]}")
-    code = prover_output
-    truncated = finish_reason == "length"
-    if "```" in prover_output:
-        extraction = extract_lean_block(prover_output, finish_reason)
-        code = extraction.code or ""
-        truncated = truncated and not extraction.closed or extraction.failure == "generation_truncated"
+    output = read_output(prover_output, finish_reason)
+    if output.special_tokens:
+        found = sorted(set(output.special_tokens))[:5]
+        verdict.add(ReasonCode.boundary_corruption, f"special tokens in the output: {found}")
+    truncated = output.truncated
     if truncated:
         verdict.add(ReasonCode.generation_truncated, "the output hit the token limit before its code was closed")
-    verdict.checked_code = code
+    code = output.code
+    verdict.checked_code = code.text
 
     static = scan(
         code,
@@ -151,8 +147,7 @@ async def verify_proof(
             lean_results = await verifier.check_sequence(commands, header)
             _judge_lean(verdict, lean_results, parsed.name)
     verdict.taxonomy = taxonomy_facts(
-        code=code,
-        raw_output=prover_output,
+        output=output,
         verdict_reasons=verdict.reasons,
         lean=verdict.lean,
         finish_reason=finish_reason,
@@ -165,6 +160,17 @@ async def verify_proof(
         and all(result.infra_status == InfraStatus.ok for result in lean_results)
     )
     return verdict
+
+
+@lru_cache(maxsize=256)
+def _our_statement(statement: str, header: str) -> tuple[Statement | StatementError, tuple[str, ...]]:
+    """Our statement read and checked once for all the samples proving it (k per statement)."""
+    try:
+        parsed = read_statement(statement)
+    except StatementError as error:
+        return error, ()
+    found = forbidden_constructs(parsed.declaration, header=header, line_starts=False, main_name=parsed.name)
+    return parsed, tuple(found)
 
 
 def _judge_static(verdict: Verdict, static: ScanResult, parsed: Statement, truncated: bool) -> None:

@@ -11,156 +11,24 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 
-from repro.lean.lexer import Kind, Token, identifier_parts, lex, lex_error, line_column, significant
-from repro.lean.source import COMMAND_KEYWORDS
+from repro.lean.syntax import SyntaxTables, UnknownToolchainError, gate_tables
+from repro.lean.tables import (
+    ALLOWED_MODIFIERS,
+    ALLOWED_OPTIONS,
+    COMMAND_KEYWORDS,
+    COMMAND_PREFIXES,
+    DECLARATION_KEYWORDS,
+    DEFAULT_OPEN_ALLOWLIST,
+    FORBIDDEN_NAMES,
+    METAPROGRAMMING_NAMES,
+    METAPROGRAMMING_ROOTS,
+    NATIVE_NAMES,
+    RESERVED_PREFIX,
+)
+from repro.lean.text import Kind, LeanCode, Token, identifier_parts, lean_code
 
-RESERVED_PREFIX = "repro_target"
-DECLARATION_KEYWORDS = frozenset({"theorem", "lemma", "def", "abbrev"})
-ALLOWED_MODIFIERS = frozenset({"private", "noncomputable"})
-# Resource limits only: none changes what Lean accepts as a proof.
-ALLOWED_OPTIONS = frozenset({"maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats"})
-DEFAULT_OPEN_ALLOWLIST = frozenset(
-    {
-        "BigOperators",
-        "Real",
-        "Nat",
-        "Topology",
-        "Rat",
-        "Int",
-        "Finset",
-        "Set",
-        "Classical",
-        "Function",
-        "Polynomial",
-        "Complex",
-        "List",
-        "Multiset",
-        "Filter",
-        "Matrix",
-        "NNReal",
-        "ENNReal",
-        "ZMod",
-        "Fin",
-        "Asymptotics",
-        "MeasureTheory",
-        "intervalIntegral",
-        "EuclideanGeometry",
-        "InnerProductSpace",
-        "Equiv",
-        "Pointwise",
-        "ComplexConjugate",
-    }
-)
-# Forbidden wherever they appear, compared per identifier component with «» quoting removed.
-FORBIDDEN_NAMES = {
-    "sorry": "sorry",
-    "admit": "admit",
-    "sorryAx": "sorryAx",
-    "ofReduceBool": "Lean.ofReduceBool",
-    "ofReduceNat": "Lean.ofReduceNat",
-    "reduceBool": "Lean.reduceBool",
-    "reduceNat": "Lean.reduceNat",
-    "trustCompiler": "Lean.trustCompiler",
-    "implemented_by": "implemented_by",
-    "extern": "extern",
-    "run_tac": "run_tac",
-    "by_elab": "by_elab",
-    "exact?": "search tactic exact?",
-    "apply?": "search tactic apply?",
-    "rw?": "search tactic rw?",
-    "simp?": "search tactic simp?",
-    "simp?!": "search tactic simp?!",
-    "aesop?": "search tactic aesop?",
-    "skipKernelTC": "debug.skipKernelTC",
-}
-NATIVE_NAMES = frozenset({"native_decide", "native"})
-# Name shapes of commands that extend Lean (``declare_uint_simprocs``, ``register_tactic_tag``, ...):
-# no lemma a proof uses is named so, and a keyword among them begins a command wherever it stands.
-COMMAND_PREFIXES = ("declare_", "register_", "builtin_", "initialize", "compile_", "mk_iff_of_", "variable")
-# First name components that lead into metaprogramming, the compiler or I/O (``_root_`` removed):
-# a proof of a competition statement needs none of them, and each can run code at elaboration time.
-METAPROGRAMMING_ROOTS = frozenset(
-    {
-        "Lean",
-        "Mathlib",
-        "Aesop",
-        "Qq",
-        "Batteries",
-        "Std",
-        "Lake",
-        "IO",
-        "EIO",
-        "BaseIO",
-        "System",
-        "ProofWidgets",
-        "Plausible",
-        "ImportGraph",
-        "LeanSearchClient",
-    }
-)
-# Metaprogramming names reachable without the ``Lean.`` prefix (after ``open``, via ``export`` or dot
-# notation), compared per name component.
-METAPROGRAMMING_NAMES = frozenset(
-    {
-        "CoreM",
-        "MetaM",
-        "TermElabM",
-        "TacticM",
-        "CommandElabM",
-        "SimpM",
-        "MacroM",
-        "Simproc",
-        "DSimproc",
-        "Environment",
-        "Declaration",
-        "ConstantInfo",
-        "TheoremVal",
-        "thmDecl",
-        "axiomDecl",
-        "defnDecl",
-        "addDecl",
-        "addAndCompile",
-        "getEnv",
-        "setEnv",
-        "modifyEnv",
-        "getConstInfo",
-        "mkConst",
-        "Expr",
-        "Syntax",
-        "TSyntax",
-        "Name",
-        "MVarId",
-        "FVarId",
-        "evalExpr",
-        "evalTactic",
-        "evalTerm",
-        "elabTerm",
-        "withOptions",
-        "unsafeCast",
-        "unsafeIO",
-        "unsafeBaseIO",
-        "unsafeEIO",
-        "ptrAddrUnsafe",
-        "panic",
-        "dbg_trace",
-        "dbgTrace",
-        "dbgTraceIfShared",
-        "throwError",
-        "throwErrorAt",
-        "logInfo",
-        "trace",
-        "Elab",
-        "Meta",
-        "Macro",
-        "Tactic",
-        "Term",
-        "Command",
-        "ToExpr",
-        "toExpr",
-        "Quote",
-    }
-)
 # Characters other than ``\n`` that ``str.splitlines`` (and so the Kimina server, which splits and
 # re-joins the code) treats as line breaks, other control and format characters, and lone surrogates:
 # where they appear, our reading of comments and lines may differ from what Lean is sent.
@@ -193,20 +61,24 @@ class ScanResult:
     lean_code: str = ""  # the code Lean checks: verbatim, the leading imports blanked (the header has them)
     uses_native_decide: bool = False
     uses_search_tactic: bool = False
+    _labels: set[str] = field(default_factory=set, repr=False)  # ``forbidden`` as a set: refusing stays O(1)
 
     def refuse(self, label: str) -> None:
-        if label not in self.forbidden:
+        if label not in self._labels:
+            self._labels.add(label)
             self.forbidden.append(label)
 
 
-def header_imports(header: str) -> set[str]:
-    tokens = significant(lex(header))
-    return {tokens[i + 1].text for i, t in enumerate(tokens[:-1]) if t.text == "import"}
+@lru_cache(maxsize=64)
+def header_imports(header: str) -> frozenset[str]:
+    tokens = LeanCode.of(header).significant
+    return frozenset(tokens[i + 1].text for i, t in enumerate(tokens[:-1]) if t.text == "import")
 
 
-def header_opens(header: str) -> set[str]:
+@lru_cache(maxsize=64)
+def header_opens(header: str) -> frozenset[str]:
     found: set[str] = set()
-    tokens = significant(lex(header))
+    tokens = LeanCode.of(header).significant
     for index, token in enumerate(tokens):
         if token.text != "open":
             continue
@@ -214,26 +86,25 @@ def header_opens(header: str) -> set[str]:
             if following.kind != Kind.identifier or following.text in COMMAND_KEYWORDS or following.text == "in":
                 break
             found.add(following.name)
-    return found
+    return frozenset(found)
 
 
-def unsafe_characters(code: str) -> list[str]:
+def unsafe_characters(code: str | LeanCode) -> list[str]:
     """Line-break, control and format characters other than ``\\n`` and tab, named with their position."""
+    source = lean_code(code)
+    text = source.text
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return []  # every unsafe category is non-printable: one pass in C settles the usual case
     found: list[str] = []
-    for index, char in enumerate(code):
+    for index, char in enumerate(text):
         if char not in _SAFE_CONTROLS and unicodedata.category(char) in _UNSAFE_CATEGORIES:
-            line, column = line_column(code, index)
+            line, column = source.line_column(index)
             found.append(f"character U+{ord(char):04X} at line {line}:{column}")
     return found
 
 
-def _where(code: str, token: Token) -> str:
-    line, column = line_column(code, token.start)
-    return f"line {line}:{column}"
-
-
 def scan(
-    code: str,
+    code: str | LeanCode,
     *,
     header: str,
     allow_native_decide: bool = False,
@@ -250,120 +121,132 @@ def scan(
     (or ``by``/``end``): commands Lean knows but this module does not are refused where they stand. A formal
     statement is checked without it: an unknown command inside one theorem only makes Lean fail.
     """
+    source = lean_code(code)
     result = ScanResult()
-    characters = unsafe_characters(code)
+    characters = unsafe_characters(source)
     if characters:
         # refused whatever the lexer reads: the Kimina server splits lines at these, so Lean may not read what we lex
         for label in characters[:5]:
             result.refuse(f"{label} (only \\n may break a line; no control or format characters)")
-    tokens = lex(code)
-    error = lex_error(tokens)
-    if error is not None:
-        result.unterminated = f"unterminated comment, string, char or «name» at {_where(code, error)}"
+    if source.error is not None:
+        result.unterminated = f"unterminated comment, string, char or «name» at {source.where(source.error)}"
+        return result
+    try:
+        tables = gate_tables()
+    except UnknownToolchainError as error:
+        result.refuse(f"no syntax tables ({error})")  # fail closed: without them no command is known
         return result
     opens_allowed = set(open_allowlist) | header_opens(header)
     imports_allowed = header_imports(header)
-    words = significant(tokens)
+    words = source.significant
     blanked: list[tuple[int, int]] = []
     in_preamble = True
     index = 0
     while index < len(words):
         token = words[index]
         following = words[index + 1] if index + 1 < len(words) else None
-        where = _where(code, token)
         if token.kind == Kind.identifier and token.text == "import":
             module = following.text if following is not None else ""
             if not in_preamble or module not in imports_allowed:
-                result.refuse(f"import {module} ({where}; only the pinned header's imports, at the top)")
+                result.refuse(f"import {module} ({source.where(token)}; only the pinned header's imports, at the top)")
             elif following is not None:
                 blanked.append((token.start, following.end))
             index += 2
             continue
         in_preamble = False
         if token.kind == Kind.hash_command:
-            result.refuse(f"{token.text} ({where})")
+            result.refuse(f"{token.text} ({source.where(token)})")
         elif token.kind == Kind.attribute_open:
             if _simp_attribute_on_theorem(words, index):
                 index += 3
                 continue
-            result.refuse(f"attribute @[...] ({where}; only @[simp] on a theorem or lemma)")
+            result.refuse(f"attribute @[...] ({source.where(token)}; only @[simp] on a theorem or lemma)")
         elif token.kind in _LITERAL_KINDS:
             # Lean runs code inside literals (``throwError "{...}"`` interpolates a plain string) and
             # a proof needs none: every string and char literal is refused
-            result.refuse(f"{_LITERAL_KINDS[token.kind]} ({where}; no string or char literals in prover code)")
+            result.refuse(
+                f"{_LITERAL_KINDS[token.kind]} ({source.where(token)}; no string or char literals in prover code)"
+            )
         elif token.kind == Kind.quotation:
-            result.refuse(f"name literal or syntax quotation ({where})")
+            result.refuse(f"name literal or syntax quotation ({source.where(token)})")
         elif token.kind == Kind.identifier:
-            index = _identifier(code, words, index, result, opens_allowed, allow_native_decide, line_starts, main_name)
+            index = _identifier(
+                source, index, result, opens_allowed, allow_native_decide, line_starts, main_name, tables
+            )
             continue
         index += 1
-    result.lean_code = _blank(code, blanked)
+    result.lean_code = _blank(source.text, blanked)
     return result
 
 
 def _identifier(
-    code: str,
-    words: list[Token],
+    source: LeanCode,
     index: int,
     result: ScanResult,
     opens_allowed: set[str],
     allow_native_decide: bool,
     line_starts: bool,
     main_name: str | None,
+    tables: SyntaxTables,
 ) -> int:
     """Judge the identifier at ``index``; returns the index of the next token to look at."""
+    words, code = source.significant, source.text
     token = words[index]
-    where = _where(code, token)
     text = token.text
-    _judge_name(code, token, result, allow_native_decide)
+    _judge_name(source, token, result, allow_native_decide)
+    following = words[index + 1] if index + 1 < len(words) else None
+    glued = following is not None and following.text == "%" and following.start == token.end
+    if tables.evaluates(text + "%" if glued else text):
+        # generated from the sources: ``run_conv``, ``polyrith``, ``eval%``, ``lrat_proof``, ...
+        result.refuse(f"{text}{'%' if glued else ''} ({source.where(token)}; its implementation evaluates code)")
     if text == "open":
-        return _open(code, words, index, result, opens_allowed)
+        return _open(source, index, result, opens_allowed)
     if text == "set_option":
         option = words[index + 1] if index + 1 < len(words) else None
         value = words[index + 2] if index + 2 < len(words) else None
         option_name = option.name if option is not None and option.kind == Kind.identifier else "?"
         if option_name not in ALLOWED_OPTIONS or value is None or value.kind != Kind.number:
-            result.refuse(f"set_option {option.text if option else ''} ({where}; only resource limits)")
+            result.refuse(f"set_option {option.text if option else ''} ({source.where(token)}; only resource limits)")
         return index + 3
     if text in DECLARATION_KEYWORDS:
         name = words[index + 1] if index + 1 < len(words) else None
         if name is None or name.kind != Kind.identifier or name.text in COMMAND_KEYWORDS:
-            result.refuse(f"{text} without a name ({where})")
+            result.refuse(f"{text} without a name ({source.where(token)})")
             return index + 1
         modifiers = []
         back = index - 1
         while back >= 0 and words[back].text in ALLOWED_MODIFIERS:
             modifiers.append(words[back].text)
             back -= 1
-        _judge_name(code, name, result, allow_native_decide)
+        _judge_name(source, name, result, allow_native_decide)
         declared = name.name
         if "." in declared and declared != main_name:
-            result.refuse(f"declaration {name.text} inside a namespace ({where})")
+            result.refuse(f"declaration {name.text} inside a namespace ({source.where(token)})")
         result.declarations.append(Declaration(text, declared, modifiers, token.start))
         return index + 2
     if text in ALLOWED_MODIFIERS or text == "example":
         return index + 1
     if text in ("universe", "universes"):
-        return _universe(code, words, index, result)
-    if text in COMMAND_KEYWORDS or text.startswith(COMMAND_PREFIXES):
-        result.refuse(f"{text} ({where})")
+        return _universe(source, index, result)
+    if tables.is_command(text) or text.startswith(COMMAND_PREFIXES):
+        result.refuse(f"{text} ({source.where(token)})")
         return index + 1
-    following = words[index + 1] if index + 1 < len(words) else None
-    glued = following is not None and following.text == "%" and following.start == token.end
-    if glued and following is not None and (following.end == len(code) or code[following.end].isspace()):
-        # ``compile_inductive%``, ``gen_injective_theorems%``: elaborator keywords, commands among them
-        result.refuse(f"{text}% ({where}; no elaborator keywords)")
+    spaced = following is not None and (following.end == len(code) or code[following.end].isspace())
+    if glued and following is not None and (spaced or text in tables.glued_percent):
+        # ``eval%``, ``compile_inductive%``: a keyword the table knows is one token whatever follows it
+        # (``eval%(f 1)``); an unknown name glued to ``%`` and a space is refused too (fail closed)
+        result.refuse(f"{text}% ({source.where(token)}; no elaborator keywords)")
         return index + 2
     previous = words[index - 1] if index > 0 else None
     continues = previous is not None and previous.kind == Kind.symbol and previous.text not in (")", "]", "}", "⟩")
-    if line_starts and _at_column_zero(code, token) and not continues and text not in ("by", "end"):
-        result.refuse(f"{text} at the start of a line ({where}; not a command the gate allows)")
+    if line_starts and source.at_column_zero(token) and not continues and text not in ("by", "end"):
+        result.refuse(f"{text} at the start of a line ({source.where(token)}; not a command the gate allows)")
     return index + 1
 
 
-def _judge_name(code: str, token: Token, result: ScanResult, allow_native_decide: bool) -> None:
+def _judge_name(source: LeanCode, token: Token, result: ScanResult, allow_native_decide: bool) -> None:
     """Rules on every name component, wherever the name stands (a declaration's own name included)."""
-    where = _where(code, token)
+    where = source.where(token)
     text = token.text
     parts = identifier_parts(text)
     rooted = parts[1:] if parts[0] == "_root_" and len(parts) > 1 else parts
@@ -384,9 +267,10 @@ def _judge_name(code: str, token: Token, result: ScanResult, allow_native_decide
                 result.refuse(f"native_decide ({where})")
 
 
-def _open(code: str, words: list[Token], index: int, result: ScanResult, opens_allowed: set[str]) -> int:
+def _open(source: LeanCode, index: int, result: ScanResult, opens_allowed: set[str]) -> int:
     """``open [scoped] A B ... [in]``: every name from the allowlist; no ``hiding``/``renaming``/``(x)``."""
-    where = _where(code, words[index])
+    words = source.significant
+    where = source.where(words[index])
     cursor = index + 1
     if cursor < len(words) and words[cursor].text == "scoped":
         cursor += 1
@@ -408,8 +292,9 @@ def _open(code: str, words: list[Token], index: int, result: ScanResult, opens_a
     return cursor
 
 
-def _universe(code: str, words: list[Token], index: int, result: ScanResult) -> int:
+def _universe(source: LeanCode, index: int, result: ScanResult) -> int:
     """``universe u v``: a plain name on the same line must follow (each name is judged as an identifier)."""
+    words = source.significant
     token = words[index]
     following = words[index + 1] if index + 1 < len(words) else None
     if (
@@ -417,9 +302,9 @@ def _universe(code: str, words: list[Token], index: int, result: ScanResult) -> 
         or following.kind != Kind.identifier
         or not _SIMPLE_NAME.fullmatch(following.text)
         or following.text in COMMAND_KEYWORDS
-        or "\n" in code[token.end : following.start]
+        or "\n" in source.text[token.end : following.start]
     ):
-        result.refuse(f"{token.text} without a plain name ({_where(code, token)})")
+        result.refuse(f"{token.text} without a plain name ({source.where(token)})")
     return index + 1
 
 
@@ -432,10 +317,6 @@ def _simp_attribute_on_theorem(words: list[Token], index: int) -> bool:
     if rest and rest[0] == "private":
         rest = rest[1:]
     return bool(rest) and rest[0] in ("theorem", "lemma")
-
-
-def _at_column_zero(code: str, token: Token) -> bool:
-    return token.start == 0 or code[token.start - 1] == "\n"
 
 
 def _blank(code: str, spans: list[tuple[int, int]]) -> str:

@@ -92,8 +92,12 @@ class ReplPoolVerifier:
         start_timeout_s: float = 600.0,
         owned_directory: str | None = None,
         lean_toolchain: Toolchain | None = None,
+        launcher: Callable[[Any], None] | None = None,
     ) -> None:
         self.worker_count = workers
+        # applied to the LeanREPLConfig once built, e.g. repro.lean.sandbox.sandbox_launcher: every REPL
+        # process LeanInteract starts then runs inside the sandbox
+        self._launcher = launcher
         self.timeout_s = timeout_s
         self.recycle_after = recycle_after
         self._repl_config = repl_config
@@ -140,6 +144,8 @@ class ReplPoolVerifier:
                     "Run `repro lean setup` (needs network once) and `repro doctor`."
                 ) from error
             self.toolchain = self.toolchain or getattr(self._repl_config, "lean_version", None)
+            if self._launcher is not None:
+                self._launcher(self._repl_config)
         return self._repl_config
 
     def _start_worker_sync(self, header: str) -> _Worker:

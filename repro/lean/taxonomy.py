@@ -7,8 +7,7 @@ from collections import Counter
 from enum import StrEnum
 
 from repro.lean.protocol import InfraStatus, LeanResult
-from repro.lean.source import strip_comments
-from repro.llm.hygiene import find_special_tokens
+from repro.lean.text import LeanCode, ProverOutput, lean_code, read_output
 from repro.records import ReasonCode
 
 
@@ -39,25 +38,26 @@ def _unbalanced(code: str) -> bool:
     return bool(stack)
 
 
-def is_truncated(code: str, finish_reason: str = "stop") -> bool:
-    clean = strip_comments(code).rstrip()
+def is_truncated(code: str | LeanCode, finish_reason: str = "stop") -> bool:
     if finish_reason == "length":
         return True
+    clean = lean_code(code).without_comments.rstrip()
     return clean.endswith(("<;", "<;>", "·", "by", ":=", ",", "<|")) or _unbalanced(clean)
 
 
-def repeated_tactic(code: str, threshold: int) -> str | None:
-    lines = [line.strip() for line in strip_comments(code).splitlines() if line.strip()]
+def repeated_tactic(code: str | LeanCode, threshold: int) -> str | None:
+    lines = [line.strip() for line in lean_code(code).without_comments.splitlines() if line.strip()]
     if not lines:
         return None
     line, count = Counter(lines).most_common(1)[0]
     return line if count >= threshold else None
 
 
-def natural_language_intrusion(code: str) -> bool:
+def natural_language_intrusion(code: str | LeanCode) -> bool:
     """Comment-heavy or prose-bearing output whose tactic part is thin."""
-    stripped = strip_comments(code, keep_layout=False)
-    total = len(code.strip()) or 1
+    source = lean_code(code)
+    stripped = source.comment_free
+    total = len(source.text.strip()) or 1
     comment_share = 1 - len(stripped.strip()) / total
     tactic_lines = [line for line in stripped.splitlines() if line.strip()]
     prose = any(_PROSE_LINE.match(line) for line in tactic_lines)
@@ -66,24 +66,26 @@ def natural_language_intrusion(code: str) -> bool:
 
 def taxonomy_facts(
     *,
-    code: str,
-    raw_output: str,
+    output: ProverOutput | str,
     verdict_reasons: list[ReasonCode],
     lean: LeanResult | None,
     finish_reason: str,
     repeat_threshold: int,
     statement_matches: bool | None,
 ) -> list[TaxonomyFact]:
+    """Facts about one reply, read from the same :class:`ProverOutput` the gate judged."""
+    reply = output if isinstance(output, ProverOutput) else read_output(output, finish_reason)
+    code = reply.code
     facts: list[TaxonomyFact] = []
-    if find_special_tokens(raw_output):
+    if reply.special_tokens:
         facts.append(TaxonomyFact.boundary_corruption)
-    if code and natural_language_intrusion(code):
+    if code.text and natural_language_intrusion(code):
         facts.append(TaxonomyFact.natural_language_intrusion)
-    if code and repeated_tactic(code, repeat_threshold):
+    if code.text and repeated_tactic(code, repeat_threshold):
         facts.append(TaxonomyFact.repetitive_tactics)
     if statement_matches is False or (ReasonCode.statement_mismatch in verdict_reasons and statement_matches is None):
         facts.append(TaxonomyFact.target_corruption)
-    if not code or is_truncated(code, finish_reason):
+    if not code.text or is_truncated(code, finish_reason):
         facts.append(TaxonomyFact.truncation)
     mapping = {
         ReasonCode.lean_error: TaxonomyFact.compile_error,

@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from repro.llm.cache import cache_key
     from repro.llm.client import ModelClient, ReplayBackend
     from repro.llm.factory import build_backend, build_client, request_from_settings
-    from repro.llm.hygiene import LeanExtraction, extract_lean_block, find_special_tokens
     from repro.llm.json_answers import JsonAnswer, ask_json, extract_json_object, parse_json_answer
     from repro.llm.local_backends import TransformersBackend, VLLMBackend
     from repro.llm.openai_backend import OpenAIBackend
@@ -27,9 +26,6 @@ _MODULE_OF = {
     "build_backend": "repro.llm.factory",
     "build_client": "repro.llm.factory",
     "request_from_settings": "repro.llm.factory",
-    "LeanExtraction": "repro.llm.hygiene",
-    "extract_lean_block": "repro.llm.hygiene",
-    "find_special_tokens": "repro.llm.hygiene",
     "JsonAnswer": "repro.llm.json_answers",
     "ask_json": "repro.llm.json_answers",
     "extract_json_object": "repro.llm.json_answers",
@@ -59,7 +55,6 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ChatMessage",
     "JsonAnswer",
-    "LeanExtraction",
     "ModelBackend",
     "ModelCallError",
     "ModelClient",
@@ -75,8 +70,6 @@ __all__ = [
     "build_client",
     "cache_key",
     "extract_json_object",
-    "extract_lean_block",
-    "find_special_tokens",
     "load_script",
     "parse_json_answer",
     "request_from_settings",

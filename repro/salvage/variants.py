@@ -19,9 +19,20 @@ from enum import StrEnum
 
 from pydantic import BaseModel
 
-from repro.lean.lexer import Kind, Token, lex, lex_error, line_column, significant
-from repro.lean.source import COMMAND_KEYWORDS, StatementError, depths, read_statement
-from repro.llm.hygiene import SPECIAL_TOKEN, extract_lean_block
+from repro.lean.tables import COMMAND_KEYWORDS
+from repro.lean.text import (
+    Kind,
+    LeanCode,
+    StatementError,
+    Token,
+    depths,
+    lex,
+    line_column,
+    read_output,
+    read_statement,
+    significant,
+)
+from repro.lean.text.blocks import SPECIAL_TOKEN
 
 DEFAULT_MAX_VARIANTS = 4
 # a block of 1..MAX_PERIOD lines repeated MIN_REPEATS times in a row is a repetition loop
@@ -134,23 +145,24 @@ def _sources(output: str) -> list[tuple[list[SalvageKind], str]]:
 
 
 def _extract(text: str, finish_reason: str) -> tuple[list[SalvageKind], str] | None:
-    """The Lean code of ``text`` as the gate would read it, taking an unclosed last block as closed."""
-    body = text.rsplit(_THINK_END, 1)[1] if _THINK_END in text else text
-    if "```" not in body:
+    """The Lean code of ``text`` as the gate reads it (one read, :func:`repro.lean.text.read_output`),
+    taking an unclosed last block as closed."""
+    output = read_output(text, "stop")
+    if not output.fenced:
+        body = text.rsplit(_THINK_END, 1)[1] if _THINK_END in text else text
         return ([], body.strip("\n")) if body.strip() else None
-    extraction = extract_lean_block(body, "stop")
-    if extraction.code is None:
+    if output.extracted is None:
         return None
-    kinds = [] if extraction.closed else [SalvageKind.closed_fence]
-    return kinds, extraction.code.strip("\n")
+    kinds = [] if output.closed else [SalvageKind.closed_fence]
+    return kinds, output.extracted.text.strip("\n")
 
 
 def _main_declaration(code: str, name: str) -> _Declaration | None:
     """Our theorem if the code declares it, else the prover's last theorem/lemma (a renamed target)."""
-    tokens = lex(code)
-    if lex_error(tokens) is not None:
+    lexed = LeanCode.of(code)
+    if lexed.error is not None:
         return None
-    words = significant(tokens)
+    words = lexed.significant
     level = depths(words)
     starts = [
         i

@@ -17,8 +17,15 @@ from typing import Literal
 from pydantic import BaseModel, field_validator, model_validator
 
 from repro.config import ModelSettings
-from repro.lean.lexer import Kind, lex
-from repro.lean.source import StatementError, final_proposition, read_statement, strip_comments, top_level_equation
+from repro.lean.text import (
+    LeanCode,
+    StatementError,
+    final_proposition,
+    lean_code,
+    read_statement,
+    strip_comments,
+    top_level_equation,
+)
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
@@ -93,22 +100,17 @@ def has_unevaluated_operation(candidate: str) -> bool:
     return _UNEVALUATED.search(plain) is not None
 
 
-_PROSE = frozenset(
-    {Kind.line_comment, Kind.block_comment, Kind.string, Kind.raw_string, Kind.interpolated_string, Kind.char}
-)
-
-
-def code_without_prose(code: str) -> str:
+def code_without_prose(code: str | LeanCode) -> str:
     """``code`` with comments and string literals blanked: text there is the prover's say-so, not Lean's.
 
     A ``-- the answer is 42`` comment must neither ground an answer nor steer the extraction model.
     """
-    return "".join(" " * len(token.text) if token.kind in _PROSE else token.text for token in lex(code))
+    return lean_code(code).without_prose
 
 
-def grounded(candidate: str, verified_code: str) -> bool:
+def grounded(candidate: str, verified_code: str | LeanCode) -> bool:
     """Every comma-separated part appears verbatim in the code, outside comments, strings and meta commands."""
-    outside_meta = _META_COMMANDS.sub("", code_without_prose(verified_code))
+    outside_meta = _META_COMMANDS.sub("", lean_code(verified_code).without_prose)
     parts = [candidate] if candidate.startswith("{") else [p.strip() for p in candidate.split(",")]
     return all(part and part in outside_meta for part in parts)
 
@@ -116,7 +118,7 @@ def grounded(candidate: str, verified_code: str) -> bool:
 async def recover_answer(
     question: str,
     statement: str,
-    verified_code: str,
+    verified_code: str | LeanCode,
     extract_client: ModelClient,
     extract_settings: ModelSettings,
     classify_client: ModelClient,
@@ -125,13 +127,14 @@ async def recover_answer(
     attempt: int,
 ) -> StageResult:
     clock = Stopwatch()
-    result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified_code))
+    verified = lean_code(verified_code)  # lexed once for the prompt and the grounding check
+    result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified.text))
     candidate = deterministic_answer(statement)
     method = "deterministic"
     try:
         if candidate is None:
             method = "model"
-            shown = code_without_prose(verified_code)
+            shown = verified.without_prose
             prompt = render_prompt("answer_extract", question=question, verified_code=shown)
             extraction = await ask_json(
                 extract_client,
@@ -141,7 +144,7 @@ async def recover_answer(
             account(result, extract_client, extraction.responses)
             candidate = extraction.value.answer if extraction.value else None
         result.output = {"candidate": candidate, "method": method}
-        if not candidate or not grounded(candidate, verified_code):
+        if not candidate or not grounded(candidate, verified):
             result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
             result.elapsed_s = clock.elapsed()
             return result

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 from repro.config import ModelSettings
 from repro.lean.gate import forbidden_constructs
-from repro.lean.lexer import Kind, lex, significant
 from repro.lean.protocol import InfraStatus, Verifier
-from repro.lean.source import StatementError, ends_in_sorry, read_statement, without_header
+from repro.lean.text import (
+    Kind,
+    StatementError,
+    ends_in_sorry,
+    extract_lean_block,
+    lex,
+    read_statement,
+    significant,
+    without_header,
+)
 from repro.llm.client import ModelClient
-from repro.llm.hygiene import extract_lean_block
 from repro.llm.protocol import ModelCallError
 from repro.prompts import render_prompt
 from repro.records import AttemptStatus, LeanMessageRecord, ReasonCode

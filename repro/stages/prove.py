@@ -9,9 +9,9 @@ from pydantic import BaseModel
 from repro.config import ModelSettings
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
+from repro.lean.text import extract_lean_block
 from repro.llm.client import ModelClient
 from repro.llm.factory import request_from_settings
-from repro.llm.hygiene import extract_lean_block
 from repro.llm.protocol import ModelCallError, ModelRequest
 from repro.prompts import render_prompt
 from repro.provers import ProverProfile, get_profile

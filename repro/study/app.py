@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -87,6 +88,7 @@ async def run_study(
     backends = {prover.name: factory(prover) for prover in provers}
     await _check_prover_endpoints(provers)
     verifier = StoredLeanResults(build_verifier(lean_settings), store)
+    opened: list[StoredLeanResults] = []
     try:
         header = statements[0].header if statements else lean_settings.header
         preflight = await verifier.check("theorem repro_preflight : True := trivial", header)
@@ -103,11 +105,75 @@ async def run_study(
                 await ensure_selftest(lean_settings, verifier=backend_of(verifier))
             except SelfTestFailed as failure:
                 raise StudyError(f"{failure} No prover was called.") from None
-        runner = StudyRunner(store, provers, backends, verifier, settings, on_progress=on_progress)
+        others = await _toolchain_verifiers(store, provers, lean_settings, header)
+        opened.extend(others.values())
+        runner = StudyRunner(
+            store,
+            provers,
+            backends,
+            verifier,
+            settings,
+            on_progress=on_progress,
+            verifiers={
+                name: others[toolchain]
+                for name, toolchain in _prover_toolchains(provers, lean_settings).items()
+                if toolchain in others
+            },
+        )
         summary = await runner.run(statements)
     finally:
+        for other in opened:
+            await other.close()
         await verifier.close()
     return summary, verifier
+
+
+def _prover_toolchains(provers: list[ProverEntry], lean: LeanSettings) -> dict[str, str]:
+    """Each prover's Lean toolchain: its profile's (the one its harness was evaluated on), else the study's."""
+    from repro.provers import ProfileError, get_profile
+
+    found = {}
+    for prover in provers:
+        toolchain = lean.toolchain
+        if prover.settings.profile and prover.settings.profile != "custom":
+            with contextlib.suppress(ProfileError):  # an unknown profile is refused where it is parsed
+                toolchain = get_profile(prover.settings.profile).toolchain
+        found[prover.name] = toolchain
+    return found
+
+
+async def _toolchain_verifiers(
+    store: StudyStore, provers: list[ProverEntry], lean: LeanSettings, header: str
+) -> dict[str, StoredLeanResults]:
+    """One checked backend per toolchain other than the study's own (its own pinned project or server)."""
+    wanted = sorted(set(_prover_toolchains(provers, lean).values()) - {lean.toolchain})
+    built: dict[str, StoredLeanResults] = {}
+    try:
+        for toolchain in wanted:
+            settings = LeanSettings.model_validate(
+                {**lean.model_dump(), "toolchain": toolchain, "project_path": None, "mathlib_revision": None}
+            )
+            verifier = StoredLeanResults(build_verifier(settings), store)
+            built[toolchain] = verifier
+            probe = await verifier.check("theorem repro_preflight : True := trivial", header)
+            if probe.infra_status != InfraStatus.ok or probe.has_error:
+                detail = probe.detail or "; ".join(m.text for m in probe.messages[:2])
+                raise StudyError(
+                    f"a prover needs Lean {toolchain}, whose backend cannot check code: {probe.infra_status}: "
+                    f"{detail[:400]}. Run `repro lean setup --toolchain {toolchain}`. Nothing was run."
+                )
+            if verifier.real_lean and settings.selftest:
+                from repro.lean.selftest import SelfTestFailed, backend_of, ensure_selftest
+
+                try:
+                    await ensure_selftest(settings, verifier=backend_of(verifier))
+                except SelfTestFailed as failure:
+                    raise StudyError(f"{failure} No prover was called.") from None
+    except BaseException:
+        for verifier in built.values():
+            await verifier.close()
+        raise
+    return built
 
 
 def prove_study(

@@ -1,9 +1,12 @@
 """Run every prover of a study on every statement, streaming, resumable, every sample through the gate.
 
 Each prover has its own pool of workers (as many as its endpoint's ``max_concurrency``), so a slow
-prover never holds up a fast one; all provers share one Lean backend, whose worker pool bounds the
-checks. A (prover, statement) pair reads what the store already holds first: a stored sample is never
-requested again, and a stored verdict is never recomputed.
+prover never holds up a fast one; provers on one Lean toolchain share one Lean backend, whose worker pool
+bounds the checks. Each statement is first elaborated under each prover's toolchain when it is not the
+study's own (``lean.toolchain``, which the statements were written for): one that does not elaborate
+there is recorded as ``statement_incompatible_toolchain`` without asking the prover (renamed
+lemmas are not the prover's failure). A (prover, statement) pair reads what the store already holds
+first: a stored sample is never requested again, and a stored verdict is never recomputed.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from repro.lean import Verdict, Verifier, verify_proof
+from repro.lean import InfraStatus, Verdict, Verifier, reserved_name, verify_proof
+from repro.lean.text import StatementError, read_statement
 from repro.llm.protocol import ModelBackend, ModelCallError
 from repro.records import LeanMessageRecord, ReasonCode
 from repro.stages.prove import prover_output_text, prover_request
@@ -60,6 +64,8 @@ class StudySummary:
     fresh_requests: int = 0
     failed_requests: int = 0
     unjudged_samples: int = 0
+    # (prover, statement) pairs whose statement does not elaborate under the prover's toolchain
+    incompatible_pairs: int = 0
     errors: list[str] = field(default_factory=list)
 
 
@@ -73,21 +79,72 @@ class StudyRunner:
         settings: StudySettings,
         *,
         on_progress: ProgressHook | None = None,
+        verifiers: dict[str, Verifier] | None = None,
     ) -> None:
         self.store = store
         self.provers = provers
         self.backends = backends
         self.verifier = verifier
+        # a prover whose toolchain differs from the study's: its own backend (by prover name)
+        self.verifiers = verifiers or {}
+        self._compatible: dict[tuple[str, str], str | None] = {}
         self.settings = settings
         self.on_progress = on_progress or (lambda prover, statement, covered: None)
         self.summary = StudySummary()
+
+    def _verifier_for(self, prover: str) -> Verifier:
+        return self.verifiers.get(prover, self.verifier)
+
+    async def _incompatibility(self, prover: str, statement: StudyStatement) -> str | None:
+        """Lean's error when the statement does not elaborate under this prover's toolchain, else None.
+
+        Asked once per (toolchain, statement); an infrastructure failure decides nothing (the gate reports it).
+        """
+        verifier = self._verifier_for(prover)
+        key = (verifier.toolchain or "", statement.id)
+        if key not in self._compatible:
+            try:
+                parsed = read_statement(statement.statement)
+            except StatementError:
+                return None  # the gate names this for every sample
+            code = f"theorem {reserved_name(statement.statement)} {parsed.signature} := by sorry"
+            result = await verifier.check(code, statement.header)
+            if result.infra_status != InfraStatus.ok:
+                return None
+            errors = [m.text for m in result.messages if m.severity == "error"]
+            self._compatible[key] = (
+                f"the statement does not elaborate under {verifier.toolchain}: {errors[0][:500]}" if errors else None
+            )
+        return self._compatible[key]
+
+    def _record_incompatible(self, prover: ProverEntry, statement: StudyStatement, detail: str) -> None:
+        verifier = self._verifier_for(prover.name)
+        samples = [
+            SampleOutcome(
+                prover=prover.name,
+                statement_id=statement.id,
+                sample_index=index,
+                text="",
+                finish_reason="not_asked",
+                judged=True,
+                reasons=[ReasonCode.statement_incompatible_toolchain.value],
+                details=[detail],
+                lean_backend=verifier.backend_id,
+                toolchain=verifier.toolchain,
+                mathlib_revision=verifier.mathlib_revision,
+                real_lean=verifier.real_lean,
+            )
+            for index in range(self.settings.k)
+        ]
+        self.store.add_samples(samples)
+        self.summary.incompatible_pairs += 1
 
     # -- one sample ------------------------------------------------------------------------------
     async def _judge(self, sample: SampleOutcome, statement: StudyStatement) -> SampleOutcome:
         verdict = await verify_proof(
             statement.statement,
             sample.text,
-            self.verifier,
+            self._verifier_for(sample.prover),
             header=statement.header,
             allow_native_decide=self.settings.allow_native_decide,
             finish_reason=sample.finish_reason,
@@ -184,6 +241,11 @@ class StudyRunner:
         """Whether some sample was verified. Nothing stored is asked or checked again."""
         k = self.settings.k
         stored = {s.sample_index: s for s in self.store.samples(prover=prover.name, statement_id=statement.id)}
+        if not stored and prover.name in self.verifiers:  # a toolchain other than the study's own
+            incompatible = await self._incompatibility(prover.name, statement)
+            if incompatible is not None:
+                self._record_incompatible(prover, statement, incompatible)
+                return False
         if self.settings.strategy == "sequential":
             for index in range(k):
                 sample = stored.get(index)

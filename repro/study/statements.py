@@ -13,7 +13,7 @@ import yaml
 from pydantic import ValidationError
 
 from repro.jsonl import iter_json_objects
-from repro.lean.source import ends_in_sorry, read_statement
+from repro.lean.text import ends_in_sorry, read_statement
 from repro.records import AttemptStatus, Stage
 from repro.store import RunStore
 from repro.study.records import StudyStatement

@@ -12,6 +12,8 @@ them). Input Lean would not lex (an unterminated comment, string, char or ``«``
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -150,6 +152,12 @@ def identifier_parts(text: str) -> list[str]:
     return parts
 
 
+# The next comment opener or closer, and the next quote or escape: comment and string bodies are
+# skipped by the regex engine, so an unterminated one costs a search, not a Python loop per character.
+_COMMENT_MARK = re.compile(r"/-|-/")
+_STRING_STOP = re.compile(r'[\\"]')
+
+
 class _Scanner:
     def __init__(self, code: str) -> None:
         self.code = code
@@ -164,12 +172,18 @@ class _Scanner:
         return self.code.startswith(text, index)
 
     def run(self) -> list[Token]:
-        index = 0
+        for _ in self.scan_from(0):
+            pass
+        return self.tokens
+
+    def scan_from(self, index: int) -> Iterator[Token]:
+        """Tokens from ``index`` on, one at a time (every ``step`` emits exactly one); stops after an error."""
         while index < self.length:
             index = self.step(index)
-            if self.tokens and self.tokens[-1].kind == Kind.error:
-                break
-        return self.tokens
+            token = self.tokens[-1]
+            yield token
+            if token.kind == Kind.error:
+                return
 
     def step(self, index: int) -> int:
         code, char = self.code, self.code[index]
@@ -213,28 +227,20 @@ class _Scanner:
     def block_comment(self, index: int) -> int:
         # Lean reads ``/--`` and ``/-!`` as one token: their body starts after the third character,
         # so ``/--/`` does not close (a scanner that started at the second would close it early)
+        # (a leftmost search that prefers ``/-`` is the character-by-character scan Lean does)
         depth, cursor = 1, index + (3 if self.at(index, "/--") or self.at(index, "/-!") else 2)
-        while cursor < self.length:
-            if self.at(cursor, "/-"):
-                depth, cursor = depth + 1, cursor + 2
-            elif self.at(cursor, "-/"):
-                depth, cursor = depth - 1, cursor + 2
-                if depth == 0:
-                    return self.emit(Kind.block_comment, index, cursor)
-            else:
-                cursor += 1
+        while (mark := _COMMENT_MARK.search(self.code, cursor)) is not None:
+            depth, cursor = depth + (1 if mark.group() == "/-" else -1), mark.end()
+            if depth == 0:
+                return self.emit(Kind.block_comment, index, cursor)
         return self.emit(Kind.error, index, self.length)
 
     def string(self, start: int, cursor: int, kind: Kind) -> int:
         """A string body from ``cursor`` (just after the quote); escapes skip one character."""
-        while cursor < self.length:
-            char = self.code[cursor]
-            if char == "\\":
-                cursor += 2
-                continue
-            if char == '"':
-                return self.emit(kind, start, cursor + 1)
-            cursor += 1
+        while cursor < self.length and (stop := _STRING_STOP.search(self.code, cursor)) is not None:
+            if stop.group() == '"':
+                return self.emit(kind, start, stop.end())
+            cursor = stop.start() + 2
         return self.emit(Kind.error, start, self.length)
 
     def raw_string_opening(self, index: int) -> int | None:
@@ -345,6 +351,14 @@ class _Scanner:
 def lex(code: str) -> list[Token]:
     """All tokens of ``code``, trivia included; their texts concatenate back to ``code`` exactly."""
     return _Scanner(code).run()
+
+
+def lex_from(text: str, start: int) -> Iterator[Token]:
+    """The tokens of ``text[start:]`` (offsets into ``text``), lazily: a reader may stop early.
+
+    Lexing from an offset is lexing the slice: no rule of the scanner looks behind a token's start.
+    """
+    return _Scanner(text).scan_from(start)
 
 
 def significant(tokens: list[Token]) -> list[Token]:

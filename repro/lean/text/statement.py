@@ -7,135 +7,12 @@ Its signature ends at that known tail, never at "the first ``:=``", so ``let x :
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from repro.lean.lexer import Kind, Token, lex, lex_error, significant
+from repro.lean.tables import COMMAND_KEYWORDS
+from repro.lean.text.code import LeanCode, lean_code
+from repro.lean.text.lexer import Kind, Token, lex, significant
 
-# Keywords that begin a command. A formal statement may contain none but its one theorem keyword.
-COMMAND_KEYWORDS = frozenset(
-    {
-        "theorem",
-        "lemma",
-        "def",
-        "abbrev",
-        "example",
-        "instance",
-        "axiom",
-        "axioms",
-        "opaque",
-        "structure",
-        "class",
-        "inductive",
-        "coinductive",
-        "mutual",
-        "namespace",
-        "section",
-        "end",
-        "open",
-        "export",
-        "variable",
-        "variables",
-        "include",
-        "omit",
-        "universe",
-        "universes",
-        "set_option",
-        "attribute",
-        "macro",
-        "macro_rules",
-        "syntax",
-        "elab",
-        "elab_rules",
-        "notation",
-        "notation3",
-        "infix",
-        "infixl",
-        "infixr",
-        "prefix",
-        "postfix",
-        "initialize",
-        "builtin_initialize",
-        "import",
-        "deriving",
-        "alias",
-        "irreducible_def",
-        "declare_syntax_cat",
-        "local",
-        "scoped",
-        "private",
-        "protected",
-        "noncomputable",
-        "partial",
-        "unsafe",
-        "nonrec",
-        "proof_wanted",
-        "simproc",
-        "dsimproc",
-        "simproc_decl",
-        "dsimproc_decl",
-        "unif_hint",
-        "binder_predicate",
-        "register_simp_attr",
-        "register_option",
-        "register_builtin_option",
-        "register_label_attr",
-        "declare_config_elab",
-        "declare_simp_like_tactic",
-        "seal",
-        "unseal",
-        "recall",
-        "grind_pattern",
-        "library_note",
-        "initialize_simps_projections",
-        "suppress_compilation",
-        "assert_not_exists",
-        "assert_not_imported",
-        "extend_docs",
-        "with_weak_namespace",
-        "elab_stx_quot",
-        "add_aesop_rules",
-        "declare_aesop_rule_sets",
-        "erase_aesop_rules",
-        "derive_handler",
-        "add_decl_doc",
-        "run_cmd",
-        "run_elab",
-        "run_meta",
-        # Lean core, Batteries, Mathlib, Aesop, ProofWidgets commands (a keyword token anywhere in the
-        # code begins a command, however it is indented)
-        "compile_inductive",
-        "compile_def",
-        "mk_iff_of_inductive_prop",
-        "gen_injective_theorems",
-        "init_quot",
-        "builtin_simproc",
-        "builtin_dsimproc",
-        "builtin_simproc_decl",
-        "builtin_dsimproc_decl",
-        "unsuppress_compilation",
-        "sudo",
-        "whatsnew",
-        "count_heartbeats",
-        "declare_uint_theorems",
-        "register_tactic_tag",
-        "tactic_extension",
-        "recommended_spelling",
-        "register_error_explanation",
-        "set_premise_selector",
-        "show_panel_widgets",
-        "open_locale",
-        "termination_hint",
-        "declare_command_config_elab",
-        "register_hint",
-        "attribute_instance",
-        "assert_no_sorry",
-        "deprecate",
-        "deprecated_alias",
-        "to_additive",
-        "addDecl",
-    }
-)
 THEOREM_KEYWORDS = frozenset({"theorem", "lemma"})
 _OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "{{": "}}"}
 _CLOSE_BRACKETS = frozenset(_OPEN_BRACKETS.values())
@@ -177,13 +54,14 @@ def depths(tokens: list[Token]) -> list[int]:
 _HEADER_COMMANDS = ("import", "open", "set_option")
 
 
-def without_header(code: str) -> str:
+def without_header(code: str | LeanCode) -> str:
     """``code`` without its leading header lines (``import``, ``open``, ``set_option``, each to its line end).
 
     A statement file or a formalizer's block often repeats the header; what follows must then be the
     one theorem (the header used for checking is always the configured one).
     """
-    tokens = significant(lex(code))
+    source = lean_code(code)
+    code, tokens = source.text, source.significant
     start, index = 0, 0
     while index < len(tokens) and tokens[index].kind == Kind.identifier and tokens[index].text in _HEADER_COMMANDS:
         line_end = code.find("\n", tokens[index].start)
@@ -195,13 +73,13 @@ def without_header(code: str) -> str:
     return code[start:].strip()
 
 
-def read_statement(statement: str) -> Statement:
+def read_statement(statement: str | LeanCode) -> Statement:
     """Parse a formal statement; raises :class:`StatementError` naming the problem."""
-    tokens = lex(statement)
-    error = lex_error(tokens)
-    if error is not None:
-        raise StatementError(f"unterminated comment, string or quoted name at offset {error.start}")
-    code = significant(tokens)
+    source = lean_code(statement)
+    statement = source.text
+    if source.error is not None:
+        raise StatementError(f"unterminated comment, string or quoted name at offset {source.error.start}")
+    code = source.significant
     if not code or code[0].kind != Kind.identifier or code[0].text not in THEOREM_KEYWORDS:
         first = code[0].text if code else "nothing"
         raise StatementError(f"a formal statement must be exactly one theorem; it starts with {first!r}")
@@ -347,23 +225,17 @@ def _binds_tighter_than_equals(token: Token, previous: Token | None) -> bool:
     return token.text in _TERM_SYMBOLS
 
 
-def strip_comments(code: str, *, keep_layout: bool = True) -> str:
+def strip_comments(code: str | LeanCode, *, keep_layout: bool = True) -> str:
     """``code`` with every comment removed (with ``keep_layout``, replaced by spaces, newlines kept)."""
-    parts = []
-    for token in lex(code):
-        if token.kind in (Kind.line_comment, Kind.block_comment):
-            if keep_layout:
-                parts.append(re.sub(r"[^\n]", " ", token.text))
-        else:
-            parts.append(token.text)
-    return "".join(parts)
+    source = lean_code(code)
+    return source.without_comments if keep_layout else source.comment_free
 
 
-def normalize(code: str) -> str:
+def normalize(code: str | LeanCode) -> str:
     """Comments removed and whitespace collapsed: the form in which two texts are compared."""
-    return " ".join(token.text for token in significant(lex(code)))
+    return " ".join(token.text for token in lean_code(code).significant)
 
 
-def ends_in_sorry(statement: str) -> bool:
-    tail = [t.text for t in significant(lex(statement))[-3:]]
+def ends_in_sorry(statement: str | LeanCode) -> bool:
+    tail = [t.text for t in lean_code(statement).significant[-3:]]
     return tail == [":=", "by", "sorry"] or tail[-2:] == [":=", "sorry"]

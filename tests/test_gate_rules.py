@@ -1,0 +1,194 @@
+"""One minimal case per rule of the static layer (issue 19, section 6).
+
+Each case is the honest proof below with one change, and exactly one refusal comes back: the rule
+under test. A rule that stops working, or a second rule that starts firing on it, fails its case;
+the mutation benchmark (``benchmarks/gate_mutation.py``) measures how many such changes these
+tests catch.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.lean.policy import scan
+from repro.lean.text import Kind, lex
+
+HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
+MAIN = "robe_total"
+THEOREM = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+
+
+def _refusals(code: str, main_name: str = MAIN) -> list[str]:
+    result = scan(code, header=HEADER, main_name=main_name)
+    return ([result.unterminated] if result.unterminated else []) + result.forbidden
+
+
+def _with_tactic(tactic: str) -> str:
+    return THEOREM.replace("  norm_num\n", f"  norm_num [{tactic}]\n")
+
+
+HONEST = {
+    "plain": THEOREM,
+    "helper lemma and private theorem": "lemma aux0 : True := trivial\nprivate theorem aux1 : True := trivial\n"
+    + THEOREM,
+    "simp attribute on a theorem": "@[simp] theorem aux0 : (1 : ℕ) = 1 := rfl\n" + THEOREM,
+    "simp attribute on a private lemma": "@[simp] private lemma aux0 : (1 : ℕ) = 1 := rfl\n" + THEOREM,
+    "allowed options": "set_option maxHeartbeats 400000 in\nset_option maxRecDepth 1000 in\n" + THEOREM,
+    "allowed opens, scoped and in": "open Real Nat in\nopen scoped BigOperators\n" + THEOREM,
+    "header imports at the top": "import Mathlib\nimport Aesop\n" + THEOREM,
+    "universe": "universe u\n" + THEOREM,
+    "noncomputable def and abbrev": "noncomputable def f : ℕ := 1\nabbrev g : ℕ := 2\n" + THEOREM,
+    "example": "example : True := trivial\n" + THEOREM,
+    "column-zero continuation after an operator": THEOREM.replace(": x / 12 = 300", ": x / 12 =\n300"),
+    "by at column zero": THEOREM.replace(":= by\n", ":=\nby\n"),
+    "λ as a binder": THEOREM.replace("  norm_num\n", "  norm_num [show (λ y : ℕ => y) 1 = 1 from rfl]\n"),
+    "dotted name of the main theorem": THEOREM,
+}
+
+
+@pytest.mark.parametrize("code", list(HONEST.values()), ids=list(HONEST))
+def test_honest_forms_pass(code: str) -> None:
+    assert _refusals(code) == []
+
+
+# (case, code, the one refusal expected: a substring of its label)
+CASES = [
+    ("import after the first command", THEOREM + "import Mathlib\n", "import Mathlib"),
+    ("import of a module not in the header", "import Mathlib.Tactic\n" + THEOREM, "import Mathlib.Tactic"),
+    ("hash command", THEOREM + "  #check x\n", "#check"),
+    ("attribute other than simp", "@[reducible] def f : ℕ := 1\n" + THEOREM, "attribute @[...]"),
+    ("simp attribute on a def", "@[simp] def f : ℕ := 1\n" + THEOREM, "attribute @[...]"),
+    ("string literal", _with_tactic('"a"'), "string literal"),
+    ("char literal", _with_tactic("'a'"), "char literal"),
+    ("raw string literal", _with_tactic('r"a"'), "raw string literal"),
+    ("interpolated string", _with_tactic('s!"a"'), "interpolated string"),
+    ("name literal", _with_tactic("`x"), "name literal"),
+    ("Lean root", _with_tactic("Lean.Nat.add"), "the Lean namespace"),
+    ("Lean root under _root_", _with_tactic("_root_.Lean.x"), "the Lean namespace"),
+    ("IO root", _with_tactic("IO.x"), "the IO namespace"),
+    ("sorry", THEOREM.replace("  norm_num\n", "  sorry\n"), "sorry ("),
+    ("sorryAx under _root_", _with_tactic("_root_.sorryAx"), "sorryAx ("),
+    ("sorryAx as a namespace", _with_tactic("sorryAx.x"), "sorryAx ("),
+    ("sorry glued to λ", _with_tactic("λsorry"), "sorry ("),
+    ("admit", THEOREM.replace("  norm_num\n", "  admit\n"), "admit ("),
+    ("ofReduceBool", _with_tactic("ofReduceBool"), "Lean.ofReduceBool"),
+    ("ofReduceNat", _with_tactic("ofReduceNat"), "Lean.ofReduceNat"),
+    ("reduceBool", _with_tactic("reduceBool"), "Lean.reduceBool"),
+    ("reduceNat", _with_tactic("reduceNat"), "Lean.reduceNat"),
+    ("trustCompiler", _with_tactic("trustCompiler"), "Lean.trustCompiler"),
+    ("implemented_by", _with_tactic("implemented_by"), "implemented_by ("),
+    ("extern", _with_tactic("extern"), "extern ("),
+    ("skipKernelTC as a name", _with_tactic("skipKernelTC"), "debug.skipKernelTC"),
+    ("exact?", THEOREM.replace("  norm_num\n", "  exact?\n"), "search tactic exact?"),
+    ("apply?", THEOREM.replace("  norm_num\n", "  apply?\n"), "search tactic apply?"),
+    ("rw?", THEOREM.replace("  norm_num\n", "  rw?\n"), "search tactic rw?"),
+    ("simp?", THEOREM.replace("  norm_num\n", "  simp?\n"), "search tactic simp?"),
+    ("simp?!", THEOREM.replace("  norm_num\n", "  simp?!\n"), "search tactic simp?!"),
+    ("aesop?", THEOREM.replace("  norm_num\n", "  aesop?\n"), "search tactic aesop?"),
+    ("native_decide", THEOREM.replace("  norm_num\n", "  native_decide\n"), "native_decide"),
+    ("decide native", _with_tactic("native"), "native_decide"),
+    ("reserved prefix", _with_tactic("repro_target_1"), "reserved name"),
+    ("open outside the allowlist", "open Lean.Elab.Tactic in\n" + THEOREM, "open Lean.Elab.Tactic"),
+    ("open hiding", "open Nat hiding\n" + THEOREM, "open ... hiding"),
+    ("open renaming", "open Nat renaming\n" + THEOREM, "open ... renaming"),
+    ("open without names", THEOREM + "  open in\n", "open without names"),
+    ("open with an explicit list", "open Nat (add)\n" + THEOREM, "explicit name list"),
+    ("set_option debug.skipKernelTC with a number", "set_option debug.skipKernelTC 1 in\n" + THEOREM, "set_option"),
+    ("set_option allowed name, not a number", "set_option maxHeartbeats true in\n" + THEOREM, "set_option"),
+    ("set_option at the end", THEOREM + "  set_option", "set_option"),
+    ("declaration without a name", THEOREM + "  theorem\n", "without a name"),
+    ("dotted helper name", "theorem Nat.aux0 : True := trivial\n" + THEOREM, "inside a namespace"),
+    ("universe without a name", "universe\n" + THEOREM, "without a plain name"),
+    ("universe with a dotted name", "universe u.v\n" + THEOREM, "without a plain name"),
+    ("declare_ prefix", _with_tactic("declare_foo"), "declare_foo ("),
+    ("register_ prefix", _with_tactic("register_foo"), "register_foo ("),
+    ("builtin_ prefix", _with_tactic("builtin_foo"), "builtin_foo ("),
+    ("initialize prefix", _with_tactic("initializeFoo"), "initializeFoo ("),
+    ("compile_ prefix", _with_tactic("compile_foo"), "compile_foo ("),
+    ("mk_iff_of_ prefix", _with_tactic("mk_iff_of_foo"), "mk_iff_of_foo ("),
+    ("variable prefix", _with_tactic("variable_foo"), "variable_foo ("),
+    ("unknown name glued to % and a space", _with_tactic("foo% x"), "foo%"),
+    ("unknown command at column zero", THEOREM + "foo_cmd\n", "at the start of a line"),
+    ("partial declaration", THEOREM + "  partial\n", "partial ("),
+    ("protected declaration", THEOREM + "  protected\n", "protected ("),
+    ("opaque declaration", THEOREM + "  opaque\n", "opaque ("),
+    ("named instance", THEOREM + "  instance\n", "instance ("),
+]
+_METAPROGRAMMING = sorted(
+    {"CoreM", "MetaM", "TermElabM", "TacticM", "Expr", "Syntax", "evalExpr", "Elab", "Meta", "Tactic", "Quote"}
+)
+
+
+@pytest.mark.parametrize(("code", "expected"), [(c, e) for _, c, e in CASES], ids=[n for n, _, _ in CASES])
+def test_each_rule_alone_refuses_its_minimal_case(code: str, expected: str) -> None:
+    refusals = _refusals(code)
+    assert len(refusals) == 1 and expected in refusals[0], refusals
+
+
+def test_native_decide_passes_when_allowed() -> None:
+    code = THEOREM.replace("  norm_num\n", "  native_decide\n")
+    result = scan(code, header=HEADER, main_name=MAIN, allow_native_decide=True)
+    assert result.forbidden == [] and result.uses_native_decide
+
+
+def test_search_tactics_are_marked_as_policy() -> None:
+    result = scan(THEOREM.replace("  norm_num\n", "  exact?\n"), header=HEADER, main_name=MAIN)
+    assert result.uses_search_tactic
+    assert not scan(THEOREM, header=HEADER, main_name=MAIN).uses_search_tactic
+
+
+def test_the_main_theorem_may_be_dotted_and_only_it() -> None:
+    dotted = THEOREM.replace("robe_total", "Nat.robe_total")
+    assert _refusals(dotted, main_name="Nat.robe_total") == []
+    assert any("inside a namespace" in label for label in _refusals(dotted))
+
+
+def test_a_header_open_is_allowed_in_prover_code() -> None:
+    code = "open Foo in\n" + THEOREM
+    assert scan(code, header=HEADER + "open Foo\n", main_name=MAIN).forbidden == []
+    assert len(_refusals(code)) == 1
+
+
+def test_imports_are_blanked_keeping_positions() -> None:
+    code = "import Mathlib\n" + THEOREM
+    lean_code = scan(code, header=HEADER, main_name=MAIN).lean_code
+    assert lean_code == " " * len("import Mathlib") + "\n" + THEOREM
+
+
+def test_declarations_are_recorded_with_their_modifiers() -> None:
+    result = scan("private noncomputable def f : ℕ := 1\n" + THEOREM, header=HEADER, main_name=MAIN)
+    assert [(d.keyword, d.name, sorted(d.modifiers)) for d in result.declarations] == [
+        ("def", "f", ["noncomputable", "private"]),
+        ("theorem", "robe_total", []),
+    ]
+
+
+@pytest.mark.parametrize("name", _METAPROGRAMMING)
+def test_metaprogramming_names_are_refused_per_component(name: str) -> None:
+    refusals = _refusals(_with_tactic(f"Foo.{name}.bar"))
+    assert len(refusals) == 1 and f"metaprogramming name {name}" in refusals[0]
+
+
+@pytest.mark.parametrize("character", ["\u2028", "\u0085", "\u200b", "\x0c"])
+def test_control_and_format_characters_are_refused(character: str) -> None:
+    refusals = _refusals(THEOREM.replace("  subst h₀", f"  subst h₀{character}"))
+    assert refusals and all("U+" in label for label in refusals)
+
+
+@pytest.mark.parametrize("code", ["/- open", '"open', "«open", "'"], ids=["comment", "string", "guillemet", "char"])
+def test_code_that_does_not_lex_is_refused(code: str) -> None:
+    assert scan(THEOREM + code, header=HEADER, main_name=MAIN).unterminated is not None
+
+
+def test_a_doc_comment_of_three_dashes_closes_where_lean_closes_it() -> None:
+    """``/---/`` is ``/--`` then ``-/``: an empty doc comment, so the code after it is seen."""
+    tokens = [t for t in lex("/---/ sorry") if t.kind != Kind.whitespace]
+    assert [(t.kind, t.text) for t in tokens] == [(Kind.block_comment, "/---/"), (Kind.identifier, "sorry")]
+    assert any("sorry" in label for label in _refusals("/---/\n" + THEOREM.replace("  norm_num\n", "  sorry\n")))
+    assert _refusals("/--/ sorry -/\n" + THEOREM) == []  # ``/--/`` does not close: all of it is a comment
+
+
+def test_unsafe_is_refused_as_a_command_and_as_a_term_that_runs_code() -> None:
+    """``unsafe def`` (command modifier) and ``unsafe e`` (a term compiled with implemented_by): two rules."""
+    refusals = _refusals(THEOREM + "  unsafe\n")
+    assert sorted(refusals) == ["unsafe (line 4:2)", "unsafe (line 4:2; its implementation evaluates code)"]
