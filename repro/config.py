@@ -128,6 +128,15 @@ class RetrySettings(_Strict):
     regenerate_formalization_after_proof_failure: bool = True
 
 
+class StatementCheckSettings(_Strict):
+    """Our trusted Lean checks of a statement (:mod:`repro.lean.statement_checks`); no model call."""
+
+    # before proving: refuse a statement whose hypotheses derive False or whose conclusion is a hypothesis
+    vacuity: bool = True
+    # after every sample failed: try to prove the statement's negation, and say so to the formalizer
+    refutation: bool = True
+
+
 class AlignSettings(_Strict):
     asks: int = Field(3, ge=1)
 
@@ -222,6 +231,7 @@ class RunConfig(_Strict):
     prove: ProveSettings = Field(default_factory=ProveSettings)
     retries: RetrySettings = Field(default_factory=RetrySettings)
     align: AlignSettings = Field(default_factory=AlignSettings)
+    statement_checks: StatementCheckSettings = Field(default_factory=StatementCheckSettings)
     lean: LeanSettings = Field(default_factory=LeanSettings)
     cache: CacheMode = CacheMode.read_write
     problems_in_flight: int = Field(16, ge=1)

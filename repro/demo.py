@@ -51,6 +51,10 @@ class ScriptedRewrite(BaseModel):
     target: str | None = None
     intermediate: bool = False
     mismatch: FormalPlan | None = None
+    # a hypothesis that contradicts the others (a vacuous statement: our check refuses it before proving)
+    contradiction: tuple[str, str] | None = None
+    # a wrong answer the first formalization concludes (a false statement: refuted once every sample fails)
+    claimed: str | None = None
     proofs: list[list[str]] = Field(default_factory=lambda: [["ok"]])
 
 
@@ -126,12 +130,14 @@ def _target(rewrite: ScriptedRewrite, steps: list[tuple[str, str]]) -> str:
     return rewrite.target or steps[-1][0]
 
 
-def signature(rewrite: ScriptedRewrite, name: str, plan: FormalPlan | None = None) -> str:
+def signature(rewrite: ScriptedRewrite, name: str, plan: FormalPlan | None = None, *, claimed: bool = False) -> str:
     """The statement without ``:= by sorry``: hypothesis style or a ``let`` chain."""
     given = plan.given if plan else rewrite.given
     steps = plan.steps if plan else rewrite.steps
     target = _target(rewrite, steps)
     result = lean_number(values(given, steps, rewrite.type)[target])
+    if claimed and rewrite.claimed:
+        result = rewrite.claimed
     if rewrite.style == "let":
         lines = [f"theorem {name} :"]
         lines += [f"    let {n} : {rewrite.type} := {v}" for n, v in given]
@@ -141,6 +147,8 @@ def signature(rewrite: ScriptedRewrite, name: str, plan: FormalPlan | None = Non
     names = " ".join(n for n, _ in [*given, *steps])
     hypotheses = [f"(h{_subscript(i)} : {n} = {v})" for i, (n, v) in enumerate(given)]
     hypotheses += [f"(h{_subscript(len(given) + i)} : {n} = {_lean_expression(e)})" for i, (n, e) in enumerate(steps)]
+    if rewrite.contradiction:
+        hypotheses.append(f"(h{_subscript(len(hypotheses))} : {rewrite.contradiction[0]} = {rewrite.contradiction[1]})")
     return (
         f"theorem {name} ({names} : {rewrite.type})\n    " + "\n    ".join(hypotheses) + f" :\n    {target} = {result}"
     )
@@ -150,8 +158,8 @@ def _subscript(index: int) -> str:
     return "".join(_SUBSCRIPTS[int(digit)] for digit in str(index))
 
 
-def statement(rewrite: ScriptedRewrite, name: str, plan: FormalPlan | None = None) -> str:
-    return signature(rewrite, name, plan) + " := by sorry"
+def statement(rewrite: ScriptedRewrite, name: str, plan: FormalPlan | None = None, *, claimed: bool = False) -> str:
+    return signature(rewrite, name, plan, claimed=claimed) + " := by sorry"
 
 
 # -- prover replies ---------------------------------------------------------------------------------------
@@ -269,6 +277,8 @@ def _rewrite_for_statement(text: str) -> tuple[ScriptedRewrite, bool] | None:
                 continue
             if _statement_key(signature(rewrite, "_")) == key:
                 return rewrite, False
+            if rewrite.claimed and _statement_key(signature(rewrite, "_", claimed=True)) == key:
+                return rewrite, False
             if rewrite.mismatch and _statement_key(signature(rewrite, "_", rewrite.mismatch)) == key:
                 return rewrite, True
     return None
@@ -306,11 +316,13 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
             raise LookupError("the demo has no formalization for this question")
         first_round = sample_index % FORMALIZATIONS_PER_REWRITE == 0
         plan = found.mismatch if found.mismatch and first_round else None
+        # told by Lean that the claimed answer is false, the formalizer states the right one
+        claimed = bool(found.claimed) and "Lean proved its negation" not in prompt
         thinking = (
             "<think>\nI introduce one variable per quantity of the problem, state each given value as a"
             " hypothesis (or a `let`), define the derived quantities, and conclude with the asked one.\n</think>\n"
         )
-        return thinking + _fenced(statement(found, name, plan))
+        return thinking + _fenced(statement(found, name, plan, claimed=claimed))
     if "faithfully encodes a math problem" in prompt:
         matched = _rewrite_for_statement(_between(prompt, "```lean4\n", "```"))
         if matched is not None and matched[1]:
@@ -337,7 +349,7 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
         position = sample_index - request.sample_offset
         return prover_reply(kinds[min(position, len(kinds) - 1)], rewrite, name)
     if "Read off the answer" in prompt:
-        found = _rewrites_by_question().get(_text_key(_between(prompt, "Problem:\n", "\n\nVerified Lean code")))
+        found = _rewrites_by_question().get(_text_key(_between(prompt, "Problem:\n", "\n\nLean statement")))
         if found is None:
             return _reply_json({"answer": ""})
         target = _target(found, found.steps)

@@ -130,6 +130,27 @@ def lever_lines(levers: dict[str, Any]) -> list[str]:
     return lines
 
 
+def statement_checks(store: RunStore) -> dict[str, Any]:
+    """Statements our Lean checks found vacuous (before proving) or refuted (after every sample failed),
+    in all and per level and type: candidates, not problems (a problem may be reformalized)."""
+    totals: Counter[str] = Counter()
+    by_level: dict[str, Counter[str]] = defaultdict(Counter)
+    by_type: dict[str, Counter[str]] = defaultdict(Counter)
+    for level, kind, reason, count in store.statement_check_counts():
+        name = reason.removeprefix("statement_")
+        totals[name] += count
+        if level:
+            by_level[level][name] += count
+        if kind:
+            by_type[kind][name] += count
+    return {
+        "vacuous": totals["vacuous"],
+        "refuted": totals["refuted"],
+        "by_level": {key: dict(value) for key, value in sorted(by_level.items())},
+        "by_type": {key: dict(value) for key, value in sorted(by_type.items())},
+    }
+
+
 def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for row in store.model_totals():
@@ -162,6 +183,7 @@ def run_metrics(store: RunStore, k: int, strategy: str = "parallel") -> dict[str
     return {
         "funnel": funnel(store),
         "rates": generation_rates(store, k, strategy),
+        "statement_checks": statement_checks(store),
         "models": model_accounting(store),
         "cost_per_retained": cost_per_retained(store),
         "stage_order": [stage.value for stage in Stage],

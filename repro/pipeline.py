@@ -22,9 +22,11 @@ from dataclasses import dataclass, field
 from repro.config import MAX_FEEDBACK_ROUNDS, MAX_SALVAGE_VARIANTS, RunConfig
 from repro.lean.gate import Verdict
 from repro.lean.protocol import Verifier
+from repro.lean.statement_checks import check_statement, refute_statement
 from repro.llm.client import ModelClient
 from repro.llm.protocol import ChatMessage
 from repro.records import (
+    AttemptStatus,
     Candidate,
     CandidateStatus,
     ReasonCode,
@@ -35,6 +37,7 @@ from repro.records import (
 from repro.stages import (
     ProofSample,
     check_alignment,
+    deterministic_answer,
     formalize,
     literal_text,
     recover_answer,
@@ -44,7 +47,7 @@ from repro.stages import (
     screener_disagrees,
     verify_sample,
 )
-from repro.stages.common import StageResult
+from repro.stages.common import StageResult, Stopwatch, input_hash
 from repro.stages.feedback import FeedbackThread, ask_again, feedback_style, lean_errors, wants_feedback
 from repro.stages.salvage import salvage_sample
 from repro.store import RunStore
@@ -197,6 +200,7 @@ class Pipeline:
 
         last_stage, last_reason = Stage.formalize, ReasonCode.no_lean_block
         k = config.prove.k
+        feedback = ""
         for round_index in range(config.retries.formalizations_per_rewrite):
             offset = candidate.rewrite_index * config.retries.formalizations_per_rewrite + round_index
             result = await formalize(
@@ -207,6 +211,7 @@ class Pipeline:
                 self.verifier,
                 header=self.header,
                 attempt=offset,
+                feedback=feedback,
             )
             self._record(candidate, Stage.formalize, round_index, result)
             if not result.passed:
@@ -228,9 +233,19 @@ class Pipeline:
                 last_stage, last_reason = Stage.align, result.reason or ReasonCode.semantic_mismatch
                 continue
 
+            if config.statement_checks.vacuity and await self._vacuous(candidate, statement, round_index):
+                last_stage, last_reason = Stage.check, ReasonCode.statement_vacuous
+                continue
+
             verified = await self._prove(candidate, statement, round_index, offset * k)
             if isinstance(verified, ReasonCode):
                 last_stage, last_reason = Stage.prove, verified
+                if verified == ReasonCode.proof_not_found and config.statement_checks.refutation:
+                    refutation = await self._refuted(candidate, statement, round_index)
+                    if refutation is not None:
+                        last_stage, last_reason = Stage.check, ReasonCode.statement_refuted
+                        feedback = refutation
+                        continue  # a false statement is a formalization error: formalize again, told why
                 if config.retries.regenerate_formalization_after_proof_failure:
                     continue
                 break
@@ -244,6 +259,8 @@ class Pipeline:
                 self.clients["classify"],
                 config.model_for("classify"),
                 attempt=offset,
+                verifier=self.verifier,
+                header=self.header,
             )
             self._record(candidate, Stage.answer, round_index, result)
             if not result.passed:
@@ -260,6 +277,55 @@ class Pipeline:
             return True
         self._reject(candidate, last_stage, last_reason)
         return False
+
+    async def _vacuous(self, candidate: Candidate, statement: str, round_index: int) -> bool:
+        """Our trusted vacuity (and, where pinned, satisfiability) checks; True if the statement is vacuous.
+
+        Stored as check attempt ``2 * round``; the outcome other than vacuous goes to the candidate's
+        provenance (``statement_check``): satisfiable, flagged for audit, or undecided.
+        """
+        clock = Stopwatch()
+        facts = await check_statement(statement, self.verifier, header=self.header)
+        vacuous = facts.vacuous
+        result = StageResult(
+            status=AttemptStatus.rejected if vacuous else AttemptStatus.passed,
+            reason=ReasonCode.statement_vacuous if vacuous else None,
+            input_hash=input_hash("check", statement),
+            output=facts.model_dump(mode="json"),
+            elapsed_s=clock.elapsed(),
+        )
+        candidate.statement_check = facts.status
+        self._record(candidate, Stage.check, 2 * round_index, result)
+        return vacuous
+
+    async def _refuted(self, candidate: Candidate, statement: str, round_index: int) -> str | None:
+        """After every sample failed: our refutation; the formalizer's feedback if Lean proved the negation."""
+        clock = Stopwatch()
+        facts = await refute_statement(statement, self.verifier, header=self.header)
+        claimed = deterministic_answer(statement)
+        disagrees = screener_disagrees(candidate.screener_answer, literal_text(claimed) if claimed else None)
+        output = facts.model_dump(mode="json") | {"statement_answer": claimed, "screen_disagrees": disagrees}
+        result = StageResult(
+            status=AttemptStatus.rejected if facts.refuted else AttemptStatus.passed,
+            reason=ReasonCode.statement_refuted if facts.refuted else None,
+            input_hash=input_hash("refute", statement),
+            output=output,
+            elapsed_s=clock.elapsed(),
+        )
+        self._record(candidate, Stage.check, 2 * round_index + 1, result)
+        if not facts.refuted:
+            return None
+        lines = [
+            "An earlier formalization of this problem was false: Lean proved its negation.",
+            f"The false statement:\n```lean4\n{statement}\n```",
+            f"Lean's refutation:\n```lean4\n{facts.derivation}\n```",
+        ]
+        if disagrees:
+            lines.append(
+                f"It claimed the answer {claimed}; an independent solver found {candidate.screener_answer}."
+                " Check the quantities and the question asked."
+            )
+        return "\n".join(lines)
 
     async def _prove(
         self, candidate: Candidate, statement: str, round_index: int, first_index: int

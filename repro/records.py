@@ -25,6 +25,7 @@ class Stage(StrEnum):
     screen = "screen"
     formalize = "formalize"
     align = "align"
+    check = "check"  # our trusted Lean checks of the statement: vacuity, satisfiability, refutation
     prove = "prove"
     verify = "verify"
     # levers of the prove/verify stages: a failed sample's text repaired (no model call), and the
@@ -68,7 +69,9 @@ class ReasonCode(StrEnum):
     statement_not_single_theorem = "statement_not_single_theorem"
     statement_incompatible_toolchain = "statement_incompatible_toolchain"
     semantic_mismatch = "semantic_mismatch"
+    statement_vacuous = "statement_vacuous"
     proof_not_found = "proof_not_found"
+    statement_refuted = "statement_refuted"
     boundary_corruption = "boundary_corruption"
     statement_mismatch = "statement_mismatch"
     forbidden_construct = "forbidden_construct"
@@ -99,7 +102,14 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
         "and the pair is counted apart from the prover's failures."
     ),
     ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in all three asks.",
+    ReasonCode.statement_vacuous: (
+        "Our own Lean command derived False from the statement's hypotheses alone, or its conclusion is one of"
+        " its hypotheses: it is provable whatever its answer says."
+    ),
     ReasonCode.proof_not_found: "None of the k proof attempts passed the soundness gate.",
+    ReasonCode.statement_refuted: (
+        "Every sample failed and our own Lean command proved the negation of the statement: it is false."
+    ),
     ReasonCode.boundary_corruption: "The prover output contains special-token strings.",
     ReasonCode.statement_mismatch: (
         "The prover's theorem is not our statement: missing or renamed, or Lean's bridge check found another type."
@@ -112,7 +122,10 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ),
     ReasonCode.lean_timeout: "The Lean check exceeded its hard timeout.",
     ReasonCode.lean_unavailable: "No Lean backend could check the code (crash, out of memory, unavailable).",
-    ReasonCode.answer_not_grounded: "The extracted answer does not appear verbatim in the verified Lean text.",
+    ReasonCode.answer_not_grounded: (
+        "The proposed answer is not a token sequence of our statement's conclusion, or (for an existential"
+        " statement) Lean did not accept it as a witness in our own command."
+    ),
     ReasonCode.answer_not_final: "The recovered answer is intermediate, of the wrong target, or unknown.",
     ReasonCode.model_call_failed: "A model request failed after its retries (the message names endpoint and cause).",
 }
@@ -194,6 +207,8 @@ class Candidate(Record):
     new_answer: str | None = None
     answer_class: str | None = None
     answer_disagrees_with_screener: bool | None = None
+    # what our trusted Lean checks established before proving: satisfiable | flagged | undecided
+    statement_check: str | None = None
     proof_attempt_number: int | None = None
     # how the verified proof was obtained: None (a raw prover sample), "salvage" or "feedback"
     proof_lever: str | None = None

@@ -149,6 +149,16 @@ _MIGRATIONS: tuple[str, ...] = (
             SUM((1 - cache_hit) * COALESCE(json_extract(payload, '$.latency_s'), 0))
         FROM model_calls GROUP BY stage, model_id;
     """,
+    # 3: the `check` stage (our Lean checks of the statement) sits between align and prove: stored ranks
+    # move up by one from prove on, so they are recomputed from the attempts
+    f"""
+    UPDATE candidates SET
+        reached_rank = COALESCE(
+            (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts WHERE attempts.candidate_id = candidates.candidate_id), -1),
+        passed_rank = COALESCE(
+            (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts
+             WHERE attempts.candidate_id = candidates.candidate_id AND attempts.status = 'passed'), -1);
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
@@ -680,6 +690,16 @@ class RunStore:
             "SELECT reached_rank, passed_rank, COUNT(*) AS n FROM candidates GROUP BY reached_rank, passed_rank"
         )
         return [(row["reached_rank"], row["passed_rank"], row["n"]) for row in rows]
+
+    def statement_check_counts(self) -> list[tuple[str | None, str | None, str, int]]:
+        """(level, type, reason, candidates) for statements our Lean checks found vacuous or refuted."""
+        rows = self._query(
+            "SELECT p.level AS level, p.type AS type, a.reason AS reason, COUNT(DISTINCT a.candidate_id) AS n"
+            " FROM attempts a JOIN problems p ON p.problem_id = a.problem_id"
+            " WHERE a.stage = 'check' AND a.reason IN ('statement_vacuous', 'statement_refuted')"
+            " GROUP BY p.level, p.type, a.reason"
+        )
+        return [(row["level"], row["type"], row["reason"], row["n"]) for row in rows]
 
     def rejection_counts(self) -> list[tuple[str | None, str | None, int]]:
         rows = self._query(

@@ -20,6 +20,11 @@ SET_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 ∈ ({{300}
 SET_PROOF = (
     "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 ∈ ({{300}} : Set ℕ) := by\n  subst h₀\n  simp\n```"
 )
+# contradictory hypotheses (3600 / 12 is 300): the prover proves it, our vacuity check refuses it first
+VACUOUS_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) (h₁ : x / 12 = 299) : x = 7 := by sorry"
+VACUOUS_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) (h₁ : x / 12 = 299) : x = 7 := by\n  omega\n```"
+# false: 3600 / 12 is 300; every sample fails, our refutation proves the negation
+REFUTED_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 301 := by sorry"
 UNEVALUATED_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by sorry"
 UNEVALUATED_PROOF = (
     "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by\n  subst h₀\n  rfl\n```"
@@ -73,9 +78,15 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, str]
         name = _name(prompt)
         if case == "no_lean_block":
             return "I think the statement is about division."
-        statement = {"extraction_not_in_proof": SET_STATEMENT, "intermediate": UNEVALUATED_STATEMENT}.get(
-            case, GOOD_STATEMENT
-        ).format(name=name)
+        statement = {
+            "extraction_not_in_proof": SET_STATEMENT,
+            "intermediate": UNEVALUATED_STATEMENT,
+            "vacuous": VACUOUS_STATEMENT,
+            "refuted": REFUTED_STATEMENT,
+        }.get(case, GOOD_STATEMENT)
+        if case == "refuted" and "Lean proved its negation" in prompt:
+            statement = GOOD_STATEMENT  # told why, the formalizer corrects the quantity
+        statement = statement.format(name=name)
         if case == "compile_error":
             statement = statement.replace("(x : ℕ)", "(x : ℕ) (BADSTMT : ℕ)")
         # the tag rides along in a comment so the prover's prompt shows the case too
@@ -107,6 +118,10 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, str]
             template = SET_PROOF
         elif case == "intermediate":
             template = UNEVALUATED_PROOF
+        elif case == "vacuous":
+            template = VACUOUS_PROOF
+        elif case == "refuted" and "301" in prompt:
+            template = SORRY_PROOF
         else:
             template = GOOD_PROOF
         return template.format(name=name)

@@ -29,7 +29,7 @@ def test_rewrites_are_new_problems_and_statements_use_both_styles(demo_run: Path
     with RunStore(demo_run, create=False) as store:
         problems = {p.problem_id: p for p in store.problems()}
         candidates = store.candidates()
-    assert len(problems) == 20
+    assert len(problems) == 22
     for candidate in candidates:
         original = problems[candidate.problem_id].question
         assert candidate.rewritten_question and candidate.rewritten_question[:40] not in original
@@ -84,3 +84,17 @@ def test_salvage_rescues_a_near_miss_and_nothing_rescues_a_body_that_proves_noth
     refused = [a for a in salvaged if a.status == AttemptStatus.rejected]
     assert refused and all(a.reason == "lean_error" for a in refused)
     assert any("special_tokens" in a.output["salvage_kinds"] for a in refused)
+
+
+def test_a_vacuous_statement_is_never_released_and_a_refuted_one_is_reformalized(demo_run: Path) -> None:
+    with RunStore(demo_run, create=False) as store:
+        vacuous = store.attempts(stage="check", reason="statement_vacuous")
+        refuted = store.attempts(stage="check", reason="statement_refuted")
+        candidates = {c.candidate_id: c for c in store.candidates()}
+        satisfiable = [c for c in candidates.values() if c.statement_check == "satisfiable"]
+    assert vacuous and all("exfalso" in a.output["derivation"] for a in vacuous)
+    assert all(candidates[a.candidate_id].status == CandidateStatus.rejected for a in vacuous)
+    assert refuted and refuted[0].output["screen_disagrees"] is True
+    assert candidates[refuted[0].candidate_id].status == CandidateStatus.retained
+    assert candidates[refuted[0].candidate_id].new_answer == "9"
+    assert len(satisfiable) >= 10, "the pinned word problems are shown satisfiable"

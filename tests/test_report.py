@@ -71,7 +71,7 @@ def test_report_numbers_agree_with_the_store(demo_run: Path) -> None:
     assert boundary["count"] == sum("boundary_corruption" in a.taxonomy for a in rejected)
     assert len(report.candidates) == retained
     hit, total = report.rate_counts["overall"]["all"]
-    assert hit / total == report.rates["generation_rate"]
+    assert round(hit / total, 4) == report.rates["generation_rate"]
     # pass@k of the prover can only grow with j, and pass@k equals the share of statements with a pass
     values = [report.prover_pass_at[f"pass@{j}"] or 0 for j in range(1, report.k + 1)]
     assert values == sorted(values) and 0 < values[0] < values[-1] <= 1
@@ -260,3 +260,12 @@ def test_audit_table_pages_and_filters_a_larger_run(browser: Any, tmp_path: Path
     expected = [row["id"] for row in rows if row["stage"] == "prove"]
     assert expected and sorted(_shown_ids(page)) == sorted(expected)
     assert problems == []
+
+
+def test_report_shows_vacuous_and_refuted_statements_per_level_and_type(demo_run: Path, tmp_path: Path) -> None:
+    report = collect_run(demo_run)
+    assert report.statement_checks["vacuous"] >= 1 and report.statement_checks["refuted"] >= 1
+    out = tmp_path / "report.html"
+    assert main(["report", str(demo_run), "--out", str(out)]) == 0
+    html = out.read_text()
+    assert 'id="statement-checks-table"' in html and "Statements Lean found vacuous or refuted" in html

@@ -15,6 +15,7 @@ from repro.config import LeanSettings
 from repro.study.app import prove_study
 from repro.study.provers import parse_prover_spec
 from repro.study.records import StudySettings
+from repro.study.report import study_report
 from repro.study.store import StudyStore
 from repro.testing import OpenAITestServer
 from tests import study_world as world
@@ -62,3 +63,6 @@ def test_a_statement_that_does_not_elaborate_under_a_provers_toolchain_is_counte
     assert old["s05"].verified and old["s05"].toolchain == "leanprover/lean4:v4.9.0"
     assert new["s05"].verified and new["s05"].toolchain == "leanprover/lean4:v4.15.0"
     assert "statement_incompatible_toolchain" not in new["s99"].reasons
+    figures = {prover.name: prover for prover in study_report(tmp_path / "study").provers}
+    assert figures["old"].incompatible_statements == 1 and figures["new"].incompatible_statements == 0
+    assert "statement_incompatible_toolchain" not in figures["old"].reasons, "not among the prover's failures"

@@ -42,6 +42,18 @@ def _print_status(metrics: dict[str, Any]) -> None:
 
         for line in lever_lines(rates["levers"]):
             console.print(line, soft_wrap=True)
+    checks = metrics.get("statement_checks") or {}
+    console.print(
+        f"statements our Lean checks found vacuous {checks.get('vacuous', 0)}, refuted {checks.get('refuted', 0)}"
+    )
+    for label in ("by_level", "by_type"):
+        if checks.get(label):
+            console.print(
+                f"  {label}: "
+                + ", ".join(
+                    f"{k} vacuous {v.get('vacuous', 0)} refuted {v.get('refuted', 0)}" for k, v in checks[label].items()
+                )
+            )
     models = Table(title="model calls (per stage and model)")
     for column in (
         "stage",

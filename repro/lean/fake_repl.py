@@ -14,11 +14,12 @@ The default imitates Lean coarsely, on lexed tokens: ``sorry`` gives the sorry w
 normalising whitespace, comments, binder grouping and ``ℕ``/``Nat``-style spellings (otherwise a
 type mismatch: conservative, since real Lean also accepts other definitionally equal forms);
 ``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
-declared axioms where the environment's code uses them; a theorem's proof is refused where
-:mod:`repro.lean.fake_semantics` knows real Lean would refuse it (a false word-problem statement,
-an unknown hypothesis name, pinned values the proof never reads), so a re-spliced statement passes
-only when the body proves it. It is a protocol fake, not a checker:
-nothing it says is ever a real verdict.
+declared axioms where the environment's code uses them. Our trusted statement checks (vacuity,
+satisfiability, refutation, witness: :mod:`repro.lean.statement_checks`) are decided by the small
+arithmetic evaluator of :mod:`repro.lean.fake_arith`, per tactic. A prover's theorem is refused where
+:mod:`repro.lean.fake_semantics` knows real Lean would refuse it (a false word-problem statement, an
+unknown hypothesis name, pinned values the proof never reads), so a re-spliced statement passes only
+when the body proves it. It is a protocol fake, not a checker: nothing it says is ever a real verdict.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import sys
 import time
 from typing import Any
 
+from repro.lean.fake_arith import judge
 from repro.lean.fake_semantics import proof_objection
 from repro.lean.text.lexer import Kind, Token, lex, line_column, significant
 
@@ -104,7 +106,22 @@ def _uses_sorry(tokens: list[Token]) -> bool:
     return any(t.kind == Kind.identifier and t.text in ("sorry", "admit") for t in tokens)
 
 
+def _statement_texts(history: list[str]) -> dict[str, str]:
+    """Our declarations ``theorem NAME ... := by sorry`` in the environment, by name (for the statement checks)."""
+    found = {}
+    for command in history:
+        text = command.strip().removeprefix("set_option autoImplicit false in").strip()
+        words = text.split(None, 2)
+        if len(words) == 3 and words[0] == "theorem":
+            found[words[1]] = text
+    return found
+
+
 def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
+    judged = judge(code.strip(), _statement_texts(history[:-1]))
+    if judged is not None:  # one of our trusted statement checks: decided on the arithmetic it states
+        accepted, why = judged
+        return {} if accepted else {"messages": [_message(code, 0, len(code), "error", why)]}
     messages: list[dict[str, Any]] = []
     sorries: list[dict[str, Any]] = []
     environment = "\n".join(history)

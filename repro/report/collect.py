@@ -63,6 +63,8 @@ class RunReport(BaseModel):
     stage_order: list[str]
     rates: dict[str, Any]
     rate_counts: dict[str, dict[str, list[int]]]
+    # statements our Lean checks found vacuous or refuted, in all and per level and type
+    statement_checks: dict[str, Any] = {}
     prover_pass_at: dict[str, float | None]
     prover_statements: int
     models: dict[str, dict[str, Any]]
@@ -358,6 +360,7 @@ def collect_run(run_dir: Path) -> RunReport:
             stage_order=[stage.value for stage in STAGE_ORDER],
             rates=metrics["rates"],
             rate_counts=_rate_counts(store),
+            statement_checks=metrics["statement_checks"],
             prover_pass_at=pass_at,
             prover_statements=statements,
             models=metrics["models"],

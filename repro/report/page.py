@@ -224,6 +224,22 @@ def _costs(report: RunReport) -> str:
     )
 
 
+def _statement_checks(report: RunReport) -> str:
+    checks = report.statement_checks or {}
+    rows = [["all", "", checks.get("vacuous", 0), checks.get("refuted", 0)]]
+    for group in ("by_level", "by_type"):
+        for key, counts in (checks.get(group) or {}).items():
+            rows.append([group.removeprefix("by_"), key, counts.get("vacuous", 0), counts.get("refuted", 0)])
+    table = _table(["grouping", "value", "vacuous", "refuted"], rows, "statement-checks-table")
+    return (
+        "<h2 id=statement-checks>Statements Lean found vacuous or refuted</h2>"
+        "<p class=note>Our own Lean commands, never the prover's: vacuous statements (hypotheses that derive"
+        " False, or a conclusion that restates a hypothesis) are refused before proving; refuted ones (Lean"
+        " proved the negation after every sample failed) go back to formalization. Candidates, not problems.</p>"
+        f"{table}"
+    )
+
+
 def _taxonomy(report: RunReport) -> str:
     if not report.taxonomy:
         return "<h2 id=taxonomy>Failure taxonomy</h2><p>No prover sample was rejected.</p>"
@@ -283,6 +299,7 @@ def run_sections(report: RunReport) -> str:
         + _levers(report)
         + _pass_at(report)
         + _costs(report)
+        + _statement_checks(report)
         + _taxonomy(report)
         + _audit()
     )

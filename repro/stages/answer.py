@@ -1,11 +1,19 @@
-"""Stage 7: recover the answer from the verified Lean text, without computing anything.
+"""Stage 7: recover the answer from OUR verified statement, never from the prover's text.
 
 A literal on the right of the conclusion's top-level ``=`` (or a set literal) is read
 deterministically: the statement reader works on lexed tokens, strips leading ``let``/``have``
 bindings, ``∀`` binders and hypotheses, and never cuts the signature at "the first ``:=``".
-Otherwise the extraction model proposes a span, which must appear verbatim in the verified code,
-part by part, and not only inside ``#eval``/``#reduce``/``#check``/``#print`` lines. The candidate
-is then classified; only ``final`` is retained.
+Otherwise the extraction model is shown the question and our statement (never the prover's code:
+a proven irrelevant helper such as ``lemma final_answer_value : (8:ℕ) = 8`` must not steer it) and
+proposes an answer:
+
+- for an existential statement (``∃ x, P x``) the proposal is a witness: it must be numeric literals,
+  and our own Lean command must prove the statement with it
+  (:func:`repro.lean.statement_checks.check_witness`);
+- otherwise (``IsLeast S 5``, disjunctions, ...) each comma-separated part must be a token sequence of
+  our statement's conclusion: ``4`` is not grounded by ``maxHeartbeats 400000`` or by ``x₄``.
+
+The candidate is then classified; only ``final`` is retained.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ from typing import Literal
 from pydantic import BaseModel, field_validator, model_validator
 
 from repro.config import ModelSettings
+from repro.lean.protocol import Verifier
+from repro.lean.statement_checks import CheckOutcome, check_witness, is_numeric_literal
 from repro.lean.text import (
     LeanCode,
     StatementError,
@@ -26,6 +36,7 @@ from repro.lean.text import (
     strip_comments,
     top_level_equation,
 )
+from repro.lean.text.lexer import lex, significant
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
@@ -115,6 +126,38 @@ def grounded(candidate: str, verified_code: str | LeanCode) -> bool:
     return all(part and part in outside_meta for part in parts)
 
 
+_SPELLED = {"Nat": "ℕ", "Int": "ℤ", "Rat": "ℚ", "Real": "ℝ"}
+
+
+def _token_texts(text: str) -> list[str]:
+    return [_SPELLED.get(t.text, t.text) for t in significant(lex(text))]
+
+
+def grounded_in_statement(candidate: str, statement: str) -> bool:
+    """Every comma-separated part is a contiguous run of tokens of our statement's conclusion.
+
+    Tokens, not substrings: ``4`` is not in ``400000``, ``x₄`` or a comment, and the prover's text is
+    never consulted.
+    """
+    try:
+        tokens = _token_texts(read_statement(statement).conclusion)
+    except StatementError:
+        return False
+    parts = [candidate] if candidate.strip().startswith("{") else [p.strip() for p in candidate.split(",")]
+    for part in parts:
+        needle = _token_texts(part)
+        if not needle or not any(tokens[i : i + len(needle)] == needle for i in range(len(tokens) - len(needle) + 1)):
+            return False
+    return True
+
+
+def is_existential(statement: str) -> bool:
+    try:
+        return final_proposition(read_statement(statement).conclusion)[1]
+    except StatementError:
+        return False
+
+
 async def recover_answer(
     question: str,
     statement: str,
@@ -125,17 +168,19 @@ async def recover_answer(
     classify_settings: ModelSettings,
     *,
     attempt: int,
+    verifier: Verifier | None = None,
+    header: str = "",
 ) -> StageResult:
+    """``verified_code`` only keys the stored attempt: nothing in it is shown to a model or read as an answer."""
     clock = Stopwatch()
-    verified = lean_code(verified_code)  # lexed once for the prompt and the grounding check
-    result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified.text))
+    verified_text = verified_code.text if isinstance(verified_code, LeanCode) else verified_code
+    result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified_text))
     candidate = deterministic_answer(statement)
     method = "deterministic"
     try:
         if candidate is None:
             method = "model"
-            shown = verified.without_prose
-            prompt = render_prompt("answer_extract", question=question, verified_code=shown)
+            prompt = render_prompt("answer_extract", question=question, statement=code_without_prose(statement))
             extraction = await ask_json(
                 extract_client,
                 chat_request(extract_settings, prompt, sample_offset=attempt, json_answer=True),
@@ -144,8 +189,16 @@ async def recover_answer(
             account(result, extract_client, extraction.responses)
             candidate = extraction.value.answer if extraction.value else None
         result.output = {"candidate": candidate, "method": method}
-        if not candidate or not grounded(candidate, verified):
-            result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
+        if method == "model" and candidate and is_existential(statement):
+            result.output["method"] = "witness"
+            accepted = await _witness_accepted(result, statement, candidate, verifier, header)
+        else:
+            accepted = bool(candidate) and (
+                method == "deterministic" or grounded_in_statement(candidate or "", statement)
+            )
+        if not candidate or not accepted:
+            if result.status == AttemptStatus.passed:
+                result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
             result.elapsed_s = clock.elapsed()
             return result
         if has_unevaluated_operation(candidate):
@@ -169,6 +222,25 @@ async def recover_answer(
         result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_final
     result.elapsed_s = clock.elapsed()
     return result
+
+
+async def _witness_accepted(
+    result: StageResult, statement: str, candidate: str, verifier: Verifier | None, header: str
+) -> bool:
+    """Our Lean command proves the statement with the proposed witness; the check goes to the audit."""
+    witness = [part.strip() for part in candidate.split(",")]
+    if not all(is_numeric_literal(part) for part in witness):
+        result.output["witness_check"] = "refused: a witness must be numeric literals"
+        return False
+    if verifier is None:
+        result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
+        result.output["witness_check"] = "no Lean backend to check the witness"
+        return False
+    check = await check_witness(statement, witness, verifier, header=header)
+    result.output["witness_check"] = check.model_dump(mode="json")
+    if check.outcome == CheckOutcome.undecided:
+        result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
+    return check.outcome == CheckOutcome.proved
 
 
 def literal_text(candidate: str) -> str:

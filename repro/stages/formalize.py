@@ -45,9 +45,12 @@ async def formalize(
     *,
     header: str,
     attempt: int,
+    feedback: str = "",
 ) -> StageResult:
+    """``feedback``: what Lean established about an earlier statement of this question (e.g. refuted)."""
     clock = Stopwatch()
-    prompt = render_prompt("formalize", question=question, theorem_name=theorem_name)
+    shown = f"\n{feedback.strip()}\n" if feedback.strip() else ""
+    prompt = render_prompt("formalize", question=question, theorem_name=theorem_name, feedback=shown)
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("formalize", prompt, attempt))
     try:
         response = await client.generate(chat_request(settings, prompt, sample_offset=attempt))

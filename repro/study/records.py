@@ -30,6 +30,9 @@ class StudyStatement(_Record):
     type: str | None = None
     run: str | None = None
     question: str | None = None
+    # what our trusted Lean checks found in the run: vacuous | refuted | satisfiable | flagged | undecided.
+    # A proof of a vacuous statement proves nothing about its answer.
+    statement_check: str | None = None
 
 
 class ProverEntry(_Record):

@@ -87,6 +87,16 @@ def report_tables(report: StudyReport) -> list[Table | str]:
         )
     if salvage.row_count:
         items.append(salvage)
+    checks = report.statement_checks or {}
+    if checks.get("vacuous") or checks.get("refuted"):
+        flagged = Table(title="statements the run's Lean checks found vacuous (a proof proves nothing) or refuted")
+        for column in ("group", "vacuous", "refuted"):
+            flagged.add_column(column)
+        flagged.add_row("all", str(checks.get("vacuous", 0)), str(checks.get("refuted", 0)))
+        for label in ("level", "type"):
+            for group, counts in (checks.get(f"by_{label}") or {}).items():
+                flagged.add_row(f"{label} {group}", str(counts["vacuous"]), str(counts["refuted"]))
+        items.append(flagged)
     overlap = report.overlap
     table = Table(title="overlap")
     table.add_column("measure")

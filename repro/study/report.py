@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from repro.records import ReasonCode
 from repro.study.estimators import (
     FIRST_SUCCESS,
     UNBIASED,
@@ -75,6 +77,8 @@ class ProverFigures(BaseModel):
     by_level: dict[str, GroupFigures] = Field(default_factory=dict)
     by_type: dict[str, GroupFigures] = Field(default_factory=dict)
     failed_samples: int
+    # statements that do not elaborate under this prover's toolchain: not asked, not among its failures
+    incompatible_statements: int = 0
     taxonomy: dict[str, float] = Field(default_factory=dict)
     reasons: dict[str, float] = Field(default_factory=dict)
     lean_error_classes: dict[str, float] = Field(default_factory=dict)
@@ -110,6 +114,8 @@ class StudyReport(BaseModel):
     lean_backend: str
     provers: list[ProverFigures]
     overlap: OverlapFigures
+    # statements the run's own Lean checks found vacuous or refuted, in all and per level and type
+    statement_checks: dict[str, Any] = Field(default_factory=dict)
 
 
 def _round(value: float) -> float:
@@ -193,7 +199,9 @@ def build_report(
             low, high = bootstrap_interval(values, seed=bootstrap_seed + j)
             mean = sum(values) / len(values) if values else 0.0
             pass_figures[f"pass@{j}"] = Estimate(value=_round(mean), low=_round(low), high=_round(high))
-        failed = [s for s in own if s.judged and not s.verified]
+        apart = ReasonCode.statement_incompatible_toolchain.value
+        incompatible = [s for s in own if apart in s.reasons]
+        failed = [s for s in own if s.judged and not s.verified and apart not in s.reasons]
         taxonomy: Counter[str] = Counter(fact for s in failed for fact in s.taxonomy)
         reasons: Counter[str] = Counter(reason for s in failed for reason in s.reasons)
         lean_classes: Counter[str] = Counter(label for s in failed for label in s.lean_error_classes)
@@ -218,6 +226,7 @@ def build_report(
                 by_level=_groups(statements, covered, by_statement, "level"),
                 by_type=_groups(statements, covered, by_statement, "type"),
                 failed_samples=len(failed),
+                incompatible_statements=len({s.statement_id for s in incompatible}),
                 taxonomy=_shares(taxonomy, len(failed)),
                 reasons=_shares(reasons, len(failed)),
                 lean_error_classes=_shares(lean_classes, len(failed)),
@@ -245,6 +254,7 @@ def build_report(
         lean_backend=lean_backend,
         provers=figures,
         overlap=_overlap(statements, covered_sets, counts, k, sequential),
+        statement_checks=_statement_checks(statements),
     )
 
 
@@ -275,6 +285,21 @@ def _salvage_figures(
         lean_seconds=round(sum(sample.salvage_lean_seconds for sample in own), 4),
         kinds=dict(Counter("+".join(sample.salvage_kinds) for sample in salvaged).most_common()),
     )
+
+
+def _statement_checks(statements: list[StudyStatement]) -> dict[str, Any]:
+    """Vacuous and refuted statements of the set, in all and per level and type."""
+    table: dict[str, Any] = {"vacuous": 0, "refuted": 0, "by_level": {}, "by_type": {}}
+    for statement in statements:
+        found = statement.statement_check
+        if found not in ("vacuous", "refuted"):
+            continue
+        table[found] += 1
+        for key, group in (("by_level", statement.level), ("by_type", statement.type)):
+            if group:
+                counts = table[key].setdefault(group, {"vacuous": 0, "refuted": 0})
+                counts[found] += 1
+    return table
 
 
 def _overlap(

@@ -208,6 +208,8 @@ async def reprove_with_study(
             clients["classify"],
             config.model_for("classify"),
             attempt=offset,
+            verifier=verifier,
+            header=config.lean.header,
         )
         number = _next_number(store, candidate.candidate_id, Stage.answer)
         if not result.passed:

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from repro.jsonl import iter_json_objects
 from repro.lean.text import ends_in_sorry, read_statement
-from repro.records import AttemptStatus, Stage
+from repro.records import AttemptStatus, Stage, StageAttempt
 from repro.store import RunStore
 from repro.study.records import StudyStatement
 
@@ -57,6 +57,7 @@ def statements_from_run(run_dir: str | Path) -> list[StudyStatement]:
             if not aligned:
                 continue
             problem = store.problem(candidate.problem_id)
+            checks = {a.attempt_number: a for a in attempts if a.stage == Stage.check}
             exported: set[str] = set()
             for round_index in aligned:
                 statement = statements.get(round_index)
@@ -75,9 +76,18 @@ def statements_from_run(run_dir: str | Path) -> list[StudyStatement]:
                         type=problem.type,
                         run=run_name,
                         question=candidate.rewritten_question,
+                        statement_check=_check_status(checks, round_index),
                     )
                 )
     return rows
+
+
+def _check_status(checks: dict[int, StageAttempt], round_index: int) -> str | None:
+    """The run's statement checks of one formalization round (vacuity at 2r, refutation at 2r + 1)."""
+    vacuity, refutation = checks.get(2 * round_index), checks.get(2 * round_index + 1)
+    if refutation is not None and refutation.output.get("status") == "refuted":
+        return "refuted"
+    return str(vacuity.output.get("status")) if vacuity is not None and vacuity.output.get("status") else None
 
 
 def write_statements(statements: list[StudyStatement], out: str | Path) -> Path:

@@ -1,0 +1,733 @@
+"""The fake REPL's judge of our trusted statement checks: a small evaluator over linear arithmetic.
+
+It decides the commands of :mod:`repro.lean.statement_checks` (vacuity, satisfiability, refutation,
+witness) the way real Lean would *for the tactic named*, on the fragment the test worlds use:
+variables of type ℕ/ℤ/ℚ/ℝ (ℝ computed exactly, as ℚ), hypotheses that are ``∧``/``∨``/``¬`` of
+``= ≠ < ≤ > ≥`` between terms built from numerals, variables, ``+ - * / % ^``, ``↑x`` and ascriptions
+``(e : T)``; a conclusion with leading ``let``, ``∀`` binders, ``→`` premises and an optional ``∃``.
+Terms take the largest type among their leaves (Lean's ``binop%``), with Lean's ℕ semantics
+(truncated ``-``, floor ``/``, ``x / 0 = 0``) and Euclidean ``/`` on ℤ.
+
+Tactic semantics (documented as modelled, an under-approximation of real Lean):
+
+- ``omega``: hypotheses over ℕ/ℤ only, linear (a product needs a numeral side; ``/``, ``%`` and
+  truncated ``-`` only between numerals); ℚ/ℝ facts are ignored and a ℚ/ℝ goal fails, like real omega.
+  Decided by Gaussian elimination on equations (unit coefficients), integer bounds per variable.
+- ``linarith``: linear facts of every type, rational relaxation (no integer rounding), goals
+  ``= < ≤ > ≥`` or ``False`` only (never ``≠``, ``∧``, ``¬``).
+- ``norm_num``: evaluates a goal with no free variable (every type); ``norm_num at *`` closes ``False``
+  when some hypothesis with no free variable evaluates to false. Never uses other hypotheses.
+- ``simp``/``simp_all``: ℕ/ℤ numerals only; ``simp_all`` first rewrites with hypotheses ``x = closed``.
+- ``decide``: a goal with no free variable over ℕ/ℤ; never a hypothesis, never ℚ/ℝ.
+- Variables bound by ``let`` are opaque after ``intros`` (no ``zetaDelta``); ``let`` inside a term
+  (the refutation's instantiated conclusion) is unfolded.
+
+Not modelled (the fake answers an error, so a check is never wrongly "proved"): functions, sets,
+``Finset`` sums, ``IsLeast``, ``∣``, reals beyond exact arithmetic, instance and implicit binders in
+pinned applications. Real omega/linarith are stronger than this (Fourier-Motzkin over several
+variables); the test worlds stay inside what is modelled. It is a fake: nothing it says is a verdict.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from repro.lean.text.lexer import Kind, Token, lex, significant
+from repro.lean.text.statement import StatementError, read_statement
+
+Node = tuple[Any, ...]
+_TYPES = {"ℕ": 0, "Nat": 0, "ℤ": 1, "Int": 1, "ℚ": 2, "Rat": 2, "ℝ": 3, "Real": 3}
+_TYPE_NAMES = ("ℕ", "ℤ", "ℚ", "ℝ")
+_RELATIONS = {"=", "≠", "<", "≤", ">", "≥"}
+_FLIP = {"<": ">", "≤": "≥", ">": "<", "≥": "≤", "=": "=", "≠": "≠"}
+_NEGATE = {"<": "≥", "≤": ">", ">": "≤", "≥": "<", "=": "≠", "≠": "="}
+
+_VACUITY = re.compile(r"^example : type_of% @(\S+) := by\n  intros\n  exfalso\n  (.+)$", re.DOTALL)
+_SATISFIABILITY = re.compile(r"^example := @(\S+) (.*)$", re.DOTALL)
+_REFUTE_DIRECT = re.compile(r"^example : ¬ type_of% @(\S+) := by\n  (.+)$", re.DOTALL)
+_REFUTE_PINNED = re.compile(r"^example : ¬ type_of% @(\S+) := fun h => absurd \(h (.*)\) \(by (.+)\)$", re.DOTALL)
+_WITNESS = re.compile(r"^example : type_of% @(\S+) := by\n  intros\n  exact ⟨(.*), by (.+)⟩$", re.DOTALL)
+_DISCHARGE = "first | (norm_num <;> done) | decide"
+
+
+class Unmodelled(Exception):
+    """The command is outside the fragment: the fake answers an error (never a success)."""
+
+
+# -- parsing --------------------------------------------------------------------------------------------
+
+
+class _Parser:
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.index = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.index].text if self.index < len(self.tokens) else None
+
+    def take(self, expected: str | None = None) -> Token:
+        if self.index >= len(self.tokens):
+            raise Unmodelled("unexpected end")
+        token = self.tokens[self.index]
+        if expected is not None and token.text != expected:
+            raise Unmodelled(f"expected {expected!r}, found {token.text!r}")
+        self.index += 1
+        return token
+
+    def done(self) -> bool:
+        return self.index >= len(self.tokens)
+
+    def proposition(self, level: int = 0) -> Node:
+        left = self.prop_atom()
+        while True:
+            op = self.peek()
+            if op == "∨" and level <= 30:
+                self.take()
+                left = ("or", left, self.proposition(30))
+            elif op == "∧" and level <= 35:
+                self.take()
+                left = ("and", left, self.proposition(35))
+            else:
+                return left
+
+    def prop_atom(self) -> Node:
+        text = self.peek()
+        if text == "¬":
+            self.take()
+            return ("not", self.prop_atom())
+        if text in ("True", "False"):
+            self.take()
+            return ("const", text == "True")
+        if text == "(":
+            saved = self.index
+            try:
+                self.take("(")
+                inner = self.proposition()
+                self.take(")")
+                if self.peek() not in _RELATIONS and self.peek() not in ("+", "-", "*", "/", "%", "^"):
+                    return inner
+            except Unmodelled:
+                pass
+            self.index = saved
+        left = self.term()
+        op = self.take().text
+        if op not in _RELATIONS:
+            raise Unmodelled(f"not a relation: {op!r}")
+        return ("rel", op, left, self.term())
+
+    def term(self, level: int = 0) -> Node:
+        left = self.unary()
+        while True:
+            op = self.peek()
+            power = {"+": 65, "-": 65, "*": 70, "/": 70, "%": 70, "^": 75}.get(op or "")
+            if power is None or power < level:
+                return left
+            self.take()
+            right = self.term(power if op == "^" else power + 1)
+            left = ("bin", op, left, right)
+
+    def unary(self) -> Node:
+        text = self.peek()
+        if text == "-":
+            self.take()
+            return ("neg", self.term(75))
+        if text == "↑":
+            self.take()
+            return ("coe", self.unary())
+        token = self.take()
+        if token.kind == Kind.number:
+            return ("num", Fraction(token.text), "." in token.text)
+        if token.kind == Kind.identifier and token.text not in _TYPES:
+            return ("var", token.text)
+        if token.text == "(":
+            inner = self.term()
+            if self.peek() == ":":
+                self.take()
+                kind = self.take().text
+                if kind not in _TYPES:
+                    raise Unmodelled(f"type {kind!r}")
+                self.take(")")
+                return ("cast", _TYPES[kind], inner)
+            self.take(")")
+            return inner
+        raise Unmodelled(f"term {token.text!r}")
+
+
+def parse_proposition(text: str) -> Node:
+    parser = _Parser(significant(lex(text)))
+    node = parser.proposition()
+    if not parser.done():
+        raise Unmodelled(f"trailing {parser.peek()!r}")
+    return node
+
+
+def parse_term(text: str) -> Node:
+    parser = _Parser(significant(lex(text)))
+    node = parser.term()
+    if not parser.done():
+        raise Unmodelled(f"trailing {parser.peek()!r}")
+    return node
+
+
+# -- the statement as Lean elaborates it (in the fragment) ----------------------------------------------
+
+
+@dataclass
+class World:
+    types: dict[str, int] = field(default_factory=dict)  # variable -> 0 ℕ, 1 ℤ, 2 ℚ, 3 ℝ
+    arguments: list[tuple[str, str]] = field(default_factory=list)  # ("variable"|"hypothesis", name) in order
+    hypotheses: dict[str, Node] = field(default_factory=dict)
+    lets: dict[str, Node] = field(default_factory=dict)
+    premises: list[Node] = field(default_factory=list)  # the conclusion's own → premises
+    bound: list[str] = field(default_factory=list)  # the conclusion's ∀ variables
+    exists: list[str] = field(default_factory=list)  # the final ∃ variables
+    final: Node = ("const", True)
+
+
+def read_world(statement: str) -> World:
+    try:
+        parsed = read_statement(statement)
+    except StatementError as error:
+        raise Unmodelled(str(error)) from error
+    world = World()
+    for group in parsed.binders:
+        tokens = significant(lex(group))
+        if tokens[0].text != "(" or ":" not in [t.text for t in tokens]:
+            raise Unmodelled(f"binder {group}")
+        colon = [t.text for t in tokens].index(":")
+        names = [t.text for t in tokens[1:colon]]
+        type_text = group[tokens[colon].end : tokens[-1].start].strip()
+        if type_text in _TYPES:
+            for name in names:
+                world.types[name] = _TYPES[type_text]
+                world.arguments.append(("variable", name))
+        else:
+            proposition = parse_proposition(type_text)
+            for name in names:
+                world.hypotheses[name] = proposition
+                world.arguments.append(("hypothesis", name))
+    _read_conclusion(world, significant(lex(parsed.conclusion)))
+    return world
+
+
+def _read_conclusion(world: World, tokens: list[Token]) -> None:
+    parser = _Parser(tokens)
+    while parser.peek() == "let":
+        parser.take()
+        name = parser.take().text
+        if parser.peek() == ":":
+            parser.take()
+            parser.take()
+        parser.take(":=")
+        world.lets[name] = parser.term()
+        if parser.peek() == ";":
+            parser.take()
+    while parser.peek() == "∀":
+        parser.take()
+        names = []
+        while parser.peek() not in (":", ",", None):
+            names.append(parser.take().text)
+        parser.take(":")
+        kind = parser.take().text
+        if kind not in _TYPES:
+            raise Unmodelled(f"∀ over {kind}")
+        parser.take(",")
+        for name in names:
+            world.types[name] = _TYPES[kind]
+            world.bound.append(name)
+    rest = parser.tokens[parser.index :]
+    segments: list[list[Token]] = [[]]
+    depth = 0
+    for token in rest:
+        depth += token.text in ("(", "[", "{")
+        depth -= token.text in (")", "]", "}")
+        if depth == 0 and token.text in ("→", "->"):
+            segments.append([])
+        else:
+            segments[-1].append(token)
+    for segment in segments[:-1]:
+        world.premises.append(_parse_tokens(segment))
+    last = _Parser(segments[-1])
+    if last.peek() == "∃":
+        last.take()
+        while last.peek() not in (":", ",", None):
+            world.exists.append(last.take().text)
+        exists_type = 0
+        if last.peek() == ":":
+            last.take()
+            exists_type = _TYPES.get(last.take().text, -1)
+            if exists_type < 0:
+                raise Unmodelled("∃ type")
+        last.take(",")
+        for name in world.exists:
+            world.types[name] = exists_type
+    world.final = last.proposition()
+    if not last.done():
+        raise Unmodelled(f"trailing {last.peek()!r}")
+
+
+def _parse_tokens(tokens: list[Token]) -> Node:
+    parser = _Parser(tokens)
+    node = parser.proposition()
+    if not parser.done():
+        raise Unmodelled(f"trailing {parser.peek()!r}")
+    return node
+
+
+# -- evaluation -----------------------------------------------------------------------------------------
+
+
+def _leaf_type(node: Node, types: dict[str, int]) -> int:
+    kind = node[0]
+    if kind == "var":
+        return types.get(node[1], 0)
+    if kind == "cast":
+        return int(node[1])
+    if kind == "num":
+        return 2 if node[2] else 0
+    if kind == "bin":
+        return max(_leaf_type(node[2], types), _leaf_type(node[3], types))
+    if kind in ("neg",):
+        return _leaf_type(node[1], types)
+    return 0  # coercions adapt to the context
+
+
+def _value(node: Node, kind: int, env: dict[str, Fraction]) -> Fraction | None:
+    """The value of a term at type ``kind`` with Lean's semantics; None when a free variable remains."""
+    tag = node[0]
+    if tag == "num":
+        if node[2] and kind < 2:
+            raise Unmodelled("decimal literal at ℕ/ℤ")
+        return Fraction(node[1])
+    if tag == "var":
+        return env.get(node[1])
+    if tag == "coe":
+        return _value(node[1], kind, env)
+    if tag == "cast":
+        inner = _value(node[2], int(node[1]), env)
+        return inner
+    if tag == "neg":
+        value = _value(node[1], kind, env)
+        if value is None:
+            return None
+        if kind == 0:
+            return Fraction(0)
+        return -value
+    left, right = _value(node[2], kind, env), _value(node[3], kind, env)
+    if left is None or right is None:
+        return None
+    op = node[1]
+    if op == "+":
+        return left + right
+    if op == "*":
+        return left * right
+    if op == "-":
+        return max(left - right, Fraction(0)) if kind == 0 else left - right
+    if op == "^":
+        if right.denominator != 1 or right < 0:
+            raise Unmodelled("exponent")
+        return left ** int(right)
+    if op == "/":
+        if right == 0:
+            return Fraction(0)
+        if kind >= 2:
+            return left / right
+        return Fraction(_ediv(int(left), int(right)))
+    if op == "%":
+        if kind >= 2:
+            raise Unmodelled("% on a field")
+        if right == 0:
+            return left
+        return Fraction(int(left) - int(right) * _ediv(int(left), int(right)))
+    raise Unmodelled(op)
+
+
+def _ediv(a: int, b: int) -> int:
+    quotient = a // abs(b)
+    return quotient if b > 0 else -quotient
+
+
+def _compare(op: str, left: Fraction, right: Fraction) -> bool:
+    return {
+        "=": left == right,
+        "≠": left != right,
+        "<": left < right,
+        "≤": left <= right,
+        ">": left > right,
+        "≥": left >= right,
+    }[op]
+
+
+def truth(node: Node, types: dict[str, int], env: dict[str, Fraction], *, fields: bool = True) -> bool | None:
+    """The truth of a proposition with no free variable (None if one remains, or a field when not ``fields``)."""
+    tag = node[0]
+    if tag == "const":
+        return bool(node[1])
+    if tag == "not":
+        inner = truth(node[1], types, env, fields=fields)
+        return None if inner is None else not inner
+    if tag in ("and", "or"):
+        first, second = truth(node[1], types, env, fields=fields), truth(node[2], types, env, fields=fields)
+        if first is None or second is None:
+            return None
+        return (first and second) if tag == "and" else (first or second)
+    kind = max(_leaf_type(node[2], types), _leaf_type(node[3], types))
+    if kind >= 2 and not fields:
+        return None
+    left, right = _value(node[2], kind, env), _value(node[3], kind, env)
+    if left is None or right is None:
+        return None
+    return _compare(node[1], left, right)
+
+
+# -- linear reasoning -----------------------------------------------------------------------------------
+
+Linear = dict[str, Fraction]  # variable -> coefficient; "" -> constant
+
+
+def _linear(node: Node, kind: int, env: dict[str, Fraction], *, integer: bool) -> Linear | None:
+    closed = _value(node, kind, env) if _free(node, env) == set() else None
+    if closed is not None:
+        return {"": closed}
+    tag = node[0]
+    if tag == "var":
+        return {node[1]: Fraction(1)}
+    if tag in ("coe",):
+        return _linear(node[1], kind, env, integer=integer)
+    if tag == "cast":
+        return _linear(node[2], int(node[1]), env, integer=integer)
+    if tag == "neg":
+        inner = _linear(node[1], kind, env, integer=integer)
+        return None if inner is None or kind == 0 else {k: -v for k, v in inner.items()}
+    if tag != "bin":
+        return None
+    op = node[1]
+    left, right = _linear(node[2], kind, env, integer=integer), _linear(node[3], kind, env, integer=integer)
+    if left is None or right is None:
+        return None
+    if op == "+":
+        return _add(left, right, 1)
+    if op == "-" and kind > 0:
+        return _add(left, right, -1)
+    if op == "*":
+        if set(left) == {""}:
+            return {k: v * left[""] for k, v in right.items()}
+        if set(right) == {""}:
+            return {k: v * right[""] for k, v in left.items()}
+    if op == "/" and kind >= 2 and set(right) == {""} and right[""] != 0:
+        return {k: v / right[""] for k, v in left.items()}
+    return None  # nonlinear, or ℕ/ℤ division/truncated subtraction of a variable
+
+
+def _free(node: Node, env: dict[str, Fraction]) -> set[str]:
+    if node[0] == "var":
+        return set() if node[1] in env else {node[1]}
+    return set().union(*(_free(part, env) for part in node[1:] if isinstance(part, tuple)))
+
+
+def _add(left: Linear, right: Linear, sign: int) -> Linear:
+    out = dict(left)
+    for key, value in right.items():
+        out[key] = out.get(key, Fraction(0)) + sign * value
+    return {k: v for k, v in out.items() if v != 0 or k == ""}
+
+
+Constraint = tuple[Linear, str]  # linear form, relation to 0
+
+
+def _constraints(node: Node, types: dict[str, int], env: dict[str, Fraction], *, integer: bool) -> list[Constraint]:
+    """Linear constraints a fact yields (``∧`` split, ``¬`` of a relation flipped); others yield none."""
+    tag = node[0]
+    if tag == "and":
+        return _constraints(node[1], types, env, integer=integer) + _constraints(node[2], types, env, integer=integer)
+    if tag == "not" and node[1][0] == "rel":
+        return _constraints(("rel", _NEGATE[node[1][1]], node[1][2], node[1][3]), types, env, integer=integer)
+    if tag == "const" and node[1] is False:
+        return [({"": Fraction(1)}, "=")]
+    if tag != "rel":
+        return []
+    kind = max(_leaf_type(node[2], types), _leaf_type(node[3], types))
+    if integer and kind >= 2:
+        return []  # omega ignores facts over ℚ/ℝ
+    left, right = _linear(node[2], kind, env, integer=integer), _linear(node[3], kind, env, integer=integer)
+    if left is None or right is None:
+        return []
+    form = _add(left, right, -1)
+    op = node[1]
+    if op in (">", "≥"):
+        form, op = {k: -v for k, v in form.items()}, _FLIP[op]
+    return [(form, op)]
+
+
+def unsatisfiable(constraints: list[Constraint], naturals: set[str], *, integer: bool) -> bool:
+    """Whether the constraints have no solution (False also when this procedure cannot tell)."""
+    work = [(dict(form), op) for form, op in constraints]
+    work += [({name: Fraction(-1), "": Fraction(0)}, "≤") for name in naturals]
+    for _ in range(50):
+        equation = next(
+            (
+                (form, name)
+                for form, op in work
+                if op == "="
+                for name, coefficient in form.items()
+                if name and (not integer or abs(coefficient) == 1 or len([k for k in form if k]) == 1)
+            ),
+            None,
+        )
+        if equation is None:
+            break
+        form, name = equation
+        coefficient = form[name]
+        solution = {k: -v / coefficient for k, v in form.items() if k != name}
+        if integer and len(solution) == 1 and solution.get("", Fraction(0)).denominator != 1:
+            return True
+        work = [(_substitute(f, name, solution), op) for f, op in work if f is not form]
+    lows: dict[str, tuple[Fraction, bool]] = {}  # variable -> (bound, strict)
+    highs: dict[str, tuple[Fraction, bool]] = {}
+    excluded: dict[str, set[Fraction]] = {}
+    for form, op in work:
+        names = [k for k in form if k and form[k] != 0]
+        constant = form.get("", Fraction(0))
+        if not names:
+            if not _compare(op, constant, Fraction(0)):
+                return True
+            continue
+        if len(names) != 1:
+            continue
+        name = names[0]
+        point = -constant / form[name]
+        if op == "≠":
+            excluded.setdefault(name, set()).add(point)
+            continue
+        if op == "=":
+            lows[name] = max(lows.get(name, (point, False)), (point, False))
+            highs[name] = min(highs.get(name, (point, False)), (point, False))
+            continue
+        strict = op == "<"
+        if integer:  # x < p is x <= ceil(p) - 1; x > p is x >= floor(p) + 1
+            if form[name] > 0:
+                point, strict = (Fraction(-((-point) // 1)) - 1 if strict else Fraction(point // 1)), False
+            else:
+                point, strict = (Fraction(point // 1) + 1 if strict else Fraction(-((-point) // 1))), False
+        if form[name] > 0:
+            current = highs.get(name)
+            if current is None or point < current[0] or (point == current[0] and strict):
+                highs[name] = (point, strict)
+        else:
+            current = lows.get(name)
+            if current is None or point > current[0] or (point == current[0] and strict):
+                lows[name] = (point, strict)
+    for name in set(lows) & set(highs):
+        (low, low_strict), (high, high_strict) = lows[name], highs[name]
+        if low > high or (low == high and (low_strict or high_strict or low in excluded.get(name, set()))):
+            return True
+    return False
+
+
+def _substitute(form: Linear, name: str, solution: Linear) -> Linear:
+    if name not in form:
+        return form
+    coefficient = form[name]
+    rest = {k: v for k, v in form.items() if k != name}
+    return _add(rest, {k: v * coefficient for k, v in solution.items()}, 1)
+
+
+# -- tactics --------------------------------------------------------------------------------------------
+
+
+def proves(tactic: str, goal: Node | None, facts: list[Node], types: dict[str, int], env: dict[str, Fraction]) -> bool:
+    """Whether ``tactic`` closes ``goal`` (None: ``False``) from ``facts``, as modelled (see the module doc)."""
+    tactic = tactic.strip()
+    if tactic == _DISCHARGE:
+        return proves("norm_num", goal, facts, types, env) or proves("decide", goal, facts, types, env)
+    if tactic == "decide":
+        return goal is not None and truth(goal, types, env, fields=False) is True
+    if tactic in ("norm_num", "norm_num at *"):
+        if goal is not None and truth(goal, types, env) is True:
+            return True
+        return tactic == "norm_num at *" and any(truth(fact, types, env) is False for fact in facts)
+    if tactic in ("simp", "simp_all"):
+        env = dict(env)
+        if tactic == "simp_all":
+            for _ in range(len(facts) + 1):
+                for fact in facts:
+                    if fact[0] == "rel" and fact[1] == "=" and fact[2][0] == "var" and fact[2][1] not in env:
+                        kind = types.get(fact[2][1], 0)
+                        value = _value(fact[3], kind, env) if kind < 2 and not _free(fact[3], env) else None
+                        if value is not None:
+                            env[fact[2][1]] = value
+            if any(truth(fact, types, env, fields=False) is False for fact in facts):
+                return True
+        return goal is not None and truth(goal, types, env, fields=False) is True
+    if tactic in ("omega", "linarith"):
+        return _arithmetic(tactic, goal, facts, types, env)
+    return False
+
+
+def _arithmetic(
+    tactic: str, goal: Node | None, facts: list[Node], types: dict[str, int], env: dict[str, Fraction]
+) -> bool:
+    integer = tactic == "omega"
+    naturals = {name for name, kind in types.items() if kind == 0 and name not in env}
+    base = [c for fact in facts for c in _constraints(fact, types, env, integer=integer)]
+    if goal is None:
+        return unsatisfiable(base, naturals, integer=integer)
+    if goal[0] == "and" and integer:
+        return all(_arithmetic(tactic, part, facts, types, env) for part in goal[1:])
+    if goal[0] == "not" and integer:
+        return unsatisfiable(base + _constraints(goal[1], types, env, integer=True), naturals, integer=True)
+    if goal[0] != "rel":
+        return False
+    kind = max(_leaf_type(goal[2], types), _leaf_type(goal[3], types))
+    if integer and kind >= 2:
+        return False
+    if not integer and goal[1] == "≠":
+        return False
+    if not integer and goal[1] == "=":
+        return all(_arithmetic(tactic, ("rel", op, goal[2], goal[3]), facts, types, env) for op in ("≤", "≥"))
+    negated = _constraints(("rel", _NEGATE[goal[1]], goal[2], goal[3]), types, env, integer=integer)
+    if not negated:
+        return False
+    if len(negated) == 1 and negated[0][1] == "≠":
+        form = negated[0][0]  # a ≠ b: a < b or a > b, both must be refuted
+        return all(
+            unsatisfiable([*base, (f, "<")], naturals, integer=integer)
+            for f in (form, {k: -v for k, v in form.items()})
+        )
+    return unsatisfiable(base + negated, naturals, integer=integer)
+
+
+# -- the commands -------------------------------------------------------------------------------------
+
+
+def _arguments(text: str) -> list[str]:
+    """Top-level parenthesised arguments, without their outer parentheses."""
+    tokens = significant(lex(text))
+    out, depth, start = [], 0, 0
+    for token in tokens:
+        if token.text == "(":
+            if depth == 0:
+                start = token.end
+            depth += 1
+        elif token.text == ")":
+            depth -= 1
+            if depth == 0:
+                out.append(text[start : token.start].strip())
+        elif depth == 0:
+            raise Unmodelled(f"argument {token.text!r}")
+    return out
+
+
+def _instantiate(world: World, arguments: list[str]) -> tuple[dict[str, Fraction], list[str]] | None:
+    """Values of the variables given, or None when a hypothesis argument is not discharged; errors raise."""
+    if len(arguments) > len(world.arguments):
+        raise Unmodelled("function expected: too many arguments")
+    env: dict[str, Fraction] = {}
+    for (kind, name), argument in zip(world.arguments, arguments, strict=False):
+        if kind == "variable":
+            if argument.startswith("by "):
+                raise Unmodelled("a tactic block where a number is expected")
+            value = _value(parse_term(argument), world.types[name], env)
+            if value is None:
+                raise Unmodelled(f"unknown identifier in {argument!r}")
+            env[name] = value
+        else:
+            if not argument.startswith("by "):
+                raise Unmodelled("a number where a proof is expected")
+            instance = world.hypotheses[name]
+            if not proves(argument[3:], instance, [], world.types, env):
+                return None
+    return env, [name for (_, name) in world.arguments[len(arguments) :]]
+
+
+def _with_lets(world: World, env: dict[str, Fraction]) -> dict[str, Fraction]:
+    env = dict(env)
+    for name, term in world.lets.items():
+        value = _value(term, _leaf_type(term, world.types), env)
+        if value is not None:
+            env[name] = value
+            world.types.setdefault(name, _leaf_type(term, world.types))
+    return env
+
+
+def judge(code: str, declarations: dict[str, str]) -> tuple[bool, str] | None:
+    """(accepted, why) for one of our statement checks; None when ``code`` is not one of them."""
+    for pattern, handler in (
+        (_VACUITY, _judge_vacuity),
+        (_REFUTE_PINNED, _judge_refute_pinned),
+        (_REFUTE_DIRECT, _judge_refute_direct),
+        (_WITNESS, _judge_witness),
+        (_SATISFIABILITY, _judge_satisfiability),
+    ):
+        match = pattern.match(code)
+        if match is None:
+            continue
+        statement = declarations.get(match.group(1))
+        if statement is None:
+            return False, f"unknown identifier '{match.group(1)}'"
+        try:
+            return handler(read_world(statement), *match.groups()[1:])
+        except Unmodelled as error:
+            return False, f"fake REPL: outside the modelled fragment ({error})"
+    return None
+
+
+def _context(world: World) -> list[Node]:
+    return [*world.hypotheses.values(), *world.premises]
+
+
+def _judge_vacuity(world: World, tactic: str) -> tuple[bool, str]:
+    types = {k: v for k, v in world.types.items() if k not in world.exists}
+    if proves(tactic, None, _context(world), types, {}):
+        return True, ""
+    return False, f"{tactic.split()[0]} failed to prove False from the hypotheses"
+
+
+def _judge_satisfiability(world: World, arguments: str) -> tuple[bool, str]:
+    instantiated = _instantiate(world, _arguments(arguments))
+    if instantiated is None:
+        return False, "unsolved goals (a hypothesis does not hold at these values)"
+    return True, ""
+
+
+def _judge_refute_direct(world: World, tactic: str) -> tuple[bool, str]:
+    if world.arguments or world.bound or world.premises or world.exists:
+        return False, f"{tactic} failed (the negated statement has quantifiers)"
+    env = _with_lets(world, {})
+    if proves(tactic, ("not", world.final), [], world.types, env):
+        return True, ""
+    return False, f"{tactic} failed"
+
+
+def _judge_refute_pinned(world: World, arguments: str, tactic: str) -> tuple[bool, str]:
+    instantiated = _instantiate(world, _arguments(arguments))
+    if instantiated is None:
+        return False, "unsolved goals (a hypothesis does not hold at these values)"
+    env, missing = instantiated
+    if missing or world.bound or world.premises or world.exists:
+        return False, f"{tactic} failed (the goal still has quantifiers)"
+    if proves(tactic, ("not", world.final), [], world.types, _with_lets(world, env)):
+        return True, ""
+    return False, f"{tactic} failed"
+
+
+def _judge_witness(world: World, witness: str, tactic: str) -> tuple[bool, str]:
+    values = _arguments(witness)
+    if len(values) != len(world.exists):
+        return False, "invalid constructor ⟨...⟩: wrong number of components"
+    env: dict[str, Fraction] = {}
+    for name, text in zip(world.exists, values, strict=True):
+        value = _value(parse_term(text), world.types[name], {})
+        if value is None:
+            raise Unmodelled("witness")
+        env[name] = value
+    if proves(tactic, world.final, _context(world), world.types, env):
+        return True, ""
+    return False, f"{tactic} failed to prove the goal at the witness"
+
+
+def _type_name(kind: int) -> str:
+    return _TYPE_NAMES[kind]

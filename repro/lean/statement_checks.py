@@ -1,0 +1,436 @@
+"""Lean checks of our own formal statement, with trusted commands only: vacuity, satisfiability, refutation.
+
+A statement whose hypotheses contradict each other is provable whatever its answer says; a statement
+that is false cannot have a verified answer at all. Both are facts Lean can establish cheaply about
+*our* statement, with commands we build; the prover's text never enters them.
+
+Every command runs after our statement has been elaborated exactly as the gate elaborates it
+(``theorem repro_target_<hash> <signature> := by sorry``, :func:`repro.lean.gate.lean_commands`), and
+refers to it only through ``type_of% @repro_target_<hash>``: what the tactics see is the type Lean
+built, never a second reading of our text, so binders, ``let``, implicit and instance binders,
+auto-bound implicits and coercions mean the same thing in the check as in the gate.
+
+- **Vacuity.** ``example : type_of% @T := by intros; exfalso; TAC``. ``intros`` introduces exactly the
+  syntactic premises Lean shows (the signature's binders, the conclusion's leading ``∀``/``→``/``let``;
+  never through ``¬``, ``↔`` or a definition), ``exfalso`` discards the conclusion, so a success means
+  the premises alone prove ``False``: the statement holds for every conclusion.
+- **Satisfiability.** Where every variable of the signature is pinned by an equation hypothesis
+  (``x = 3600``), the statement is re-declared with ``autoImplicit false`` (so its explicit arguments
+  are exactly the binders we count) and applied to the pinned values, each hypothesis discharged by
+  ``norm_num`` or ``decide``: ``example := @T' (3600) (by ...) ...``. Lean accepts it only if those
+  values satisfy every hypothesis of the signature. A conclusion with premises of its own (leading
+  ``∀`` or ``→``) is not attempted: its premises would not be covered.
+- **Refutation.** ``example : ¬ type_of% @T := by TAC`` for a closed statement, and, with pinned
+  values, ``example : ¬ type_of% @T := fun h => absurd (h (v) (by ...) ...) (by TAC)``. Whatever Lean
+  accepts here is a proof that our statement is false.
+- **Witness** (the answer stage): ``example : type_of% @T := by intros; exact ⟨(w), by TAC⟩`` proves the
+  statement with the proposed witness; the witness must be a numeric literal (it is model text).
+
+A command succeeds only when Lean answered, reported no error, no sorry and no ``sorry`` warning, and
+our statement itself elaborated without error; a command that fails to elaborate is ``failed``, an
+infrastructure failure is ``undecided``: neither is ever read as success.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+from repro.lean.protocol import InfraStatus, LeanResult, Verifier
+from repro.lean.text.lexer import Kind, Token, lex, significant
+from repro.lean.text.statement import Statement, StatementError, _binding_end, depths, final_proposition, read_statement
+
+STATEMENT_PREFIX = "repro_target"
+# ``norm_num at *`` for the False derivation: the contradiction sits in the hypotheses, not the goal.
+# ``decide`` is not among them: it decides a closed goal and ignores hypotheses, so on ``False`` it
+# always fails; it is used where the goal is closed (refutation, witness, pinned hypotheses).
+VACUITY_TACTICS = ("omega", "norm_num at *", "linarith", "simp_all")
+REFUTATION_TACTICS = ("decide", "norm_num", "simp", "omega", "linarith")
+WITNESS_TACTICS = ("decide", "norm_num", "simp_all", "omega", "linarith")
+# how a pinned hypothesis is discharged once the values are in: closed arithmetic, nothing else
+PIN_DISCHARGE = "by first | (norm_num <;> done) | decide"
+_NUMERIC = re.compile(r"^\(?\s*-?\s*\d+(?:\.\d+)?\s*(?::\s*[ℕℤℚℝ])?\s*\)?(?:\s*/\s*\(?\s*\d+(?:\.\d+)?\s*\)?)?$")
+_VARIABLE_TYPES = frozenset({"ℕ", "ℤ", "ℚ", "ℝ", "Nat", "Int", "Rat", "Real"})
+_SPELLINGS = {"Nat": "ℕ", "Int": "ℤ", "Rat": "ℚ", "Real": "ℝ", "->": "→", "<->": "↔", "λ": "fun"}
+
+
+class CheckOutcome(StrEnum):
+    proved = "proved"  # Lean accepted our command: the claim holds
+    failed = "failed"  # Lean answered and refused it (the tactic did not close the goal, or it did not elaborate)
+    undecided = "undecided"  # no judgement: infrastructure failure, or our statement did not elaborate
+
+
+class StatementCheck(BaseModel):
+    """One trusted command and what Lean said about it (kept in the audit)."""
+
+    kind: str  # vacuity | satisfiability | refutation | witness
+    tactic: str
+    command: str
+    outcome: CheckOutcome
+    messages: list[str] = Field(default_factory=list)
+
+
+class StatementFacts(BaseModel):
+    """What the checks established about one statement, with every command run."""
+
+    status: str  # vacuous | satisfiable | flagged | undecided (before proving); refuted | not_refuted (after)
+    restated_hypothesis: str | None = None  # the binder whose type is the conclusion, syntactically
+    derivation: str | None = None  # the command that derived False, or refuted the statement
+    witness: dict[str, str] = Field(default_factory=dict)  # pinned values shown satisfiable
+    checks: list[StatementCheck] = Field(default_factory=list)
+    backend_id: str | None = None
+    real_lean: bool = False
+
+    @property
+    def vacuous(self) -> bool:
+        return self.status == "vacuous"
+
+    @property
+    def refuted(self) -> bool:
+        return self.status == "refuted"
+
+
+def statement_name(statement: str) -> str:
+    """The name the gate elaborates our statement under (:func:`repro.lean.gate.reserved_name`)."""
+    return f"{STATEMENT_PREFIX}_{hashlib.sha256(statement.encode('utf-8')).hexdigest()[:16]}"
+
+
+# -- reading our statement (only to *propose* values; Lean decides every claim) ------------------------
+
+
+class _Binder(BaseModel):
+    names: list[str]
+    type_text: str
+    bracket: str
+
+
+def _binder_groups(parsed: Statement) -> list[_Binder] | None:
+    """Each binder group as names and type; None when a group is not ``(names : type)``/``{names : type}``."""
+    groups = []
+    for text in parsed.binders:
+        tokens = significant(lex(text))
+        if len(tokens) < 4 or tokens[0].text not in ("(", "{") or tokens[-1].text not in (")", "}"):
+            return None
+        level = depths(tokens)
+        colon = next((i for i, t in enumerate(tokens) if level[i] == 1 and t.text == ":"), None)
+        if colon is None or colon < 2:
+            return None
+        names = [t.text for t in tokens[1:colon]]
+        if not all(t.kind == Kind.identifier for t in tokens[1:colon]) or "_" in names:
+            return None
+        type_text = text[tokens[colon].end : tokens[-1].start].strip()
+        groups.append(_Binder(names=names, type_text=type_text, bracket=tokens[0].text))
+    return groups
+
+
+def _normal(text: str) -> list[str]:
+    tokens = [_SPELLINGS.get(t.text, t.text) for t in significant(lex(text))]
+    while len(tokens) >= 2 and tokens[0] == "(" and tokens[-1] == ")" and _wrapped(tokens):
+        tokens = tokens[1:-1]
+    return tokens
+
+
+def _wrapped(tokens: list[str]) -> bool:
+    depth = 0
+    for index, text in enumerate(tokens):
+        depth += text in ("(", "[", "{", "⟨")
+        depth -= text in (")", "]", "}", "⟩")
+        if depth == 0 and index < len(tokens) - 1:
+            return False
+    return True
+
+
+def _without_lets(conclusion: str) -> str | None:
+    """The conclusion after its leading ``let``/``have`` bindings (None when one cannot be delimited)."""
+    text = conclusion.strip()
+    for _ in range(100):
+        tokens = significant(lex(text))
+        if not tokens or tokens[0].text not in ("let", "have", "haveI", "letI"):
+            return text
+        cut = _binding_end(text, tokens, depths(tokens))
+        if cut is None:
+            return None
+        text = text[cut:].strip()
+    return None
+
+
+_LOOSE = frozenset({"↔", "<->", "fun", "λ", "$", "<|", "|>", "let", "have", ":=", ";", "=>"})
+
+
+def _conclusion_premises(conclusion: str) -> list[str] | None:
+    """The conclusion's own premises (depth-0 ``→`` segments after its leading lets), as Lean groups them.
+
+    None when Lean may group them otherwise than by ``→`` (``↔`` binds looser, ``fun``, ``$``) or when the
+    conclusion starts with ``∀``: the caller then claims nothing about them.
+    """
+    body = _without_lets(conclusion)
+    if body is None:
+        return None
+    tokens = significant(lex(body))
+    if not tokens:
+        return None
+    if tokens[0].text == "(" and tokens[-1].text == ")" and _wrapped([t.text for t in tokens]):
+        # `(A → B)` is the same pi type as `A → B`: its premises are the conclusion's own
+        return _conclusion_premises(body[tokens[0].end : tokens[-1].start])
+    if tokens[0].text in ("∃", "∃!"):
+        return []  # everything after the binder's comma is the existential's body
+    if tokens[0].text in ("∀", "Π"):
+        return None
+    level = depths(tokens)
+    if any(d == 0 and t.text in _LOOSE for t, d in zip(tokens, level, strict=True)):
+        return None
+    arrows = [t for t, d in zip(tokens, level, strict=True) if d == 0 and t.text in ("→", "->")]
+    starts = [0, *(a.end for a in arrows)]
+    return [body[starts[i] : arrows[i].start].strip() for i in range(len(arrows))]
+
+
+_BINDING = frozenset({"∀", "∃", "∃!", "Π", "Σ", "fun", "λ", "let", "have", "∑", "∏", "⋃", "⋂", "|"})
+
+
+def restated_hypothesis(parsed: Statement) -> str | None:
+    """The hypothesis whose type *is* the final proposition, token for token (None if there is none).
+
+    Syntactic on purpose: Lean's ``assumption`` would also close ``total = 12`` from ``total = 3 * 4``
+    (numerals reduce by defeq), which is an honest word problem, not a restated answer. Not judged when
+    the conclusion binds names (``∀ x,``, ``let``, ``fun``): its ``x`` may then be another variable than
+    the hypothesis' ``x``, and equal text would not be the same proposition.
+    """
+    if any(t.text in _BINDING for t in significant(lex(parsed.conclusion))):
+        return None
+    final, _ = final_proposition(parsed.conclusion)
+    target = _normal(final)
+    if not target:
+        return None
+    for text in parsed.binders:
+        tokens = significant(lex(text))
+        colon = next((i for i, t in enumerate(tokens) if t.text == ":"), None)
+        if colon is not None and len(tokens) > 2 and _normal(text[tokens[colon].end : tokens[-1].start]) == target:
+            return tokens[1].text
+    for premise in _conclusion_premises(parsed.conclusion) or []:
+        if _normal(premise) == target:
+            return premise
+    return None
+
+
+Pins = tuple[list[tuple[str, str]], dict[str, str]]
+
+
+def pinned_values(parsed: Statement) -> Pins | None:
+    """The signature's explicit arguments in order, as (kind, name), and the pinned value of every variable.
+
+    None when some binder is not ``(names : ℕ/ℤ/ℚ/ℝ)`` or an explicit hypothesis, when a variable has no
+    equation ``x = value`` (or ``value = x``) whose value mentions only earlier pinned variables (they
+    are substituted), or when the conclusion has premises of its own. These values are only proposals:
+    Lean checks every hypothesis at them.
+    """
+    groups = _binder_groups(parsed)
+    if groups is None or _conclusion_premises(parsed.conclusion) != []:
+        return None
+    arguments: list[tuple[str, str]] = []
+    variables: list[str] = []
+    equations: list[tuple[str, list[Token]]] = []
+    for group in groups:
+        if group.bracket != "(":
+            return None
+        kind_tokens = significant(lex(group.type_text))
+        if len(kind_tokens) == 1 and kind_tokens[0].text in _VARIABLE_TYPES:
+            arguments += [("variable", name) for name in group.names]
+            variables += group.names
+            continue
+        arguments += [("hypothesis", name) for name in group.names]
+        level = depths(kind_tokens)
+        equals = [i for i, t in enumerate(kind_tokens) if level[i] == 0 and t.text == "="]
+        if len(equals) == 1:
+            left, right = kind_tokens[: equals[0]], kind_tokens[equals[0] + 1 :]
+            if len(left) == 1 and left[0].kind == Kind.identifier:
+                equations.append((left[0].text, right))
+            elif len(right) == 1 and right[0].kind == Kind.identifier:
+                equations.append((right[0].text, left))
+    values: dict[str, str] = {}
+    for _ in range(len(variables) + 1):
+        for name, value_tokens in equations:
+            if name not in variables or name in values or not value_tokens:
+                continue
+            mentioned = {t.text for t in value_tokens if t.kind == Kind.identifier} & set(variables)
+            if mentioned <= set(values):
+                values[name] = " ".join(f"({values[t.text]})" if t.text in mentioned else t.text for t in value_tokens)
+    if not variables or set(values) != set(variables):
+        return None
+    return arguments, values
+
+
+def _pinned_arguments(arguments: list[tuple[str, str]], values: dict[str, str]) -> str:
+    return " ".join(f"({values[name]})" if kind == "variable" else f"({PIN_DISCHARGE})" for kind, name in arguments)
+
+
+# -- commands -----------------------------------------------------------------------------------------
+
+
+def declaration_command(parsed: Statement, name: str, *, auto_implicit: bool = True) -> str:
+    """Our statement under ``name`` (as the gate's step 0; ``autoImplicit false`` for the pinned copy)."""
+    prefix = "" if auto_implicit else "set_option autoImplicit false in\n"
+    return f"{prefix}theorem {name} {parsed.signature} := by sorry"
+
+
+def vacuity_command(name: str, tactic: str) -> str:
+    return f"example : type_of% @{name} := by\n  intros\n  exfalso\n  {tactic}"
+
+
+def satisfiability_command(pinned_name: str, arguments: list[tuple[str, str]], values: dict[str, str]) -> str:
+    return f"example := @{pinned_name} {_pinned_arguments(arguments, values)}"
+
+
+def refutation_command(name: str, tactic: str, pinned: Pins | None) -> str:
+    if pinned is None:
+        return f"example : ¬ type_of% @{name} := by\n  {tactic}"
+    arguments, values = pinned
+    return f"example : ¬ type_of% @{name} := fun h => absurd (h {_pinned_arguments(arguments, values)}) (by {tactic})"
+
+
+def witness_command(name: str, witness: list[str], tactic: str) -> str:
+    parts = ", ".join(f"({w.strip()})" for w in witness)
+    return f"example : type_of% @{name} := by\n  intros\n  exact ⟨{parts}, by {tactic}⟩"
+
+
+def is_numeric_literal(text: str) -> bool:
+    """Only such text from a model ever enters a trusted command (no identifier, no bracket to escape)."""
+    return "\n" not in text and bool(_NUMERIC.match(text.strip()))
+
+
+# -- running ------------------------------------------------------------------------------------------
+
+
+def _outcome(result: LeanResult, statement_ok: bool) -> CheckOutcome:
+    if not statement_ok or result.infra_status != InfraStatus.ok:
+        return CheckOutcome.undecided
+    sorry_warning = any(
+        "declaration uses 'sorry'" in m.text or "declaration uses `sorry`" in m.text for m in result.messages
+    )
+    if result.has_error or result.sorries or sorry_warning:
+        return CheckOutcome.failed
+    return CheckOutcome.proved
+
+
+def _statement_ok(result: LeanResult) -> bool:
+    return result.infra_status == InfraStatus.ok and not result.has_error
+
+
+async def _run(
+    verifier: Verifier, header: str, commands: list[tuple[str, str, str]], declarations: list[str]
+) -> tuple[list[StatementCheck], bool]:
+    """Our declarations, then each (kind, tactic, command) in their environment; also whether ours elaborated.
+
+    A check counts only if the declaration it names elaborated without error: with an error Lean may
+    still add the declaration, with ``sorry`` in its type, and anything would follow from that.
+    """
+    results = await verifier.check_sequence([*declarations, *(c for _, _, c in commands)], header)
+    statement_ok = bool(results) and _statement_ok(results[0])
+    pinned_ok = len(declarations) < 2 or (len(results) > 1 and _statement_ok(results[1]))
+    checks = []
+    for index, (kind, tactic, command) in enumerate(commands):
+        position = len(declarations) + index
+        if position >= len(results):
+            checks.append(
+                StatementCheck(
+                    kind=kind,
+                    tactic=tactic,
+                    command=command,
+                    outcome=CheckOutcome.undecided,
+                    messages=["no result: the Lean sequence ended early"],
+                )
+            )
+            continue
+        result = results[position]
+        elaborated = statement_ok and (pinned_ok or kind != "satisfiability")
+        messages = [m.text.splitlines()[0] if m.text else "" for m in result.messages][:3]
+        if result.infra_status != InfraStatus.ok:
+            messages.append(f"{result.infra_status}: {result.detail or ''}")
+        checks.append(
+            StatementCheck(
+                kind=kind, tactic=tactic, command=command, outcome=_outcome(result, elaborated), messages=messages
+            )
+        )
+    return checks, statement_ok
+
+
+def _facts(status: str, verifier: Verifier | None = None, **values: object) -> StatementFacts:
+    backend = {"backend_id": verifier.backend_id, "real_lean": verifier.real_lean} if verifier else {}
+    return StatementFacts.model_validate({"status": status, **backend, **values})
+
+
+async def check_statement(statement: str, verifier: Verifier, *, header: str) -> StatementFacts:
+    """Before proving: restated conclusion, vacuity, and (where every variable is pinned) satisfiability."""
+    try:
+        parsed = read_statement(statement)
+    except StatementError as error:
+        return _facts("undecided", derivation=f"unusable statement: {error}")
+    restated = restated_hypothesis(parsed)
+    if restated is not None:
+        return _facts(
+            "vacuous",
+            verifier,
+            restated_hypothesis=restated,
+            derivation=f"the conclusion is, token for token, the hypothesis {restated}",
+        )
+    name = statement_name(statement)
+    commands = [("vacuity", tactic, vacuity_command(name, tactic)) for tactic in VACUITY_TACTICS]
+    declarations = [declaration_command(parsed, name)]
+    pinned = pinned_values(parsed)
+    if pinned is not None:
+        declarations.append(declaration_command(parsed, name + "_pinned", auto_implicit=False))
+        commands.append(("satisfiability", PIN_DISCHARGE, satisfiability_command(name + "_pinned", *pinned)))
+    checks, statement_ok = await _run(verifier, header, commands, declarations)
+    derived = next((c for c in checks if c.kind == "vacuity" and c.outcome == CheckOutcome.proved), None)
+    satisfied = any(c.kind == "satisfiability" and c.outcome == CheckOutcome.proved for c in checks)
+    if derived is not None:
+        return _facts("vacuous", verifier, derivation=derived.command, checks=checks)
+    if satisfied and pinned is not None:
+        return _facts("satisfiable", verifier, witness=pinned[1], checks=checks)
+    decided = statement_ok and all(c.outcome != CheckOutcome.undecided for c in checks)
+    return _facts("flagged" if decided else "undecided", verifier, checks=checks)
+
+
+async def refute_statement(statement: str, verifier: Verifier, *, header: str) -> StatementFacts:
+    """After every sample failed: try to prove the negation of our statement (no model call)."""
+    try:
+        parsed = read_statement(statement)
+    except StatementError as error:
+        return _facts("undecided", derivation=f"unusable statement: {error}")
+    name = statement_name(statement)
+    pinned = pinned_values(parsed)
+    commands = [("refutation", tactic, refutation_command(name, tactic, None)) for tactic in REFUTATION_TACTICS]
+    if pinned is not None:
+        commands += [("refutation", tactic, refutation_command(name, tactic, pinned)) for tactic in REFUTATION_TACTICS]
+    checks, statement_ok = await _run(verifier, header, commands, [declaration_command(parsed, name)])
+    refuting = next((c for c in checks if c.outcome == CheckOutcome.proved), None)
+    if refuting is not None:
+        return _facts("refuted", verifier, derivation=refuting.command, checks=checks)
+    decided = statement_ok and all(c.outcome != CheckOutcome.undecided for c in checks)
+    return _facts("not_refuted" if decided else "undecided", verifier, checks=checks)
+
+
+async def check_witness(statement: str, witness: list[str], verifier: Verifier, *, header: str) -> StatementCheck:
+    """Prove our statement with the proposed witness: the check that proved it, else a failed/undecided one.
+
+    Raises ValueError for a witness that is not a list of numeric literals: it never reaches Lean.
+    """
+    if not witness or not all(is_numeric_literal(w) for w in witness):
+        raise ValueError(f"a witness must be numeric literals: {witness!r}")
+    parsed = read_statement(statement)
+    name = statement_name(statement)
+    commands = [("witness", tactic, witness_command(name, witness, tactic)) for tactic in WITNESS_TACTICS]
+    checks, _ = await _run(verifier, header, commands, [declaration_command(parsed, name)])
+    proved = next((c for c in checks if c.outcome == CheckOutcome.proved), None)
+    if proved is not None:
+        return proved
+    undecided = any(c.outcome == CheckOutcome.undecided for c in checks)
+    return StatementCheck(
+        kind="witness",
+        tactic=",".join(WITNESS_TACTICS),
+        command=checks[0].command if checks else "",
+        outcome=CheckOutcome.undecided if undecided else CheckOutcome.failed,
+        messages=[m for c in checks for m in c.messages][:5],
+    )
