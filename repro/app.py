@@ -527,7 +527,12 @@ async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict
     verifier = build_verifier(lean)
     try:
         return await verify_proof(
-            statement, proof, verifier, header=lean.header, allow_native_decide=lean.allow_native_decide
+            statement,
+            proof,
+            verifier,
+            header=lean.header,
+            allow_native_decide=lean.allow_native_decide,
+            limits=lean.static_limits,
         )
     finally:
         await verifier.close()
@@ -553,6 +558,7 @@ async def check_proof_batch(
             verifier,
             header=lean.header,
             allow_native_decide=lean.allow_native_decide,
+            limits=lean.static_limits,
             concurrency=lean.workers,
             progress=progress,
             salvage=salvage,

@@ -365,6 +365,7 @@ class Pipeline:
                         self.verifier,
                         header=self.header,
                         allow_native_decide=config.lean.allow_native_decide,
+                        limits=config.lean.static_limits,
                     )
                     for sample in samples
                 )
@@ -436,6 +437,7 @@ class Pipeline:
             header=self.header,
             allow_native_decide=config.lean.allow_native_decide,
             limit=config.prove.salvage_variants,
+            limits=config.lean.static_limits,
         )
         for variant_index, check in enumerate(checks):
             check.result.output.update({"of_attempt": number, "sample_index": sample.index})
@@ -496,6 +498,7 @@ class Pipeline:
                     self.verifier,
                     header=self.header,
                     allow_native_decide=config.lean.allow_native_decide,
+                    limits=config.lean.static_limits,
                 )
                 record = verify_result.model_copy(
                     update={

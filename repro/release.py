@@ -752,6 +752,7 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
                 verifier,
                 header=lean.header,
                 allow_native_decide=lean.allow_native_decide,
+                limits=lean.static_limits,
             )
             reasons = [reason.value for reason in verdict.reasons]
             same_header = " ".join(instance.lean_header.split()) == " ".join(lean.header.split())

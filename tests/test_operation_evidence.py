@@ -250,7 +250,7 @@ def test_lean_setup_from_a_built_wheel_creates_the_project_with_its_default_targ
         " from repro.cli import main; sys.exit(main(['lean', 'setup']))"
     )
     result = subprocess.run([sys.executable, "-c", script], cwd=work, capture_output=True, text=True)
-    assert "OK created lean_project from the template shipped with repro" in result.stdout, result.stderr
+    assert "OK created lean_project for Lean v4.15.0" in result.stdout, result.stderr
     assert (work / "lean_project" / "ReproLean.lean").is_file()
     lakefile = (work / "lean_project" / "lakefile.toml").read_text()
     assert 'defaultTargets = ["ReproLean"]' in lakefile

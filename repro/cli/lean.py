@@ -122,24 +122,27 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
     from repro.lean import SetupError, get_toolchain, setup_lean_project
     from repro.lean.toolchains import UnknownToolchain, default_project_path
 
+    configured = load_config(arguments.config).lean if arguments.config else None
+    name = arguments.toolchain or (configured.toolchain if configured else "v4.15.0")
     try:
-        toolchain = get_toolchain(arguments.toolchain)
+        toolchain = get_toolchain(name)
     except UnknownToolchain as error:
         errors.print(f"error: --toolchain: {error}", style="red")
         return ExitCode.usage
-    project = Path(arguments.project or default_project_path(toolchain.name))
+    same = configured is not None and configured.toolchain == toolchain.name
+    project = Path(
+        arguments.project or (configured.project_dir() if same and configured else default_project_path(toolchain.name))
+    )
     console.print(
         f"toolchain {toolchain.name}: Lean {toolchain.lean_version}, Mathlib {toolchain.mathlib_rev}, "
         f"REPL {toolchain.interact_repl_git} @ {toolchain.interact_repl_rev} -> {project}",
         markup=False,
     )
     try:
-        done = setup_lean_project(project, toolchain)
+        setup_lean_project(project, toolchain, on_step=lambda step: console.print(f"OK {step}", markup=False))
     except SetupError as error:
         errors.print(f"lean setup failed: {error}", style="red")
         return ExitCode.unfinished
-    for step in done:
-        console.print(f"OK {step}", markup=False)
     return ExitCode.ok
 
 
@@ -222,10 +225,11 @@ def register(commands: Commands) -> None:
     )
     setup.add_argument(
         "--toolchain",
-        default="v4.15.0",
-        help="v4.9.0 (Goedel-Prover-V2, DeepSeek-Prover) or v4.15.0 (Kimina-Prover; the default); "
-        "see `repro lean toolchains`",
+        default=None,
+        help="v4.9.0 (Goedel-Prover-V2, DeepSeek-Prover) or v4.15.0 (Kimina-Prover); default: the config's "
+        "lean.toolchain, else v4.15.0; see `repro lean toolchains`",
     )
+    setup.add_argument("--config", help="take lean.toolchain and lean.project_path from this config")
     setup.add_argument(
         "--project", default=None, help="where (default: lean_project for v4.15.0, lean_project_<toolchain> otherwise)"
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from repro.config import StaticLimits
 from repro.exit_codes import ExitCode
 from repro.jsonl import iter_json_objects
 from repro.lean.gate import Verdict, verify_proof
@@ -23,7 +24,7 @@ from repro.records import ReasonCode
 from repro.salvage import salvage_variants
 from repro.salvage.policy import worth_salvaging
 
-INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable})
+INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout})
 
 
 class BatchInputError(ValueError):
@@ -157,6 +158,7 @@ async def check_batch(
     *,
     header: str,
     allow_native_decide: bool = False,
+    limits: StaticLimits | None = None,
     concurrency: int = 2,
     progress: Callable[[int, int], None] | None = None,
     salvage: int = 0,
@@ -184,11 +186,14 @@ async def check_batch(
                     header=row.header if row.header is not None else header,
                     allow_native_decide=allow_native_decide,
                     finish_reason=row.finish_reason,
+                    limits=limits,
                 )
             result = verdict_row(row.id, verdict, verifier)
             if salvage > 0 and worth_salvaging(verdict, without_lean=True):
                 async with gate:
-                    result = await _salvage_row(row, verdict, result, verifier, header, allow_native_decide, salvage)
+                    result = await _salvage_row(
+                        row, verdict, result, verifier, header, allow_native_decide, salvage, limits
+                    )
             handle.write(result.model_dump_json() + "\n")
             handle.flush()
             results.append(result)
@@ -209,6 +214,7 @@ async def _salvage_row(
     header: str,
     allow_native_decide: bool,
     limit: int,
+    limits: StaticLimits | None = None,
 ) -> VerdictRow:
     original = verdict.checked_code if verdict.lean_steps else None
     labels, static, verified = [], 0, None
@@ -220,6 +226,7 @@ async def _salvage_row(
             verifier,
             header=row.header if row.header is not None else header,
             allow_native_decide=allow_native_decide,
+            limits=limits,
         )
         static += bool(checked.static_passed)
         if checked.verified:

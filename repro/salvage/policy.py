@@ -5,7 +5,7 @@ from __future__ import annotations
 from repro.lean.gate import Verdict
 from repro.records import ReasonCode
 
-INFRASTRUCTURE = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable})
+INFRASTRUCTURE = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout})
 # Refusals salvage never revisits: signs of cheating (the gate refused the prover's own code for what it
 # contains), an unusable statement, and verdicts that were never reached (left for --resume).
 NOT_SALVAGED = frozenset(

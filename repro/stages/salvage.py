@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from repro.config import StaticLimits
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
@@ -39,6 +40,7 @@ async def salvage_sample(
     header: str,
     allow_native_decide: bool,
     limit: int,
+    limits: StaticLimits | None = None,
 ) -> list[SalvageCheck]:
     """The variants of one failed sample, checked in order until one is verified."""
     if not worth_salvaging(original):
@@ -50,7 +52,7 @@ async def salvage_sample(
     for variant in salvage_variants(statement, text, finish_reason, limit=limit, original_code=checked):
         clock = Stopwatch()
         verdict = await verify_proof(
-            statement, variant.text, verifier, header=header, allow_native_decide=allow_native_decide
+            statement, variant.text, verifier, header=header, allow_native_decide=allow_native_decide, limits=limits
         )
         result = verdict_result(statement, variant.text, verdict, clock.elapsed())
         result.output.update({"salvage_kinds": [kind.value for kind in variant.kinds], "text": variant.text})
