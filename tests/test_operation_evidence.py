@@ -191,7 +191,7 @@ def test_sigterm_stops_a_run_like_ctrl_c_and_it_resumes(tmp_path: Path) -> None:
         assert server.requests, "the run reached its first model call"
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130 and "interrupted; resume with" in stderr
+    assert process.returncode == 130 and f"resume with: repro run --resume --run-dir {run_dir}" in stderr
     assert "stopped: KeyboardInterrupt" in (run_dir / "run.log").read_text()
 
 
