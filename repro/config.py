@@ -140,6 +140,20 @@ DEFAULT_HEADER = (
 )
 
 
+class StaticLimits(_Strict):
+    """Caps of the gate's static layer: a reply past one is refused, by name, before it is read in full.
+
+    The largest of 321 real accepted replies has 76,465 characters, 214 fences and 11,992 tokens in
+    its code; the defaults leave about five times that room.
+    """
+
+    max_reply_chars: int = Field(400_000, ge=1)
+    max_fences: int = Field(1_000, ge=0)
+    max_tokens: int = Field(60_000, ge=1)
+    # wall-clock seconds for the static reading of one reply (off the event loop); past it: static_timeout
+    timeout_s: float = Field(30.0, gt=0)
+
+
 class LeanSettings(_Strict):
     backend: LeanBackendName = LeanBackendName.repl
     # a name from repro.lean.toolchains (Lean + Mathlib + REPL revisions); each prover profile names its own
@@ -156,6 +170,7 @@ class LeanSettings(_Strict):
     # the server's LEAN_SERVER_MAX_WAIT (its wait for a free REPL before a 429); the client outwaits it
     kimina_max_wait_s: float = Field(60.0, ge=0)
     allow_native_decide: bool = False
+    static_limits: StaticLimits = Field(default_factory=StaticLimits)
     # before a run or study on real Lean: the self-test battery, once per backend + toolchain (cached)
     selftest: bool = True
     # None: the toolchain's pinned Mathlib revision

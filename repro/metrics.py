@@ -11,11 +11,11 @@ from typing import Any
 
 from repro.pass_at import run_pass_at
 from repro.records import STAGE_ORDER, Stage
-from repro.store import STAGE_RANK, RunStore
+from repro.store import STAGE_RANK, RunReader
 
 
-def funnel(store: RunStore) -> dict[str, Any]:
-    """How many candidates reached each stage, passed it, and were rejected there (by reason).
+def funnel(store: RunReader) -> dict[str, Any]:
+    """How many candidates reached each stage, passed it, and stopped there rejected (by reason).
 
     A candidate that reached (passed) a stage reached (passed) every stage before it, so the
     furthest rank stored per candidate is enough.
@@ -25,9 +25,14 @@ def funnel(store: RunStore) -> dict[str, Any]:
     for reached_rank, passed_rank, count in store.reach_counts():
         reached[reached_rank] += count
         passed[passed_rank] += count
+    # a rejected candidate is counted where it stopped (the stage after the last one it passed), so each
+    # row adds up: reached - passed = rejected here + unfinished here. A candidate rejected as
+    # proof_not_found passed prove (samples came back) and stopped at verify (none was verified).
     rejected: dict[str, dict[str, int]] = defaultdict(dict)
-    for stage, reason, count in store.rejection_counts():
-        rejected[stage or "?"][reason or "?"] = count
+    last = len(STAGE_ORDER) - 1
+    for stopped, reason, count in store.stop_counts():
+        stage = STAGE_ORDER[min(max(stopped, 0), last)].value
+        rejected[stage][reason or "?"] = rejected[stage].get(reason or "?", 0) + count
     table = {}
     for stage in STAGE_ORDER:
         rank = STAGE_RANK[stage.value]
@@ -43,7 +48,7 @@ def _rate(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
 
-def generation_rates(store: RunStore, k: int, strategy: str = "parallel") -> dict[str, Any]:
+def generation_rates(store: RunReader, k: int, strategy: str = "parallel") -> dict[str, Any]:
     outcomes = store.outcome_counts()
     drawn = sum(outcomes.values())
     finished = drawn - outcomes.get(None, 0)
@@ -70,7 +75,7 @@ def generation_rates(store: RunStore, k: int, strategy: str = "parallel") -> dic
     }
 
 
-def statement_checks(store: RunStore) -> dict[str, Any]:
+def statement_checks(store: RunReader) -> dict[str, Any]:
     """Statements our Lean checks found vacuous (before proving) or refuted (after every sample failed),
     in all and per level and type: candidates, not problems (a problem may be reformalized)."""
     totals: Counter[str] = Counter()
@@ -91,7 +96,7 @@ def statement_checks(store: RunStore) -> dict[str, Any]:
     }
 
 
-def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
+def model_accounting(store: RunReader) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for row in store.model_totals():
         table[f"{row['stage']} | {row['model_id']}"] = {
@@ -106,7 +111,7 @@ def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
     return table
 
 
-def cost_per_retained(store: RunStore) -> dict[str, float | None]:
+def cost_per_retained(store: RunReader) -> dict[str, float | None]:
     retained = sum(store.retained_proof_positions().values())
     totals = store.model_totals()
     calls = sum(row["calls"] for row in totals)
@@ -119,7 +124,7 @@ def cost_per_retained(store: RunStore) -> dict[str, float | None]:
     }
 
 
-def run_metrics(store: RunStore, k: int, strategy: str = "parallel") -> dict[str, Any]:
+def run_metrics(store: RunReader, k: int, strategy: str = "parallel") -> dict[str, Any]:
     return {
         "funnel": funnel(store),
         "rates": generation_rates(store, k, strategy),

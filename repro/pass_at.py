@@ -13,7 +13,7 @@ from math import comb
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from repro.store import RunStore
+    from repro.store import RunReader
 
 UNBIASED = "unbiased (all k samples drawn)"
 FIRST_SUCCESS = "first success index (sequential early stop)"
@@ -40,7 +40,7 @@ def first_success_pass_at(first_success: int | None, j: int) -> float:
 
 
 def run_pass_at(
-    store: RunStore, finished: int, k: int, strategy: str = "parallel"
+    store: RunReader, finished: int, k: int, strategy: str = "parallel"
 ) -> tuple[dict[str, float | None], str]:
     """(pass@j for j = 1..k as a share of finished problems, the estimator's name).
 

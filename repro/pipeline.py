@@ -347,6 +347,7 @@ class Pipeline:
                         self.verifier,
                         header=self.header,
                         allow_native_decide=config.lean.allow_native_decide,
+                        limits=config.lean.static_limits,
                     )
                     for sample in samples
                 )

@@ -66,6 +66,10 @@ class ReasonCode(StrEnum):
     statement_vacuous = "statement_vacuous"
     proof_not_found = "proof_not_found"
     statement_refuted = "statement_refuted"
+    reply_too_long = "reply_too_long"
+    too_many_fences = "too_many_fences"
+    too_many_tokens = "too_many_tokens"
+    static_timeout = "static_timeout"
     boundary_corruption = "boundary_corruption"
     statement_mismatch = "statement_mismatch"
     forbidden_construct = "forbidden_construct"
@@ -103,6 +107,12 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.proof_not_found: "None of the k proof attempts passed the soundness gate.",
     ReasonCode.statement_refuted: (
         "Every sample failed and our own Lean command proved the negation of the statement: it is false."
+    ),
+    ReasonCode.reply_too_long: "The prover's reply is longer than the gate reads (lean.static_limits.max_reply_chars).",
+    ReasonCode.too_many_fences: "The reply has more code fences than the gate reads (lean.static_limits.max_fences).",
+    ReasonCode.too_many_tokens: "The checked code has more Lean tokens than allowed (lean.static_limits.max_tokens).",
+    ReasonCode.static_timeout: (
+        "The gate's static reading of the reply ran past its time limit (lean.static_limits.timeout_s): no verdict."
     ),
     ReasonCode.boundary_corruption: "The prover output contains special-token strings.",
     ReasonCode.statement_mismatch: (

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro.lean.policy import scan
-from repro.lean.text.lexer import Kind, identifier_parts, lex, lex_error
+from repro.lean.text.lexer import (
+    _REST_CLASS,
+    _START_CLASS,
+    Kind,
+    identifier_parts,
+    is_identifier_rest,
+    is_identifier_start,
+    lex,
+    lex_error,
+)
 
 # Characters that move boundaries in naive scanners; fragments below put them everywhere.
 TRICKY = ['"', "'", "«", "»", "#", "\\", "\n", "r", "@", "[", "*", " ", "x", "exit", "instance", "-- ", " / "]
@@ -126,3 +137,15 @@ def test_quoted_identifier_parts_are_compared_unquoted() -> None:
     assert identifier_parts("Lean.«ofReduceBool»") == ["Lean", "ofReduceBool"]
     assert identifier_parts("«debug».skipKernelTC") == ["debug", "skipKernelTC"]
     assert scan("theorem t : True := Lean.«ofReduceBool» _ _ rfl", header="").forbidden
+
+
+def test_identifier_character_classes_match_the_functions_for_every_code_point() -> None:
+    """The lexer reads names with regular expressions; they must say what Lean's predicates say."""
+    start = re.compile(f"[{_START_CLASS}]")
+    rest = re.compile(f"[{_REST_CLASS}]")
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        char = chr(code)
+        assert bool(start.fullmatch(char)) is is_identifier_start(char), hex(code)
+        assert bool(rest.fullmatch(char)) is is_identifier_rest(char), hex(code)

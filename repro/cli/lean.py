@@ -90,6 +90,12 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
     return verdict_exit_code(verdict)
 
 
+def _check_proof_interrupted(arguments: argparse.Namespace) -> str | None:
+    if arguments.batch is None or arguments.out is None:
+        return None
+    return f"run the same command again: {arguments.out} keeps every row checked so far and goes on from there"
+
+
 def command_doctor(arguments: argparse.Namespace) -> int:
     from repro.app import doctor
 
@@ -115,24 +121,27 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
     from repro.lean import SetupError, get_toolchain, setup_lean_project
     from repro.lean.toolchains import UnknownToolchain, default_project_path
 
+    configured = load_config(arguments.config).lean if arguments.config else None
+    name = arguments.toolchain or (configured.toolchain if configured else "v4.15.0")
     try:
-        toolchain = get_toolchain(arguments.toolchain)
+        toolchain = get_toolchain(name)
     except UnknownToolchain as error:
         errors.print(f"error: --toolchain: {error}", style="red")
         return ExitCode.usage
-    project = Path(arguments.project or default_project_path(toolchain.name))
+    same = configured is not None and configured.toolchain == toolchain.name
+    project = Path(
+        arguments.project or (configured.project_dir() if same and configured else default_project_path(toolchain.name))
+    )
     console.print(
         f"toolchain {toolchain.name}: Lean {toolchain.lean_version}, Mathlib {toolchain.mathlib_rev}, "
         f"REPL {toolchain.interact_repl_git} @ {toolchain.interact_repl_rev} -> {project}",
         markup=False,
     )
     try:
-        done = setup_lean_project(project, toolchain)
+        setup_lean_project(project, toolchain, on_step=lambda step: console.print(f"OK {step}", markup=False))
     except SetupError as error:
         errors.print(f"lean setup failed: {error}", style="red")
         return ExitCode.unfinished
-    for step in done:
-        console.print(f"OK {step}", markup=False)
     return ExitCode.ok
 
 
@@ -191,26 +200,29 @@ def register(commands: Commands) -> None:
     check.add_argument("--proof", help="file with the prover output")
     check.add_argument("--batch", metavar="IN.jsonl", help="rows with id, statement, output [, header, finish_reason]")
     check.add_argument("--out", metavar="OUT.jsonl", help="verdict rows (with --batch); resumable")
-    check.add_argument("--backend", choices=["repl", "kimina", "fake"])
+    check.add_argument(
+        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
+    )
     check.add_argument("--config", help="config whose lean: section to use")
-    check.add_argument("--json", action="store_true")
-    check.set_defaults(handler=command_check_proof)
+    check.add_argument("--json", action="store_true", help="the verdict (or the batch summary) as JSON")
+    check.set_defaults(handler=command_check_proof, on_interrupt=_check_proof_interrupted)
 
     doctor = commands.add_parser("doctor", help="report what is installed and reachable, with fixes")
-    doctor.add_argument("--config")
+    doctor.add_argument("--config", help="also check what this run config needs (its endpoints, backends)")
     doctor.set_defaults(handler=command_doctor)
 
     lean = commands.add_parser("lean", help="Lean project management")
-    lean_commands = lean.add_subparsers(dest="lean_command", required=True)
+    lean_commands = lean.add_subparsers(dest="lean_command", required=True, help="setup, toolchains or selftest")
     setup = lean_commands.add_parser(
         "setup", help="prepare one pinned project per toolchain: Mathlib, its cache and the REPL (network once)"
     )
     setup.add_argument(
         "--toolchain",
-        default="v4.15.0",
-        help="v4.9.0 (Goedel-Prover-V2, DeepSeek-Prover) or v4.15.0 (Kimina-Prover; the default); "
-        "see `repro lean toolchains`",
+        default=None,
+        help="v4.9.0 (Goedel-Prover-V2, DeepSeek-Prover) or v4.15.0 (Kimina-Prover); default: the config's "
+        "lean.toolchain, else v4.15.0; see `repro lean toolchains`",
     )
+    setup.add_argument("--config", help="take lean.toolchain and lean.project_path from this config")
     setup.add_argument(
         "--project", default=None, help="where (default: lean_project for v4.15.0, lean_project_<toolchain> otherwise)"
     )
@@ -225,9 +237,11 @@ def register(commands: Commands) -> None:
         epilog=SELFTEST_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    selftest.add_argument("--backend", choices=["repl", "kimina", "fake"])
+    selftest.add_argument(
+        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
+    )
     selftest.add_argument("--config", help="config whose lean: section to use")
     selftest.add_argument("--toolchain", help="override lean.toolchain (v4.9.0, v4.15.0)")
     selftest.add_argument("--case", action="append", help="run only this case (repeatable)")
-    selftest.add_argument("--json", action="store_true")
+    selftest.add_argument("--json", action="store_true", help="the results as JSON")
     selftest.set_defaults(handler=command_lean_selftest)

@@ -15,13 +15,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from repro.config import StaticLimits
 from repro.exit_codes import ExitCode
 from repro.jsonl import iter_json_objects
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
 
-INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable})
+INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout})
 
 
 class BatchInputError(ValueError):
@@ -145,6 +146,7 @@ async def check_batch(
     *,
     header: str,
     allow_native_decide: bool = False,
+    limits: StaticLimits | None = None,
     concurrency: int = 2,
     progress: Callable[[int, int], None] | None = None,
 ) -> BatchSummary:
@@ -167,6 +169,7 @@ async def check_batch(
                     header=row.header if row.header is not None else header,
                     allow_native_decide=allow_native_decide,
                     finish_reason=row.finish_reason,
+                    limits=limits,
                 )
             result = verdict_row(row.id, verdict, verifier)
             handle.write(result.model_dump_json() + "\n")

@@ -19,16 +19,27 @@ Every reason that applied is listed, with Lean's messages.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
+from repro.config import StaticLimits
 from repro.lean.policy import ScanResult, scan
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
 from repro.lean.tables import DEFAULT_OPEN_ALLOWLIST, RESERVED_PREFIX
 from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
-from repro.lean.text import LeanCode, Statement, StatementError, read_output, read_statement
+from repro.lean.text import (
+    LeanCode,
+    ProverOutput,
+    Statement,
+    StatementError,
+    StaticTimeout,
+    read_output,
+    read_statement,
+    time_limit,
+)
 from repro.records import ReasonCode
 
 STANDARD_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
@@ -98,8 +109,14 @@ async def verify_proof(
     finish_reason: str = "stop",
     repeat_threshold: int = 8,
     open_allowlist: frozenset[str] = DEFAULT_OPEN_ALLOWLIST,
+    limits: StaticLimits | None = None,
 ) -> Verdict:
-    """Decide whether ``prover_output`` proves ``statement``. Never raises for bad proofs or statements."""
+    """Decide whether ``prover_output`` proves ``statement``. Never raises for bad proofs or statements.
+
+    The static layer runs in a worker thread under ``limits`` (caps checked before reading, a time
+    limit while reading), so one huge or pathological reply never stalls the other checks in flight.
+    """
+    limits = limits or StaticLimits()
     verdict = Verdict(verified=False)
     parsed, in_statement = _our_statement(statement, header)
     if isinstance(parsed, StatementError):
@@ -113,23 +130,34 @@ async def verify_proof(
         )
         return verdict
 
-    output = read_output(prover_output, finish_reason)
+    if _over_caps(verdict, prover_output, limits):
+        verdict.static_passed = False
+        return verdict
+    try:
+        output, static = await asyncio.to_thread(
+            _read_and_scan, prover_output, finish_reason, header, allow_native_decide, open_allowlist, parsed, limits
+        )
+    except StaticTimeout:
+        verdict.add(
+            ReasonCode.static_timeout,
+            f"the static layer did not finish reading the reply within {limits.timeout_s:g} s (no verdict)",
+        )
+        verdict.static_passed = False
+        return verdict
+    if static is None:
+        verdict.add(
+            ReasonCode.too_many_tokens,
+            f"the code has {len(output.code.tokens)} Lean tokens; the gate reads at most {limits.max_tokens}",
+        )
+        verdict.static_passed = False
+        return verdict
     if output.special_tokens:
         found = sorted(set(output.special_tokens))[:5]
         verdict.add(ReasonCode.boundary_corruption, f"special tokens in the output: {found}")
     truncated = output.truncated
     if truncated:
         verdict.add(ReasonCode.generation_truncated, "the output hit the token limit before its code was closed")
-    code = output.code
-    verdict.checked_code = code.text
-
-    static = scan(
-        code,
-        header=header,
-        allow_native_decide=allow_native_decide,
-        open_allowlist=open_allowlist,
-        main_name=parsed.name,
-    )
+    verdict.checked_code = output.code.text
     _judge_static(verdict, static, parsed, truncated)
     verdict.static_passed = not verdict.reasons
     if static.uses_native_decide and not allow_native_decide:
@@ -146,7 +174,8 @@ async def verify_proof(
             verdict.lean_commands = commands
             lean_results = await verifier.check_sequence(commands, header)
             _judge_lean(verdict, lean_results, parsed.name)
-    verdict.taxonomy = taxonomy_facts(
+    verdict.taxonomy = await asyncio.to_thread(
+        taxonomy_facts,
         output=output,
         verdict_reasons=verdict.reasons,
         lean=verdict.lean,
@@ -160,6 +189,46 @@ async def verify_proof(
         and all(result.infra_status == InfraStatus.ok for result in lean_results)
     )
     return verdict
+
+
+def _over_caps(verdict: Verdict, prover_output: str, limits: StaticLimits) -> bool:
+    """Refuse, by name, a reply too large to read: counted in C, before any lexing."""
+    if len(prover_output) > limits.max_reply_chars:
+        verdict.add(
+            ReasonCode.reply_too_long,
+            f"the reply has {len(prover_output)} characters; the gate reads at most {limits.max_reply_chars}",
+        )
+    elif (fences := prover_output.count("```")) > limits.max_fences:
+        verdict.add(ReasonCode.too_many_fences, f"the reply has {fences} code fences; at most {limits.max_fences}")
+    return bool(verdict.reasons)
+
+
+def _read_and_scan(
+    prover_output: str,
+    finish_reason: str,
+    header: str,
+    allow_native_decide: bool,
+    open_allowlist: frozenset[str],
+    parsed: Statement,
+    limits: StaticLimits,
+) -> tuple[ProverOutput, ScanResult | None]:
+    """The static layer proper (in a worker thread): read the reply once, then apply the policy to its code.
+
+    Returns no scan when the code has more tokens than ``limits.max_tokens``; raises
+    :class:`StaticTimeout` past ``limits.timeout_s``.
+    """
+    with time_limit(limits.timeout_s):
+        output = read_output(prover_output, finish_reason)
+        if len(output.code.tokens) > limits.max_tokens:
+            return output, None
+        static = scan(
+            output.code,
+            header=header,
+            allow_native_decide=allow_native_decide,
+            open_allowlist=open_allowlist,
+            main_name=parsed.name,
+        )
+        return output, static
 
 
 @lru_cache(maxsize=256)

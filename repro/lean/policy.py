@@ -27,7 +27,7 @@ from repro.lean.tables import (
     NATIVE_NAMES,
     RESERVED_PREFIX,
 )
-from repro.lean.text import Kind, LeanCode, Token, identifier_parts, lean_code
+from repro.lean.text import Kind, LeanCode, Token, check_time, identifier_parts, lean_code
 
 # Characters other than ``\n`` that ``str.splitlines`` (and so the Kimina server, which splits and
 # re-joins the code) treats as line breaks, other control and format characters, and lone surrogates:
@@ -141,8 +141,11 @@ def scan(
     words = source.significant
     blanked: list[tuple[int, int]] = []
     in_preamble = True
-    index = 0
+    index, checked = 0, 0
     while index < len(words):
+        if index >= checked:
+            check_time()
+            checked = index + 4096
         token = words[index]
         following = words[index + 1] if index + 1 < len(words) else None
         if token.kind == Kind.identifier and token.text == "import":

@@ -25,7 +25,10 @@ class TaxonomyFact(StrEnum):
 
 
 _PAIRS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
-_PROSE_LINE = re.compile(r"^\s*[A-Z][a-z]+(?:\s+[a-z][a-z',]*){3,}[^:=\[\]()←→⊢_<>]*[.:!?]?\s*$")
+# A capitalised word, three lowercase words, then no code characters. Possessive quantifiers and
+# exactly three words (more are absorbed by the tail, which allows them) leave the engine nothing to
+# backtrack over: a long line of words costs linear time (``{3,}`` with a greedy tail was quadratic).
+_PROSE_LINE = re.compile(r"^\s*+[A-Z][a-z]++(?:\s++[a-z][a-z',]*+){3}[^:=\[\]()←→⊢_<>]*+[.:!?]?\s*$")
 
 
 def _unbalanced(code: str) -> bool:

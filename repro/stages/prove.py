@@ -6,7 +6,7 @@ import re
 
 from pydantic import BaseModel
 
-from repro.config import ModelSettings
+from repro.config import ModelSettings, StaticLimits
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.lean.text import extract_lean_block
@@ -102,7 +102,13 @@ async def sample_proofs(
 
 
 async def verify_sample(
-    statement: str, sample: ProofSample, verifier: Verifier, *, header: str, allow_native_decide: bool
+    statement: str,
+    sample: ProofSample,
+    verifier: Verifier,
+    *,
+    header: str,
+    allow_native_decide: bool,
+    limits: StaticLimits | None = None,
 ) -> tuple[Verdict, StageResult]:
     clock = Stopwatch()
     verdict = await verify_proof(
@@ -112,8 +118,9 @@ async def verify_sample(
         header=header,
         allow_native_decide=allow_native_decide,
         finish_reason=sample.finish_reason,
+        limits=limits,
     )
-    infra = {ReasonCode.lean_timeout, ReasonCode.lean_unavailable}
+    infra = {ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout}
     if verdict.verified:
         status, reason = AttemptStatus.passed, None
     else:

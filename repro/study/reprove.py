@@ -127,6 +127,7 @@ async def _try_proof(
         header=config.lean.header,
         allow_native_decide=config.lean.allow_native_decide,
         finish_reason=sample.finish_reason,
+        limits=config.lean.static_limits,
     )
     lean = verdict.lean
     verify_result = AttemptOutcome(

@@ -23,6 +23,7 @@ from repro.records import LeanMessageRecord, ReasonCode
 from repro.stages.prove import prover_output_text, prover_request
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 from repro.study.store import StudyStore
+from repro.waiting import waiting_on
 
 ProgressHook = Callable[[str, str, bool], None]  # (prover, statement id, covered)
 
@@ -187,8 +188,10 @@ class StudyRunner:
             n=count,
             problem=statement.question,
         )
+        backend = self.backends[prover.name]
         try:
-            response = await self.backends[prover.name].generate(request)
+            with waiting_on(f"request to prover {prover.name} ({backend.backend_id})"):
+                response = await backend.generate(request)
         except ModelCallError as error:
             self.summary.failed_requests += 1
             self.summary.errors.append(f"{prover.name} / {statement.id}: {error}")

@@ -15,6 +15,7 @@ from repro.lean.text.blocks import (
     find_special_tokens,
     read_output,
 )
+from repro.lean.text.budget import StaticTimeout, check_time, time_limit
 from repro.lean.text.code import LeanCode, lean_code
 from repro.lean.text.lexer import (
     Kind,
@@ -51,7 +52,9 @@ __all__ = [
     "ProverOutput",
     "Statement",
     "StatementError",
+    "StaticTimeout",
     "Token",
+    "check_time",
     "depths",
     "ends_in_sorry",
     "extract_lean_block",
@@ -71,6 +74,7 @@ __all__ = [
     "read_statement",
     "significant",
     "strip_comments",
+    "time_limit",
     "top_level_equation",
     "without_header",
 ]

@@ -4,9 +4,9 @@ The reply is scanned left to right a single time. Each block is lexed from its o
 the first closing fence outside a Lean comment or string (a doc comment may show a fenced example);
 the tokens lexed while looking for that fence are the block's tokens, so the code the gate checks
 is never lexed again. The next opening fence is searched only after the previous block's closing
-fence, so no character is lexed on behalf of two blocks (an unterminated comment or string is the
-one exception: its error token runs to the end of the reply, and the caps of the static layer bound
-how often that can happen).
+fence, so no character is lexed on behalf of two blocks; an unterminated comment or string runs to
+the end of the reply, and what that scan learned (:class:`~repro.lean.text.lexer.Unclosed`) ends
+the same scan in a later block at once.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from functools import cached_property
 
 from pydantic import BaseModel
 
+from repro.lean.text.budget import check_time
 from repro.lean.text.code import LeanCode
-from repro.lean.text.lexer import Kind, Token, lex_from
+from repro.lean.text.lexer import Kind, Token, Unclosed, lex_from, make_token
 
 # ASCII `<|...|>` and the full-width `<｜...｜>` forms that DeepSeek-style tokenizers leak. A special
 # token is one word (`<|im_end|>`, `<|Assistant|>`, `<｜end▁of▁sentence｜>`); Lean's pipes
@@ -47,9 +48,9 @@ class CodeBlock:
     tokens: list[Token]  # lexed from ``start``; may run past ``end`` (see :func:`_clip`)
 
 
-def _closing_fence(body: str, start: int, tokens: list[Token]) -> re.Match[str] | None:
+def _closing_fence(body: str, start: int, tokens: list[Token], unclosed: Unclosed) -> re.Match[str] | None:
     """The first closing fence after ``start`` that no comment or string lexed from ``start`` hides."""
-    lexer: Iterator[Token] = lex_from(body, start)
+    lexer: Iterator[Token] = lex_from(body, start, unclosed)
     current: Token | None = None
     for fence in _CLOSING_FENCE.finditer(body, start):
         position = fence.start()
@@ -68,12 +69,14 @@ def _closing_fence(body: str, start: int, tokens: list[Token]) -> re.Match[str] 
 def fenced_blocks(body: str) -> list[CodeBlock]:
     """Each ```lean4, ```lean and untagged ``` block; an untagged fence counts only when its line says nothing else."""
     blocks: list[CodeBlock] = []
+    unclosed = Unclosed()
     cursor = 0
     while (opening := _OPENING_FENCE.search(body, cursor)) is not None:
         language, rest = opening.group(1) or "", opening.group(2)
         start = opening.end()
+        check_time()
         tokens: list[Token] = []
-        closing = _closing_fence(body, start, tokens)
+        closing = _closing_fence(body, start, tokens, unclosed)
         end = closing.start() if closing else len(body)
         if language or not rest.strip():
             blocks.append(CodeBlock(language, start, end, closing is not None, tokens))
@@ -89,7 +92,7 @@ def _clip(body: str, tokens: list[Token], start: int, end: int) -> list[Token]:
     ``start`` only skips leading newlines, so no token crosses it but whitespace. A token crossing
     ``end`` (the closing fence's line) is whitespace, an error token, or a ``«»`` name that ran over
     the fence; all but whitespace are lexed again from their start within the slice, so the result
-    is exactly the slice's own tokens.
+    is exactly the slice's own tokens. An error token (lexed without its text) gets its text here.
     """
     clipped: list[Token] = []
     for token in tokens:
@@ -97,13 +100,17 @@ def _clip(body: str, tokens: list[Token], start: int, end: int) -> list[Token]:
             continue
         if token.start >= end:
             break
+        if start <= token.start and token.end <= end and token.kind != Kind.error:
+            clipped.append(make_token(token.kind, token.text, token.start - start, token.end - start))
+            continue
         low = max(token.start, start)
         if token.end > end and token.kind != Kind.whitespace:
-            clipped.extend(Token(t.kind, t.text, t.start - start, t.end - start) for t in lex_from(body[:end], low))
+            clipped.extend(
+                make_token(t.kind, t.text, t.start - start, t.end - start) for t in lex_from(body[:end], low)
+            )
             break
         high = min(token.end, end)
-        text = token.text if (low, high) == (token.start, token.end) else body[low:high]
-        clipped.append(Token(token.kind, text, low - start, high - start))
+        clipped.append(make_token(token.kind, body[low:high], low - start, high - start))
     return clipped
 
 

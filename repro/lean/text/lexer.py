@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import NamedTuple
+
+from repro.lean.text.budget import check_time
 
 
 class Kind(StrEnum):
@@ -40,8 +43,9 @@ _WHITESPACE = frozenset(" \t\r\n")
 TRIVIA = frozenset({Kind.whitespace, Kind.line_comment, Kind.block_comment})
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
+    """One token; a tuple, since a long reply makes hundreds of thousands of them."""
+
     kind: Kind
     text: str
     start: int
@@ -117,6 +121,19 @@ def _is_letter_like(char: str) -> bool:
     )
 
 
+# The same two character classes as regular expressions, so a name is read by the regex engine in one
+# call (tests check them against the functions for every code point).
+_START_CLASS = (
+    "a-zA-Z_\u03b1-\u03ba\u03bc-\u03c9\u0391-\u039f\u03a1\u03a2\u03a4-\u03a9\u03ca-\u03fb"
+    "\u1f00-\u1ffe\u2100-\u214f\U0001d49c-\U0001d59f"
+)
+_REST_CLASS = _START_CLASS + "0-9'!?\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
+IDENTIFIER_START = re.compile(f"[{_START_CLASS}]")
+_IDENTIFIER_REST = re.compile(f"[{_REST_CLASS}]*")
+_WHITESPACE_RUN = re.compile(r"[ \t\r\n]+")
+_DIGITS = re.compile(r"[0-9]*")
+
+
 def _is_subscript(char: str) -> bool:
     code = ord(char)
     return 0x2080 <= code <= 0x2089 or 0x2090 <= code <= 0x209C or 0x1D62 <= code <= 0x1D6A or char == "ⱼ"
@@ -156,16 +173,48 @@ def identifier_parts(text: str) -> list[str]:
 # skipped by the regex engine, so an unterminated one costs a search, not a Python loop per character.
 _COMMENT_MARK = re.compile(r"/-|-/")
 _STRING_STOP = re.compile(r'[\\"]')
+_SYMBOLS_BY_FIRST: dict[str, list[str]] = {}
+for _symbol in _SYMBOLS:
+    _SYMBOLS_BY_FIRST.setdefault(_symbol[0], []).append(_symbol)  # longest first, as in _SYMBOLS
+
+
+@dataclass
+class Unclosed:
+    """What earlier scans of one text learned about comments, strings and names that never close.
+
+    A reply's code blocks are lexed one after another from their opening fences; an unterminated
+    comment or string in each would otherwise scan to the end of the reply once per block. Each fact
+    holds for any later scan of the same text (see each use), so a later scan ends at once.
+    """
+
+    string_from: int | None = None  # a string body scanned from a cursor at or after this never closes
+    guillemet_from: int | None = None  # no ``»`` at or after this offset
+    raw_from: dict[str, int] = field(default_factory=dict)  # closing ``"#..#`` -> absent at or after offset
+    # comment mark offset -> (depth before it, lowest depth from it on) in a scan that never closed
+    comment_marks: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+def make_token(kind: Kind, text: str, start: int, end: int) -> Token:
+    """``Token(kind, text, start, end)`` without the Python-level ``__new__`` of a named tuple (hot path)."""
+    return _new_tuple(Token, (kind, text, start, end))
+
+
+_new_tuple = tuple.__new__
 
 
 class _Scanner:
-    def __init__(self, code: str) -> None:
+    def __init__(self, code: str, unclosed: Unclosed | None = None) -> None:
         self.code = code
         self.length = len(code)
         self.tokens: list[Token] = []
+        self.unclosed = unclosed or Unclosed()
+        # scans that share ``unclosed`` leave an error token's text empty: it runs to the end of the
+        # text, and copying it once per code block would make reading a reply quadratic again
+        self.error_text = unclosed is None
 
     def emit(self, kind: Kind, start: int, end: int) -> int:
-        self.tokens.append(Token(kind, self.code[start:end], start, end))
+        text = "" if kind is Kind.error and not self.error_text else self.code[start:end]
+        self.tokens.append(make_token(kind, text, start, end))
         return end
 
     def at(self, index: int, text: str) -> bool:
@@ -178,48 +227,48 @@ class _Scanner:
 
     def scan_from(self, index: int) -> Iterator[Token]:
         """Tokens from ``index`` on, one at a time (every ``step`` emits exactly one); stops after an error."""
+        steps = 0
         while index < self.length:
             index = self.step(index)
             token = self.tokens[-1]
             yield token
             if token.kind == Kind.error:
                 return
+            steps += 1
+            if steps % 4096 == 0:
+                check_time()
 
     def step(self, index: int) -> int:
         code, char = self.code, self.code[index]
         if char in _WHITESPACE:
-            end = index
-            while end < self.length and code[end] in _WHITESPACE:
-                end += 1
-            return self.emit(Kind.whitespace, index, end)
-        if self.at(index, "--"):
+            return self.emit(Kind.whitespace, index, _WHITESPACE_RUN.match(code, index).end())  # type: ignore[union-attr]
+        if char == "-" and code.startswith("-", index + 1):
             end = code.find("\n", index)
             return self.emit(Kind.line_comment, index, self.length if end == -1 else end)
-        if self.at(index, "/-"):
+        if char == "/" and code.startswith("-", index + 1):
             return self.block_comment(index)
         if char == '"':
             return self.string(index, index + 1, Kind.string)
         if char == "r" and self.raw_string_opening(index) is not None:
             return self.raw_string(index)
-        if self.at(index, "''"):  # Lean: a quote followed by a quote is the token '' (image), never a char
+        if char == "'" and code.startswith(
+            "'", index + 1
+        ):  # Lean: a quote followed by a quote is the token '' (image), never a char
             return self.emit(Kind.symbol, index, index + 2)
         if char == "'":
             char_end = self.char_literal_end(index)
             return self.emit(Kind.error if char_end is None else Kind.char, index, char_end or self.length)
-        if is_identifier_start(char) or char == "«":
+        if char == "«" or IDENTIFIER_START.match(char):
             return self.identifier(index)
-        if char.isascii() and char.isdigit():
+        if "0" <= char <= "9":
             return self.number(index)
-        if char == "#" and index + 1 < self.length and is_identifier_start(code[index + 1]):
-            end = index + 1
-            while end < self.length and (is_identifier_rest(code[end]) or code[end] == "_"):
-                end += 1
-            return self.emit(Kind.hash_command, index, end)
+        if char == "#" and IDENTIFIER_START.match(code, index + 1):
+            return self.emit(Kind.hash_command, index, _IDENTIFIER_REST.match(code, index + 1).end())  # type: ignore[union-attr]
         if self.at(index, "@["):
             return self.emit(Kind.attribute_open, index, index + 2)
         if char == "`":
             return self.emit(Kind.quotation, index, index + 1)
-        for symbol in _SYMBOLS:
+        for symbol in _SYMBOLS_BY_FIRST.get(char, ()):
             if self.at(index, symbol):
                 return self.emit(Kind.symbol, index, index + len(symbol))
         return self.emit(Kind.symbol, index, index + 1)
@@ -229,18 +278,49 @@ class _Scanner:
         # so ``/--/`` does not close (a scanner that started at the second would close it early)
         # (a leftmost search that prefers ``/-`` is the character-by-character scan Lean does)
         depth, cursor = 1, index + (3 if self.at(index, "/--") or self.at(index, "/-!") else 2)
+        known = self.unclosed.comment_marks
+        visited: list[tuple[int, int]] = []
         while (mark := _COMMENT_MARK.search(self.code, cursor)) is not None:
+            seen = known.get(mark.start())
+            if seen is not None and depth - seen[0] + seen[1] > 0:
+                # from this mark on, an earlier scan never got back to its depth here; ours cannot reach 0
+                self._remember_unclosed(visited, depth - seen[0] + seen[1], depth)
+                return self.emit(Kind.error, index, self.length)
+            visited.append((mark.start(), depth))
             depth, cursor = depth + (1 if mark.group() == "/-" else -1), mark.end()
             if depth == 0:
                 return self.emit(Kind.block_comment, index, cursor)
+        self._remember_unclosed(visited, depth, depth)
         return self.emit(Kind.error, index, self.length)
 
+    def _remember_unclosed(self, visited: list[tuple[int, int]], lowest: int, after: int) -> None:
+        """Record each mark of a comment scan that never closed, with the lowest depth reached from it on.
+
+        ``after`` is the depth after the last visited mark and ``lowest`` the lowest depth from there
+        on. A later scan that meets one of these marks follows the same marks from there (the search
+        is deterministic from a mark), its depth shifted by a constant.
+        """
+        for position, before in reversed(visited):
+            lowest = min(lowest, after)
+            self.unclosed.comment_marks[position] = (before, lowest)
+            after = before
+
     def string(self, start: int, cursor: int, kind: Kind) -> int:
-        """A string body from ``cursor`` (just after the quote); escapes skip one character."""
+        """A string body from ``cursor`` (just after the quote); escapes skip one character.
+
+        If a body scanned from an earlier cursor never closed, neither does one from a later cursor:
+        every quote after the earlier cursor was escaped in that scan, which then went on from the
+        character after it, exactly where the later scan starts.
+        """
+        first = cursor
+        dead = self.unclosed.string_from
+        if dead is not None and cursor >= dead:
+            return self.emit(Kind.error, start, self.length)
         while cursor < self.length and (stop := _STRING_STOP.search(self.code, cursor)) is not None:
             if stop.group() == '"':
                 return self.emit(kind, start, stop.end())
             cursor = stop.start() + 2
+        self.unclosed.string_from = first if dead is None else min(dead, first)
         return self.emit(Kind.error, start, self.length)
 
     def raw_string_opening(self, index: int) -> int | None:
@@ -260,8 +340,10 @@ class _Scanner:
         hashes = self.raw_string_opening(index) or 0
         closing = '"' + "#" * hashes
         body = index + 2 + hashes
-        end = self.code.find(closing, body)
+        absent = self.unclosed.raw_from.get(closing)
+        end = -1 if absent is not None and body >= absent else self.code.find(closing, body)
         if end == -1:
+            self.unclosed.raw_from[closing] = body if absent is None else min(absent, body)
             return self.emit(Kind.error, index, self.length)
         return self.emit(Kind.raw_string, index, end + len(closing))
 
@@ -296,19 +378,20 @@ class _Scanner:
         code, cursor = self.code, index
         while True:
             if cursor < self.length and code[cursor] == "«":
-                close = code.find("»", cursor + 1)
+                absent = self.unclosed.guillemet_from
+                close = -1 if absent is not None and cursor + 1 >= absent else code.find("»", cursor + 1)
                 if close == -1:
+                    self.unclosed.guillemet_from = cursor + 1 if absent is None else min(absent, cursor + 1)
                     return self.emit(Kind.error, index, self.length)
                 cursor = close + 1
-            elif cursor < self.length and is_identifier_start(code[cursor]):
-                while cursor < self.length and is_identifier_rest(code[cursor]):
-                    cursor += 1
+            elif IDENTIFIER_START.match(code, cursor):
+                cursor = _IDENTIFIER_REST.match(code, cursor).end()  # type: ignore[union-attr]
             else:
                 break
             if (
                 cursor + 1 < self.length
                 and code[cursor] == "."
-                and (is_identifier_start(code[cursor + 1]) or code[cursor + 1] == "«")
+                and (code[cursor + 1] == "«" or IDENTIFIER_START.match(code, cursor + 1))
             ):
                 cursor += 1
                 continue
@@ -353,12 +436,14 @@ def lex(code: str) -> list[Token]:
     return _Scanner(code).run()
 
 
-def lex_from(text: str, start: int) -> Iterator[Token]:
+def lex_from(text: str, start: int, unclosed: Unclosed | None = None) -> Iterator[Token]:
     """The tokens of ``text[start:]`` (offsets into ``text``), lazily: a reader may stop early.
 
     Lexing from an offset is lexing the slice: no rule of the scanner looks behind a token's start.
+    Scans of the same ``text`` may share ``unclosed``, so none rescans an unterminated construct;
+    their error tokens then carry no text (their offsets say where it is).
     """
-    return _Scanner(text).scan_from(start)
+    return _Scanner(text, unclosed).scan_from(start)
 
 
 def significant(tokens: list[Token]) -> list[Token]:
