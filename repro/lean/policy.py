@@ -220,7 +220,8 @@ def _identifier(
         option = words[index + 1] if index + 1 < len(words) else None
         value = words[index + 2] if index + 2 < len(words) else None
         option_name = option.name if option is not None and option.kind == Kind.identifier else "?"
-        if not _allowed_option(option_name, value):
+        scoped = index + 3 < len(words) and words[index + 3].text == "in"
+        if not _allowed_option(option_name, value, scoped):
             result.refuse(
                 f"set_option {option.text if option else ''} ({source.where(token)}; only resource limits,"
                 " pp.*, linter.* and tactic.hygienic)"
@@ -266,7 +267,13 @@ def _identifier(
     return index + 1
 
 
-def _allowed_option(option: str, value: Token | None) -> bool:
+def _allowed_option(option: str, value: Token | None, scoped: bool) -> bool:
+    """Resource limits; linter and hygiene switches; ``pp.*`` only scoped to the prover's command by ``in``.
+
+    Options set without ``in`` stay set for our own bridge and ``#print axioms`` (the REPL keeps them,
+    the Kimina server joins the commands into one file); printing options must not reach the axiom
+    report we read.
+    """
     if value is None:
         return False
     if option in ALLOWED_OPTIONS:
@@ -275,7 +282,7 @@ def _allowed_option(option: str, value: Token | None) -> bool:
     if option in DISPLAY_OPTIONS or option.startswith("linter."):
         return boolean
     if option.startswith(DISPLAY_OPTION_PREFIXES):
-        return boolean or value.kind == Kind.number
+        return scoped and (boolean or value.kind == Kind.number)
     return False
 
 

@@ -138,7 +138,8 @@ ALLOWED_MODIFIERS = frozenset({"private", "noncomputable"})
 # Resource limits only: none changes what Lean accepts as a proof.
 ALLOWED_OPTIONS = frozenset({"maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats"})
 # Options that change only printing, linting or the hygiene of tactic-made names, never what the kernel
-# accepts; set to ``true``/``false`` (or a number for ``pp.*``). Every other option is refused.
+# accepts; set to ``true``/``false`` (or a number for ``pp.*``, which must be scoped by ``in``). Every
+# other option is refused.
 DISPLAY_OPTION_PREFIXES = ("pp.", "linter.")
 DISPLAY_OPTIONS = frozenset({"tactic.hygienic"})
 # Informational commands a prover leaves in its output: blanked (Lean never runs them), not refused,
