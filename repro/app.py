@@ -33,6 +33,7 @@ from repro.config import (
     resume_changes,
 )
 from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
+from repro.dirlock import hold_directory
 from repro.lean.audit import BatchSummary, check_batch, read_rows
 from repro.lean.factory import build_verifier
 from repro.lean.gate import Verdict, verify_proof
@@ -48,7 +49,7 @@ from repro.pipeline import Pipeline, RunSummary
 from repro.provers import profile_provenance
 from repro.records import SourceProblem, utc_now
 from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
-from repro.store import STORE_FILENAME, RunStore
+from repro.store import STORE_FILENAME, RunReader, RunStore
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -62,6 +63,14 @@ PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract"
 
 class RunError(RuntimeError):
     pass
+
+
+class RunInfrastructureError(RunError):
+    """The run cannot go on now (Lean cannot check code, an endpoint keeps failing); stored work is kept."""
+
+
+class LeanPreflightError(RunInfrastructureError):
+    """Lean could not check trivial code before the first model call."""
 
 
 @dataclass
@@ -88,17 +97,39 @@ def build_clients(config: RunConfig, store: RunStore, breaker: EndpointBreaker |
     return clients
 
 
-def open_run(config: RunConfig | None, run_dir: Path, *, resume: bool) -> tuple[RunConfig, RunStore]:
-    """Create a run directory (storing the resolved config), or reopen one to resume."""
+def describe_resume(stored: RunConfig, changes: dict[str, tuple[Any, Any]]) -> str:
+    """One line a resume prints: what it changed, or that it keeps the run's own bounds."""
+    if changes:
+        shown = ", ".join(f"{key} {_plain(old)} -> {_plain(new)}" for key, (old, new) in changes.items())
+        return f"resume changes: {shown}"
+    return (
+        f"resume keeps the run's settings (limit {_plain(stored.dataset.limit)}, target {_plain(stored.target)});"
+        " give --limit or --target to change them"
+    )
+
+
+def _plain(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def open_run(
+    config: RunConfig | None, run_dir: Path, *, resume: bool, on_note: Callable[[str], None] | None = None
+) -> tuple[RunConfig, RunStore]:
+    """Create a run directory (storing the resolved config), or reopen one to resume (``on_note`` hears
+    what the resume changed)."""
     stored_config = run_dir / "config.yaml"
     if resume:
         if not (run_dir / STORE_FILENAME).exists():
             raise RunError(f"{run_dir}: nothing to resume (no {STORE_FILENAME})")
         resolved = RunConfig.model_validate(yaml.safe_load(stored_config.read_text(encoding="utf-8")))
         if config is None:
+            if on_note is not None:
+                on_note(describe_resume(resolved, {}))
             return resolved, RunStore(run_dir)
         changes = resume_changes(resolved, config)  # refuses loudly what a resume may not change
         store = RunStore(run_dir)
+        if on_note is not None:
+            on_note(describe_resume(resolved, changes))
         if changes:
             stored_config.write_text(dump_config(config), encoding="utf-8")
             store.set_meta(
@@ -134,7 +165,7 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
     preflight = await backend.check(code, config.lean.header)
     if preflight.infra_status != InfraStatus.ok or preflight.has_error:
         problem = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
-        raise RunError(
+        raise LeanPreflightError(
             f"the Lean backend ({config.lean.backend}) cannot check code: {preflight.infra_status}: {problem[:400]}."
             " Nothing was run (no model was called). See `repro doctor`; `repro lean setup` installs Mathlib and"
             " the REPL."
@@ -145,7 +176,7 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
         try:
             await ensure_selftest(config.lean, verifier=backend)
         except SelfTestFailed as failure:
-            raise RunError(f"{failure} No model was called.") from None
+            raise LeanPreflightError(f"{failure} No model was called.") from None
 
 
 def _selected_count(config: RunConfig, report: LoadReport) -> int:
@@ -229,18 +260,20 @@ async def _execute(
                 progress.advance(task)
 
     pipeline = Pipeline(config, store, clients, verifier, on_event=on_event)
+    heartbeat = asyncio.create_task(plain.beat())
     with progress:
         try:
             summary = await pipeline.run(problems, target=config.target)
             if reprove_with is not None:
                 summary = await _reprove_with(config, store, clients, verifier, reprove_with, summary, console)
         finally:
+            heartbeat.cancel()
             await verifier.close()
     plain.emit()
     stopped = breaker.reason()
     if stopped is not None:
         log.write(f"stopped: {stopped}")
-        raise RunError(
+        raise RunInfrastructureError(
             f"stopped drawing problems: an endpoint keeps failing ({stopped}). Stored work is kept;"
             f" fix the endpoint, then: repro run --resume --run-dir {store.run_dir}"
         )
@@ -293,6 +326,9 @@ def run(
         raise RunError("--reprove-with needs --resume --run-dir RUN_DIR (it feeds an existing run)")
     if reprove_with is not None and not (reprove_with / "study.sqlite").is_file():
         raise RunError(f"--reprove-with {reprove_with}: not a study directory (no study.sqlite); see repro prove-study")
+    report: LoadReport | None = None
+    if resume and not (run_dir / STORE_FILENAME).exists():
+        raise RunError(f"{run_dir}: nothing to resume (no {STORE_FILENAME})")
     if not resume:
         if config is None:
             raise RunError("a config is needed to start a run: --config FILE")
@@ -301,10 +337,34 @@ def run(
         report = validate_inputs(config)
         if report.missing_ids and console is not None:
             console.print(f"warning: --ids not in the source: {', '.join(report.missing_ids)}", style="yellow")
-    resolved, store = open_run(config, run_dir, resume=resume)
+    created = not run_dir.exists()
+    with hold_directory(run_dir, command="repro run"):
+        try:
+            return _run_held(config, run_dir, resume, console, reprove_with, report)
+        except LeanPreflightError:
+            if created and not resume:
+                shutil.rmtree(run_dir, ignore_errors=True)  # nothing ran: leave no half-made run behind
+            raise
+
+
+def _run_held(
+    config: RunConfig | None,
+    run_dir: Path,
+    resume: bool,
+    console: Console | None,
+    reprove_with: Path | None,
+    report: LoadReport | None,
+) -> RunOutcome:
+    """The body of :func:`run`, with the run directory held by this process."""
+
+    def note(text: str) -> None:
+        if console is not None:
+            console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    resolved, store = open_run(config, run_dir, resume=resume, on_note=note)
     log = RunLog(run_dir)
     try:
-        if resume:
+        if report is None:
             report = validate_inputs(resolved)
         action = "resume" if resume else "start"
         log.write(f"{action}: repro {__version__}, config {resolved.name}, source {report.source}")
@@ -335,7 +395,7 @@ def run(
 
 def status(run_dir: Path) -> dict[str, Any]:
     """Funnel, rates, accounting and unfinished problems: aggregate queries only, whatever the run's size."""
-    store = RunStore(run_dir, create=False)
+    store = RunReader(run_dir)
     try:
         config_path = run_dir / "config.yaml"
         prove = (
@@ -523,10 +583,13 @@ async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict
 
     The statement file may repeat the header (imports, opens); the configured header is what is used.
     """
+    from repro.records import ReasonCode
+    from repro.stages.prove import has_no_lean
+
     statement = without_header(statement)
     verifier = build_verifier(lean)
     try:
-        return await verify_proof(
+        verdict = await verify_proof(
             statement,
             proof,
             verifier,
@@ -536,12 +599,24 @@ async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict
         )
     finally:
         await verifier.close()
+    if not verdict.verified and ReasonCode.boundary_corruption not in verdict.reasons and has_no_lean(proof):
+        # prose: the gate lexed it as code, but the first thing a user must hear is that there was no Lean
+        verdict.reasons.insert(0, ReasonCode.no_lean_block)
+        verdict.details.insert(0, "no Lean in the output (prose or an empty reply): no_lean_block")
+    return verdict
 
 
 async def check_proof_batch(
-    in_path: Path, out_path: Path, lean: LeanSettings, progress: Callable[[int, int], None] | None = None
+    in_path: Path,
+    out_path: Path,
+    lean: LeanSettings,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    salvage: int = 0,
 ) -> BatchSummary:
-    """Every row of a JSONL file through the gate; verdicts streamed to ``out_path``, resumable."""
+    """Every row of a JSONL file through the gate; verdicts streamed to ``out_path``, resumable.
+
+    ``salvage``: up to that many repaired texts per failed row, each through the same gate."""
     read_rows(in_path)  # bad input is reported before any Lean worker starts
     verifier = build_verifier(lean)
     try:
@@ -554,6 +629,7 @@ async def check_proof_batch(
             limits=lean.static_limits,
             concurrency=lean.workers,
             progress=progress,
+            salvage=salvage,
         )
     finally:
         await verifier.close()

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.records import Candidate, ReasonCode, SourceProblem, Stage, StageAttempt
-from repro.store import RunStore
+from repro.store import RunReader
 
 STAGES = tuple(stage.value for stage in Stage)
 REASONS = tuple(reason.value for reason in ReasonCode)
@@ -52,7 +52,7 @@ def audit_rows(
     validate_filters(stage, reason, limit)
     if limit == 0:
         return []
-    store = RunStore(run_dir, create=False)
+    store = RunReader(run_dir)
     try:
         rows = store.rejected_attempt_rows(stage=stage, reason=reason, limit=limit)
     finally:

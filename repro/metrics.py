@@ -11,11 +11,11 @@ from typing import Any
 
 from repro.pass_at import run_pass_at
 from repro.records import STAGE_ORDER, Stage
-from repro.store import STAGE_RANK, RunStore
+from repro.store import STAGE_RANK, RunReader
 
 
-def funnel(store: RunStore) -> dict[str, Any]:
-    """How many candidates reached each stage, passed it, and were rejected there (by reason).
+def funnel(store: RunReader) -> dict[str, Any]:
+    """How many candidates reached each stage, passed it, and stopped there rejected (by reason).
 
     A candidate that reached (passed) a stage reached (passed) every stage before it, so the
     furthest rank stored per candidate is enough.
@@ -25,9 +25,14 @@ def funnel(store: RunStore) -> dict[str, Any]:
     for reached_rank, passed_rank, count in store.reach_counts():
         reached[reached_rank] += count
         passed[passed_rank] += count
+    # a rejected candidate is counted where it stopped (the stage after the last one it passed), so each
+    # row adds up: reached - passed = rejected here + unfinished here. A candidate rejected as
+    # proof_not_found passed prove (samples came back) and stopped at verify (none was verified).
     rejected: dict[str, dict[str, int]] = defaultdict(dict)
-    for stage, reason, count in store.rejection_counts():
-        rejected[stage or "?"][reason or "?"] = count
+    last = len(STAGE_ORDER) - 1
+    for stopped, reason, count in store.stop_counts():
+        stage = STAGE_ORDER[min(max(stopped, 0), last)].value
+        rejected[stage][reason or "?"] = rejected[stage].get(reason or "?", 0) + count
     table = {}
     for stage in STAGE_ORDER:
         rank = STAGE_RANK[stage.value]
@@ -43,7 +48,7 @@ def _rate(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 4) if denominator else None
 
 
-def generation_rates(store: RunStore, k: int, strategy: str = "parallel") -> dict[str, Any]:
+def generation_rates(store: RunReader, k: int, strategy: str = "parallel") -> dict[str, Any]:
     outcomes = store.outcome_counts()
     drawn = sum(outcomes.values())
     finished = drawn - outcomes.get(None, 0)
@@ -67,10 +72,70 @@ def generation_rates(store: RunStore, k: int, strategy: str = "parallel") -> dic
         "by_type": {key: _rate(*value) for key, value in sorted(by_type.items())},
         "generation_rate_at": pass_at,
         "pass_at_estimator": estimator,
+        "levers": lever_rates(store, by_level, by_type, finished),
     }
 
 
-def statement_checks(store: RunStore) -> dict[str, Any]:
+LEVERS = ("none", "salvage", "feedback")
+
+
+def lever_rates(
+    store: RunReader, by_level: dict[str, list[int]], by_type: dict[str, list[int]], finished: int
+) -> dict[str, Any]:
+    """The generation rate without any lever, with salvage, and with salvage and feedback rounds.
+
+    Cumulative: "salvage" counts raw-sample proofs and salvaged ones, "feedback" all proofs. Each is a
+    lower bound of what the run would reach with only those levers on (a proof a lever found ended that
+    candidate's search, so its later samples were never drawn). Per level and type, and the levers' cost.
+    """
+    totals: Counter[str] = Counter()
+    per_level: dict[str, Counter[str]] = defaultdict(Counter)
+    per_type: dict[str, Counter[str]] = defaultdict(Counter)
+    for level, kind, lever, count in store.retained_by_lever():
+        name = lever if lever in LEVERS else "none"
+        totals[name] += count
+        if level:
+            per_level[level][name] += count
+        if kind:
+            per_type[kind][name] += count
+
+    def cumulative(counts: Counter[str], denominator: int) -> dict[str, float | None]:
+        running, rates = 0, {}
+        for name in LEVERS:
+            running += counts[name]
+            rates[name] = _rate(running, denominator)
+        return rates
+
+    return {
+        "rate": cumulative(totals, finished),
+        "retained": {name: totals[name] for name in LEVERS},
+        "by_level": {key: cumulative(per_level[key], value[1]) for key, value in sorted(by_level.items())},
+        "by_type": {key: cumulative(per_type[key], value[1]) for key, value in sorted(by_type.items())},
+        "cost": store.lever_costs(),
+    }
+
+
+def lever_lines(levers: dict[str, Any]) -> list[str]:
+    """Plain lines for a terminal: the generation rate without levers, with salvage, with feedback rounds."""
+    rate = levers["rate"]
+    lines = [
+        f"generation rate without levers {rate['none']}, with salvage {rate['salvage']},"
+        f" with salvage and feedback rounds {rate['feedback']}"
+        f" (retained by a raw sample {levers['retained']['none']}, by salvage {levers['retained']['salvage']},"
+        f" by a feedback round {levers['retained']['feedback']})"
+    ]
+    for label in ("by_level", "by_type"):
+        for key, row in levers[label].items():
+            lines.append(f"  {key}: none {row['none']}, salvage {row['salvage']}, feedback {row['feedback']}")
+    for lever, cost in levers["cost"].items():
+        lines.append(
+            f"{lever}: {cost['attempts']} checks, {cost['verified']} verified, {cost['lean_seconds']} Lean s,"
+            f" {cost['model_calls']} model calls, {cost['tokens_in']}+{cost['tokens_out']} tokens"
+        )
+    return lines
+
+
+def statement_checks(store: RunReader) -> dict[str, Any]:
     """Statements our Lean checks found vacuous (before proving) or refuted (after every sample failed),
     in all and per level and type: candidates, not problems (a problem may be reformalized)."""
     totals: Counter[str] = Counter()
@@ -91,7 +156,7 @@ def statement_checks(store: RunStore) -> dict[str, Any]:
     }
 
 
-def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
+def model_accounting(store: RunReader) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for row in store.model_totals():
         table[f"{row['stage']} | {row['model_id']}"] = {
@@ -106,7 +171,7 @@ def model_accounting(store: RunStore) -> dict[str, dict[str, Any]]:
     return table
 
 
-def cost_per_retained(store: RunStore) -> dict[str, float | None]:
+def cost_per_retained(store: RunReader) -> dict[str, float | None]:
     retained = sum(store.retained_proof_positions().values())
     totals = store.model_totals()
     calls = sum(row["calls"] for row in totals)
@@ -119,7 +184,7 @@ def cost_per_retained(store: RunStore) -> dict[str, float | None]:
     }
 
 
-def run_metrics(store: RunStore, k: int, strategy: str = "parallel") -> dict[str, Any]:
+def run_metrics(store: RunReader, k: int, strategy: str = "parallel") -> dict[str, Any]:
     return {
         "funnel": funnel(store),
         "rates": generation_rates(store, k, strategy),

@@ -13,7 +13,7 @@ from math import comb
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from repro.store import RunStore
+    from repro.store import RunReader
 
 UNBIASED = "unbiased (all k samples drawn)"
 FIRST_SUCCESS = "first success index (sequential early stop)"
@@ -40,15 +40,18 @@ def first_success_pass_at(first_success: int | None, j: int) -> float:
 
 
 def run_pass_at(
-    store: RunStore, finished: int, k: int, strategy: str = "parallel"
+    store: RunReader, finished: int, k: int, strategy: str = "parallel"
 ) -> tuple[dict[str, float | None], str]:
     """(pass@j for j = 1..k as a share of finished problems, the estimator's name).
 
     Two aggregate queries, whatever the run's size: the retained candidates' proof positions, and the
     histogram of (samples drawn, samples verified) of their proving rounds.
     """
+    # the prover's own samples: proofs that salvage or a feedback round produced are reported apart
     positions = {
-        position: count for position, count in store.retained_proof_positions().items() if position is not None
+        position: count
+        for position, count in store.retained_proof_positions(raw_samples_only=True).items()
+        if position is not None
     }
     rounds = store.proving_round_counts(k) if strategy == "parallel" else {}
     own = sum(positions.values())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from repro.records import (
     StageModel,
     utc_now,
 )
-from repro.store import RunStore
+from repro.store import RunReader
 
 SPLIT = "test"
 
@@ -46,6 +47,8 @@ class ReleaseSummary:
     out_dir: Path
     # problems the run never finished (unfinished runs can be released, but the user is told)
     unfinished_problems: int = 0
+    # every file written, relative to out_dir (the manifest last)
+    files: tuple[str, ...] = ()
     # rows the ``keep`` hook held back (``release --replay``: not replayed by SafeVerify)
     withheld_by_keep: int = 0
 
@@ -97,7 +100,7 @@ def proof_hash(code: str) -> str:
 
 
 def instance_from_candidate(
-    candidate: Candidate, store: RunStore, header: str, *, released_at: str, demonstration: bool = False
+    candidate: Candidate, store: RunReader, header: str, *, released_at: str, demonstration: bool = False
 ) -> ReleasedInstance:
     problem = store.problem(candidate.problem_id)
     missing = [
@@ -263,6 +266,7 @@ def _card(
     num_bytes: int,
     terms: SourceLicense,
     skip_reasons: list[str],
+    unfinished: int = 0,
 ) -> str:
     front = {
         "license": terms.license,
@@ -280,6 +284,12 @@ def _card(
         warning = (
             f"\n> **Warning:** {unverified} of {rows} rows were NOT checked by a real Lean backend "
             "(`unverified: true`). Do not use them as verified references.\n"
+        )
+    if unfinished:
+        warning += (
+            f"\n> **Unfinished run:** {unfinished} drawn problems were never finished (an endpoint or Lean failed,"
+            " or the run was stopped); this release holds only what was finished, so its figures are not those of"
+            " the whole selection.\n"
         )
     source = f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"
     source += _prover_section(config)
@@ -559,9 +569,13 @@ def write_release(
     allow_unverified: bool = False,
     license: str | None = None,
     attribution: str | None = None,
+    overwrite: bool = False,
     keep: Callable[[list[Any]], list[Any]] | None = None,
 ) -> ReleaseSummary:
     """Write the retained instances; nothing at all when none is releasable (the summary says so).
+
+    A non-empty ``out_dir`` is refused unless ``overwrite``: a second release into the same folder
+    would silently replace the first, and a mistyped ``--out`` would write into an unrelated folder.
 
     Rows stream from one SQL pass over the store straight into both files, so time and memory do
     not depend on parsing each candidate into records (a 100k-problem run releases in seconds).
@@ -571,6 +585,7 @@ def write_release(
     config_path = Path(run_dir) / "config.yaml"
     config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
     out = Path(out_dir)
+    _refuse_occupied(out, overwrite=overwrite)
     demonstration = bool(config and config.demonstration)
     writer = _ReleaseWriter(out, utc_now(), demonstration=demonstration)
     parameters = {
@@ -578,7 +593,7 @@ def write_release(
         "header": config.lean.header if config else "",
         "schema_version": RECORD_SCHEMA_VERSION,
     }
-    store = RunStore(run_dir, create=False)
+    store = RunReader(run_dir)
     try:
         retained = store.retained_count()
         pages = store.retained_rows(
@@ -615,7 +630,7 @@ def write_release(
         raise
     finally:
         store.close()
-    card = _card(written.rows, written.unverified, config, written.num_bytes, terms, skip_reasons)
+    card = _card(written.rows, written.unverified, config, written.num_bytes, terms, skip_reasons, unfinished)
     (out / "README.md").write_text(card, encoding="utf-8")
     from repro.release_exports import write_release_exports  # inspect_ai and lm-eval tasks beside the data
 
@@ -628,8 +643,23 @@ def write_release(
         withheld_unverified=withheld,
         out_dir=out,
         unfinished_problems=unfinished,
+        files=(*release_files(out), MANIFEST),
         withheld_by_keep=dropped,
     )
+
+
+def _refuse_occupied(out: Path, *, overwrite: bool) -> None:
+    if out.exists() and not out.is_dir():
+        raise ReleaseError(f"--out {out}: a file is there, not a directory; choose another --out")
+    if overwrite or not out.is_dir():
+        return
+    present = sorted(entry.name for entry in out.iterdir())
+    if present:
+        shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
+        raise ReleaseError(
+            f"--out {out} is not empty ({shown}); nothing was written. Choose an empty or new --out, or pass"
+            " --overwrite to replace the release files there"
+        )
 
 
 def release_columns() -> list[str]:
@@ -725,6 +755,12 @@ class ReverifyResult:
     real_lean: bool
     reasons: list[str]
     answer_grounded: bool = True
+    # Lean gave no verdict (timeout, unavailable): neither a pass nor a rejection
+    infrastructure: bool = False
+
+
+class LeanUnavailableError(RuntimeError):
+    """The Lean backend cannot check trivial code: no proof of the release was checked."""
 
 
 async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[ReverifyResult]:
@@ -735,6 +771,7 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
     the files must match their manifest and each other (else :class:`ReleaseError`).
     """
     from repro.lean import build_verifier, verify_proof
+    from repro.lean.audit import INFRA_REASONS
 
     problems = check_release_files(out_dir)
     if problems:
@@ -743,6 +780,7 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
     verifier = build_verifier(lean)
     results = []
     try:
+        await _preflight(verifier, lean)
         for instance in instances:
             # the header comes from the trusted settings, never from the release: a rewritten row's
             # header could declare an axiom or a macro that spoofs ``#print axioms``
@@ -771,8 +809,23 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
                     real_lean=bool(verdict.lean and verdict.lean.real_lean),
                     reasons=reasons,
                     answer_grounded=answer_grounded,
+                    infrastructure=bool(verdict.reasons) and set(verdict.reasons) <= INFRA_REASONS,
                 )
             )
     finally:
         await verifier.close()
     return results
+
+
+async def _preflight(verifier: Any, lean: LeanSettings) -> None:
+    """Trivial code first: without a working backend every row would read as a failed proof."""
+    from repro.lean import InfraStatus
+
+    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
+    result = await verifier.check(code, lean.header)
+    if result.infra_status != InfraStatus.ok or result.has_error:
+        detail = result.detail or "; ".join(message.text for message in result.messages[:2])
+        raise LeanUnavailableError(
+            f"the Lean backend ({lean.backend}) cannot check code: {result.infra_status}: {detail[:400]};"
+            " nothing was re-verified. See `repro doctor`; `repro lean setup` installs Mathlib and the REPL"
+        )

@@ -9,6 +9,7 @@ Ctrl-C does: stored work is kept and ``--resume`` continues.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
@@ -21,6 +22,7 @@ from types import FrameType
 from rich.console import Console
 
 from repro.records import utc_now
+from repro.waiting import describe as describe_waits
 
 LOG_FILENAME = "run.log"
 DEFAULT_INTERVAL_S = 30.0
@@ -54,6 +56,8 @@ class PlainProgress:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.console = console if console is not None and not console.is_terminal else None
+        # a heartbeat that names a stuck wait is printed on a terminal too: the bar alone stands still
+        self.terminal = console if console is not None and console.is_terminal else None
         self.log = log
         self.total = total
         if interval_s is None:
@@ -84,12 +88,27 @@ class PlainProgress:
             self.last = now
             self.emit()
 
-    def emit(self) -> None:
-        text = self.line()
-        if self.console is not None:
-            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+    def emit(self, waiting: str | None = None) -> None:
+        text = self.line() + (f"; {waiting}" if waiting else "")
+        for console in (self.console, self.terminal if waiting else None):
+            if console is not None:
+                console.print(text, markup=False, highlight=False, soft_wrap=True)
         if self.log is not None:
             self.log.write(text)
+
+    def heartbeat(self) -> None:
+        """Called every few seconds whatever happens: when no line was due for a whole interval (no
+        problem finished), print one anyway, naming what has been waited on for that long."""
+        now = self.clock()
+        if now - self.last >= self.interval_s:
+            self.last = now
+            self.emit(describe_waits(at_least_s=self.interval_s))
+
+    async def beat(self) -> None:
+        """Run :meth:`heartbeat` until cancelled."""
+        while True:
+            await asyncio.sleep(min(self.interval_s, 5.0))
+            self.heartbeat()
 
 
 @contextmanager

@@ -80,6 +80,5 @@ def test_a_run_without_a_working_lean_backend_stops_before_any_model_call(tmp_pa
         pytest.skip("a Lean project is built here, so the repl backend works")
     run_dir = tmp_path / "nolean"
     result = repro("run", "--config", "configs/demo.yaml", "--set", "lean.backend=repl", "--run-dir", str(run_dir))
-    assert result.returncode == 2 and "cannot check code" in result.stderr and "Nothing was run" in result.stderr
-    status = json.loads(repro("status", str(run_dir), "--json").stdout)
-    assert status["models"] == {} and status["rates"]["drawn"] == 0
+    assert result.returncode == 3 and "cannot check code" in result.stderr and "Nothing was run" in result.stderr
+    assert not run_dir.exists(), "a run that never started leaves no run directory"

@@ -304,8 +304,10 @@ def test_http_evaluation_killed_and_resumed_repeats_no_stored_request_and_report
         stored = _stored_questions(eval_dir, release)
         assert 0 < len(stored) < 200
 
+        # the evaluation directory stores its models: the resume names none
+        bare = [sys.executable, "-m", "repro.cli", "evaluate", str(release), "--eval-dir", str(eval_dir)]
         resumed = subprocess.run(
-            _command(release, eval_dir, server.base_url, "--resume"),
+            [*bare, "--resume", "--concurrency", "4"],
             cwd=REPO,
             env=environment,
             capture_output=True,

@@ -59,7 +59,7 @@ def test_shipped_config_with_no_endpoint_fails_with_the_cause_before_creating_a_
         text=True,
         env=environment,
     )
-    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.returncode == 3 and "Traceback" not in result.stderr, "an endpoint down is infrastructure"
     assert "http://127.0.0.1:8001/v1" in result.stderr and "unreachable" in result.stderr
     assert "OPENAI_API_KEY is not set" in result.stderr
     assert list(tmp_path.iterdir()) == [], "no run directory is created"
@@ -70,7 +70,7 @@ def test_a_401_names_the_unset_key_variable(tmp_path: Path, capsys: pytest.Captu
         config = endpoint_config(tmp_path / "c.yaml", server.base_url, api_key_env="REPRO_TEST_UNSET_KEY")
         code = main(["run", "--config", str(config), "--run-dir", str(tmp_path / "run")])
         assert server.requests == [], "no completion was requested"
-    assert code == 2
+    assert code == 3
     assert "HTTP 401: the environment variable REPRO_TEST_UNSET_KEY is not set" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
@@ -78,7 +78,7 @@ def test_a_401_names_the_unset_key_variable(tmp_path: Path, capsys: pytest.Captu
 def test_an_endpoint_answering_500_fails_the_preflight(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with OpenAITestServer(fail_status=500) as server:
         config = endpoint_config(tmp_path / "c.yaml", server.base_url)
-        assert main(["run", "--config", str(config), "--run-dir", str(tmp_path / "run")]) == 2
+        assert main(["run", "--config", str(config), "--run-dir", str(tmp_path / "run")]) == 3
     assert "HTTP 500" in capsys.readouterr().err and not (tmp_path / "run").exists()
 
 
@@ -91,7 +91,7 @@ def test_consecutive_failures_stop_the_run_and_release_warns_it_is_unfinished(
         code = main(["run", "--config", str(config), "--run-dir", str(tmp_path / "run"), "--limit", "10"])
         calls = len(server.requests)
     error = capsys.readouterr().err
-    assert code == 2 and "3 consecutive calls failed" in error and "HTTP 500" in error
+    assert code == 3 and "3 consecutive calls failed" in error and "HTTP 500" in error
     assert f"repro run --resume --run-dir {tmp_path / 'run'}" in error
     assert calls == 3, "no problem is drawn after the endpoint is declared down"
     assert main(["release", str(tmp_path / "run"), "--out", str(tmp_path / "rel"), "--allow-unverified"]) == 1

@@ -105,7 +105,8 @@ def test_reading_a_non_release_is_a_clear_error(tmp_path: Path) -> None:
 def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path) -> None:
     synthetic_run(tmp_path / "run", real_lean=True)
     write_release(tmp_path / "run", tmp_path / "out")
-    # the fake backend runs the whole gate, but a fake verdict never counts as re-verified
+    # the release was made under another header than the default trusted one: every row is refused (1);
+    # a release whose rows all pass the gate on the fake backend exits 4 (tests/test_cli_operator.py)
     assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 1
     results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header="")))
     assert [(r.passed_gate, r.answer_grounded) for r in results] == [(True, True), (True, True)]

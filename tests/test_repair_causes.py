@@ -26,6 +26,7 @@ from repro.repair import (
 )
 from repro.repair.guards import equation_supported
 from repro.repair.quantities import problem_quantities
+from repro.testing import Fault, OpenAITestServer
 from tests.conftest import shared_file
 
 PENS = "Tom buys 4 boxes of pens. Each box holds 6 pens. How many pens does Tom have?"
@@ -180,15 +181,22 @@ def test_harm_stress_supported_but_wrong_candidates_break_at_most_a_tenth_of_a_p
     assert loose["broken"] > report["broken"], "the stress candidates do break a looser policy"
 
 
-def test_dead_endpoint_exits_non_zero_and_counts_failed_calls(tmp_path: Path) -> None:
+def test_dead_endpoint_fails_the_preflight_and_failing_calls_are_counted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     traces = tmp_path / "t.jsonl"
     traces.write_text(json.dumps({"id": 1, "problem": PENS, "gold_answer": "24", "initial_reasoning": ""}) + "\n")
     out = tmp_path / "out"
-    code = main(
-        ["repair", "--traces", str(traces), "--out", str(out), "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
-    )
+    dead = ["repair", "--traces", str(traces), "--out", str(out), "--model", "m", "--base-url", "http://127.0.0.1:9/v1"]
+    assert main(dead) == 3
+    assert "http://127.0.0.1:9/v1" in capsys.readouterr().err and not out.exists(), "nothing is written"
+    with OpenAITestServer() as server:
+        server.faults = [Fault(status=500) for _ in range(100)]  # /models answers; every completion fails
+        code = main(
+            ["repair", "--traces", str(traces), "--out", str(out), "--model", "m", "--base-url", server.base_url]
+        )
     report = json.loads((out / "report.json").read_text())
-    assert code == 1
+    assert code == 3, "undecided examples are unfinished work, not a result"
     assert report["failed_calls"] == 3 and report["undecided"] == 1 and report["undecided_ids"] == ["1"]
 
 

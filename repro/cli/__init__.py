@@ -8,10 +8,11 @@ share (consoles, exit codes, interrupts, error lines).
 from __future__ import annotations
 
 import argparse
+import warnings
 
 from repro import __version__
 from repro.cli import evaluate, inspect, lean, provers, release, repair, run, study
-from repro.cli._common import ExitCode, run_handler
+from repro.cli._common import EXIT_CODES_HELP, ExitCode, resolve_run_dirs, run_handler
 
 __all__ = ["EXIT_UNFINISHED", "ExitCode", "build_parser", "main"]
 
@@ -41,12 +42,35 @@ def build_parser() -> argparse.ArgumentParser:
         prog="repro", description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--version", action="version", version=f"repro {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", help="what to do (each has --help)"
+    )
     for group in _GROUPS:
         group.register(commands)
+    _document_exit_codes([parser, *commands.choices.values()])
     return parser
+
+
+def _document_exit_codes(parsers: list[argparse.ArgumentParser]) -> None:
+    """Every ``--help`` ends with the exit statuses (a command may say more in its own epilog)."""
+    for parser in parsers:
+        parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        if not parser.epilog:
+            parser.epilog = EXIT_CODES_HELP
+        elif "exit status" not in parser.epilog:
+            parser.epilog = f"{parser.epilog}\n\n{EXIT_CODES_HELP}"
+        elif "130" not in parser.epilog:
+            parser.epilog = f"{parser.epilog}\n130 interrupted (Ctrl-C or SIGTERM)."
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                _document_exit_codes(list(action.choices.values()))
 
 
 def main(argv: list[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
-    return run_handler(arguments.handler, arguments)
+    resolve_run_dirs(arguments)
+    with warnings.catch_warnings():
+        # pydantic's serializer warnings speak of our internals (a field's declared type), not of
+        # anything a user can act on; tests still see them (they call the library, not main)
+        warnings.filterwarnings("ignore", message="Pydantic serializer warnings", category=UserWarning)
+        return run_handler(arguments.handler, arguments)

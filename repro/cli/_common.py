@@ -4,8 +4,11 @@ user error, interrupt handling, and the Lean settings a command's options select
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import shlex
 import sys
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +17,8 @@ from rich.console import Console
 from repro.config import ConfigError, RunConfig, load_config
 from repro.data import DataError
 from repro.exit_codes import EXIT_CODES_HELP, ExitCode
+from repro.runlog import DEFAULT_INTERVAL_S, sigterm_as_sigint
+from repro.waiting import describe as describe_waits
 
 if TYPE_CHECKING:
     Commands = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -23,9 +28,13 @@ __all__ = [
     "ExitCode",
     "Handler",
     "PIPE_WIDTH",
+    "add_run_dir",
     "console",
     "errors",
+    "describe_os_error",
     "lean_settings",
+    "quoted",
+    "resolve_run_dirs",
     "run_handler",
 ]
 
@@ -47,6 +56,25 @@ errors = _make_console(stderr=True)
 Handler = Callable[[argparse.Namespace], int]
 
 
+def add_run_dir(parser: argparse.ArgumentParser, *, dest: str = "run_dir", what: str = "the run directory") -> None:
+    """``RUN_DIR`` as a positional or as ``--run-dir`` (the spelling ``repro run`` uses), one required."""
+    parser.add_argument(dest, nargs="?", metavar=dest.upper(), help=f"{what} (or --run-dir)")
+    parser.add_argument("--run-dir", dest=f"{dest}_option", metavar="RUN_DIR", help=f"{what}, as an option")
+    pairs = [*(parser.get_default("directory_options") or []), (dest, f"{dest}_option", what)]
+    parser.set_defaults(directory_options=pairs, parser=parser)
+
+
+def resolve_run_dirs(arguments: argparse.Namespace) -> None:
+    """Fold ``--run-dir`` into the positional; a missing or contradictory directory is a usage error."""
+    for positional, option, what in getattr(arguments, "directory_options", None) or []:
+        given, flagged = getattr(arguments, positional), getattr(arguments, option)
+        if given and flagged and given != flagged:
+            arguments.parser.error(f"{what} given twice, differently: {given} and --run-dir {flagged}")
+        if not (given or flagged):
+            arguments.parser.error(f"{what} is required: give it as {positional.upper()} or --run-dir")
+        setattr(arguments, positional, given or flagged)
+
+
 def lean_settings(arguments: argparse.Namespace) -> Any:
     """The ``lean:`` section of ``--config`` (or the defaults), with ``--backend`` applied."""
     config = load_config(arguments.config) if getattr(arguments, "config", None) else RunConfig()
@@ -61,22 +89,51 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     is raised, so no command imports a module (the repair package pulls in scipy) just to catch it."""
     from repro.app import RunError
     from repro.audit import AuditError
-    from repro.llm.preflight import EndpointPreflightError
     from repro.release import ReleaseError
     from repro.store import StoreError
 
-    found: list[type[BaseException]] = [ConfigError, DataError, RunError, ReleaseError, StoreError, FileNotFoundError]
-    found += [EndpointPreflightError, AuditError]
+    found: list[type[BaseException]] = [ConfigError, DataError, RunError, ReleaseError, StoreError, AuditError]
     runner = sys.modules.get("repro.repair.runner")  # loaded only if the repair command ran
     if runner is not None:
         found.append(runner.RepairInputError)
     return tuple(found)
 
 
+def _infrastructure_errors() -> tuple[type[BaseException], ...]:
+    """Errors that mean "not now": an endpoint down, the directory held by another live process."""
+    from repro.app import RunInfrastructureError
+    from repro.dirlock import DirectoryBusyError
+    from repro.llm.preflight import EndpointPreflightError
+
+    return (EndpointPreflightError, DirectoryBusyError, RunInfrastructureError)
+
+
+def describe_os_error(error: OSError) -> str:
+    """``FILE: reason`` (never a bare errno), with a hint when the place is read-only."""
+    where = error.filename if error.filename is not None else "?"
+    reason = error.strerror or str(error)
+    if error.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        reason += " (this command writes there; a read-only run can only be read: status, audit, report --out)"
+    return f"{where}: {reason}"
+
+
+def resume_hint(arguments: argparse.Namespace) -> str | None:
+    hint = getattr(arguments, "on_interrupt", None)
+    return hint(arguments) if hint is not None else None
+
+
 def run_handler(handler: Handler, arguments: argparse.Namespace) -> int:
-    """Run one command; a user error becomes one line and status 2, an interrupt status 130."""
+    """Run one command with the exit-code scheme: a user error is one line and status 2, an endpoint
+    down or a busy directory one line and 3, an interrupt (Ctrl-C or SIGTERM) 130 with how to go on."""
+    stop = threading.Event()
+    if getattr(arguments, "heartbeat", False):
+        threading.Thread(target=_heartbeat, args=(stop, _heartbeat_interval()), daemon=True).start()
     try:
-        return int(handler(arguments))
+        with sigterm_as_sigint():
+            return int(handler(arguments))
+    except _infrastructure_errors() as error:
+        errors.print(f"error: {error}", style="red")
+        return ExitCode.unfinished
     except _user_errors() as error:
         errors.print(f"error: {error}", style="red")
         return ExitCode.usage
@@ -85,6 +142,29 @@ def run_handler(handler: Handler, arguments: argparse.Namespace) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return ExitCode.ok
+    except OSError as error:
+        errors.print(f"error: {describe_os_error(error)}", style="red")
+        return ExitCode.usage
     except KeyboardInterrupt:
-        errors.print("interrupted; resume with: repro run --resume --run-dir DIR")
+        hint = resume_hint(arguments)
+        errors.print("interrupted; what was stored is kept" + (f"; {hint}" if hint else ""), soft_wrap=True)
         return ExitCode.interrupted
+    finally:
+        stop.set()
+
+
+def _heartbeat_interval() -> float:
+    return float(os.environ.get("REPRO_PROGRESS_INTERVAL_S", DEFAULT_INTERVAL_S))
+
+
+def _heartbeat(stop: threading.Event, interval_s: float) -> None:
+    """For commands without a progress line of their own (prove-study, evaluate, repair): when a
+    model request or a Lean check has been waited on for a whole interval, say what and for how long."""
+    while not stop.wait(interval_s):
+        waiting = describe_waits(at_least_s=interval_s)
+        if waiting:
+            errors.print(f"still working: {waiting}", soft_wrap=True)
+
+
+def quoted(path: object) -> str:
+    return shlex.quote(str(path))

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from repro.cli._common import console, errors
+from repro.cli._common import ExitCode, console, errors, quoted
 from repro.config import ConfigError
 
 if TYPE_CHECKING:
@@ -31,8 +31,11 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         )
         if value is not None
     }
+    if sampling and not arguments.model:
+        errors.print("error: sampling options apply to the --model arguments they come with; give --model too")
+        return ExitCode.usage
     models = {}
-    for argument in arguments.model:
+    for argument in arguments.model or []:
         name, settings = parse_model_argument(argument, api_key_env=arguments.api_key_env)
         if name in models:
             raise ConfigError(f"--model {argument!r}: the name {name!r} is used twice")
@@ -54,9 +57,9 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
             )
     except (EvaluationError, EvalStoreError) as error:
         errors.print(f"error: {error}", style="red")
-        return 2
+        return ExitCode.usage
     console.print(
-        f"{summary.items} items ({len(models)} models x instances x 2 questions): {summary.already_done} already"
+        f"{summary.items} items (models x instances x 2 questions): {summary.already_done} already"
         f" done, {summary.answered} answered now, {summary.failed} failed"
     )
     if summary.excluded_unverified:
@@ -64,12 +67,25 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
     for line in summary.errors[:10]:
         errors.print(f"  {line}")
     if summary.failed:
-        errors.print(
-            f"resume with: repro evaluate {arguments.release_dir} ... --eval-dir {arguments.eval_dir} --resume"
-        )
-        return 1
-    console.print(f"report: repro evaluate-report {arguments.eval_dir}")
-    return 0
+        errors.print(f"{summary.failed} items are unfinished; {_resume_command(arguments)}", soft_wrap=True)
+        return ExitCode.unfinished
+    console.print(f"report: repro evaluate-report {quoted(arguments.eval_dir)}")
+    return ExitCode.ok
+
+
+def _resume_command(arguments: argparse.Namespace) -> str:
+    """Resuming needs no --model: the evaluation directory stores its models."""
+    return (
+        f"resume with: repro evaluate {quoted(arguments.release_dir)} --eval-dir {quoted(arguments.eval_dir)} --resume"
+    )
+
+
+def _on_interrupt(arguments: argparse.Namespace) -> str:
+    from repro.evaluate.store import EVAL_STORE_FILENAME
+
+    if not (Path(arguments.eval_dir) / EVAL_STORE_FILENAME).exists():
+        return "nothing was stored yet; start again with the same command"
+    return _resume_command(arguments)
 
 
 def _interval(low: float, high: float) -> str:
@@ -137,17 +153,19 @@ def register(commands: Commands) -> None:
         description="Each model answers every released instance twice (original and rewritten question);"
         " answers are graded with math-verify and stored in --eval-dir; --resume continues a killed run.",
     )
-    evaluate.add_argument("release_dir")
+    evaluate.add_argument("release_dir", help="a directory written by repro release")
     evaluate.add_argument(
         "--model",
         action="append",
-        required=True,
         metavar="NAME=SPEC",
-        help="SPEC: MODEL@BASE_URL (OpenAI-compatible) or a YAML file of model settings; repeatable",
+        help="SPEC: MODEL@BASE_URL (OpenAI-compatible) or a YAML file of model settings; repeatable;"
+        " required for a new evaluation, optional with --resume (the stored models, with new endpoints if given)",
     )
     evaluate.add_argument("--eval-dir", required=True, help="where answers, grades and the response cache live")
     evaluate.add_argument("--resume", action="store_true", help="continue an evaluation in --eval-dir")
-    evaluate.add_argument("--samples", type=int, default=1, help="samples per question (default 1)")
+    evaluate.add_argument(
+        "--samples", type=int, help="samples per question (default 1; a resume keeps the stored count)"
+    )
     evaluate.add_argument("--temperature", type=float, help="override every model's temperature (default 0)")
     evaluate.add_argument("--top-p", type=float, help="override every model's top_p (default 1)")
     evaluate.add_argument("--max-tokens", type=int, help="override every model's max_tokens (default 2048)")
@@ -157,13 +175,13 @@ def register(commands: Commands) -> None:
     evaluate.add_argument(
         "--include-unverified", action="store_true", help="also evaluate rows marked unverified (no real Lean check)"
     )
-    evaluate.set_defaults(handler=command_evaluate)
+    evaluate.set_defaults(handler=command_evaluate, on_interrupt=_on_interrupt, heartbeat=True)
 
     evaluate_report = commands.add_parser(
         "evaluate-report", help="accuracies, paired drop, McNemar and confound table of an evaluation"
     )
-    evaluate_report.add_argument("eval_dir")
-    evaluate_report.add_argument("--json", action="store_true")
+    evaluate_report.add_argument("eval_dir", help="a directory written by repro evaluate")
+    evaluate_report.add_argument("--json", action="store_true", help="the report as one JSON object")
     evaluate_report.add_argument(
         "--solutions", help="JSONL {instance_id, original_solution, rewritten_solution} for the solution metrics"
     )

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from repro.cli._common import console, errors
+from repro.cli._common import add_run_dir, console, errors
 from repro.records import REASON_DESCRIPTIONS
 
 if TYPE_CHECKING:
@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 
 def _print_status(metrics: dict[str, Any]) -> None:
     table = Table(title="funnel (candidates)")
-    for column in ("stage", "reached", "passed", "rejected here (by reason)"):
+    for column in ("stage", "reached", "passed", "rejected here (by reason)", "unfinished here"):
         table.add_column(column)
     for stage, row in metrics["funnel"].items():
         rejected = ", ".join(f"{reason} {count}" for reason, count in row["rejected"].items())
-        table.add_row(stage, str(row["reached"]), str(row["passed"]), rejected)
+        # the rest of the gap: candidates still in progress at this stage (unfinished problems)
+        open_here = row["reached"] - row["passed"] - sum(row["rejected"].values())
+        table.add_row(stage, str(row["reached"]), str(row["passed"]), rejected, str(open_here) if open_here else "")
     console.print(table)
     rates = metrics["rates"]
     console.print(
@@ -37,6 +39,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
     for label in ("by_level", "by_type"):
         if rates[label]:
             console.print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in rates[label].items()))
+    if rates.get("levers"):
+        from repro.metrics import lever_lines
+
+        for line in lever_lines(rates["levers"]):
+            console.print(line, soft_wrap=True)
     checks = metrics.get("statement_checks") or {}
     console.print(
         f"statements our Lean checks found vacuous {checks.get('vacuous', 0)}, refuted {checks.get('refuted', 0)}"
@@ -77,7 +84,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
     for row in metrics["attempts"]:
         attempts.add_row(row["stage"], row["status"], row["reason"] or "", str(row["count"]))
     console.print(attempts)
-    console.print(f"cost per retained instance: {metrics['cost_per_retained']}")
+    cost = metrics["cost_per_retained"]
+    console.print(
+        "cost per retained instance: "
+        + ", ".join(f"{_number(cost.get(key))} {label}" for key, label in _COST_LABELS.items())
+    )
     skipped = metrics.get("skipped_rows") or []
     if skipped:
         console.print(f"skipped source rows ({len(skipped)}, --skip-bad-rows):")
@@ -88,6 +99,18 @@ def _print_status(metrics: dict[str, Any]) -> None:
         console.print(f"unfinished problems: {unfinished['count']} (repro run --resume continues them)", soft_wrap=True)
         for row in unfinished["first"]:
             console.print(f"  {row['problem_id']}: {row['cause'] or 'interrupted before it finished'}", soft_wrap=True)
+
+
+_COST_LABELS = {"model_calls": "model calls", "tokens": "tokens", "lean_seconds": "Lean seconds"}
+
+
+def _number(value: object) -> str:
+    """A figure as a reader wants it: no ``None``, no 16-digit floats."""
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
 
 
 def command_status(arguments: argparse.Namespace) -> int:
@@ -152,7 +175,8 @@ def command_audit(arguments: argparse.Namespace) -> int:
             console.print(f"  lean {message['severity']} line {message['line']}: {message['text']}")
         if row["error"]:
             console.print(f"  error: {row['error']}")
-    console.print(f"{len(rows)} rejected attempts" + (f" (--limit {arguments.limit})" if arguments.limit else ""))
+    shown = f" shown (--limit {arguments.limit})" if arguments.limit is not None else ""
+    console.print(f"{len(rows)} rejected attempts{shown}")
     return 0
 
 
@@ -164,22 +188,22 @@ def command_reasons(arguments: argparse.Namespace) -> int:
 
 def register(commands: Commands) -> None:
     status = commands.add_parser("status", help="funnel, generation rates, pass@k and cost of a run")
-    status.add_argument("run_dir")
-    status.add_argument("--json", action="store_true")
+    add_run_dir(status)
+    status.add_argument("--json", action="store_true", help="the same figures as one JSON object")
     status.set_defaults(handler=command_status)
 
     audit = commands.add_parser(
         "audit", help="list every rejected attempt with its texts, judge analysis, prover output and Lean messages"
     )
-    audit.add_argument("run_dir")
+    add_run_dir(audit)
     audit.add_argument("--stage", help="rewrite | screen | formalize | align | prove | verify | answer")
     audit.add_argument("--reason", help="a reason code (see `repro reasons`)")
     audit.add_argument("--limit", type=int, help="show at most N attempts (0 shows none)")
-    audit.add_argument("--json", action="store_true")
+    audit.add_argument("--json", action="store_true", help="the rows as a JSON list (every field, untruncated)")
     audit.set_defaults(handler=command_audit)
 
     report = commands.add_parser("report", help="one self-contained HTML report of a run, study or evaluation")
-    report.add_argument("directory", help="a run, study or evaluation directory")
+    add_run_dir(report, dest="directory", what="a run, study or evaluation directory")
     report.add_argument("--out", help="the HTML file to write (default: DIRECTORY/report.html)")
     report.set_defaults(handler=command_report)
 

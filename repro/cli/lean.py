@@ -43,6 +43,7 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
                         Path(arguments.out),
                         lean,
                         progress=lambda done, total: status.update(f"checked {done}/{total}"),
+                        salvage=arguments.salvage,
                     )
                 )
         except BatchInputError as error:
@@ -63,6 +64,12 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
                 )
             for reason, count in sorted(summary.reasons.items(), key=lambda item: -item[1]):
                 console.print(f"  {reason}: {count}")
+            if arguments.salvage:
+                console.print(
+                    f"salvage: {summary.salvaged_rows} failed rows gave {summary.salvage_variants} repaired texts,"
+                    f" {summary.salvage_static_passed} passed the static layer, {summary.salvage_verified} rows"
+                    " verified by a repaired text"
+                )
             console.print(
                 f"backend: {summary.backend}" + ("" if summary.real_lean else " (fake: never a real verdict)")
             )
@@ -88,6 +95,12 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
         for message in verdict.messages:
             console.print(f"  lean {message.severity} line {message.line}: {message.text[:300]}")
     return verdict_exit_code(verdict)
+
+
+def _check_proof_interrupted(arguments: argparse.Namespace) -> str | None:
+    if arguments.batch is None or arguments.out is None:
+        return None
+    return f"run the same command again: {arguments.out} keeps every row checked so far and goes on from there"
 
 
 def command_doctor(arguments: argparse.Namespace) -> int:
@@ -132,12 +145,10 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
         markup=False,
     )
     try:
-        done = setup_lean_project(project, toolchain)
+        setup_lean_project(project, toolchain, on_step=lambda step: console.print(f"OK {step}", markup=False))
     except SetupError as error:
         errors.print(f"lean setup failed: {error}", style="red")
         return ExitCode.unfinished
-    for step in done:
-        console.print(f"OK {step}", markup=False)
     return ExitCode.ok
 
 
@@ -196,17 +207,27 @@ def register(commands: Commands) -> None:
     check.add_argument("--proof", help="file with the prover output")
     check.add_argument("--batch", metavar="IN.jsonl", help="rows with id, statement, output [, header, finish_reason]")
     check.add_argument("--out", metavar="OUT.jsonl", help="verdict rows (with --batch); resumable")
-    check.add_argument("--backend", choices=["repl", "kimina", "fake"])
+    check.add_argument(
+        "--salvage",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --batch: check up to N repaired texts of each failed row that is no cheat (special tokens,"
+        " restated target, repetition, unclosed fence, trailing junk), each through the same gate",
+    )
+    check.add_argument(
+        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
+    )
     check.add_argument("--config", help="config whose lean: section to use")
-    check.add_argument("--json", action="store_true")
-    check.set_defaults(handler=command_check_proof)
+    check.add_argument("--json", action="store_true", help="the verdict (or the batch summary) as JSON")
+    check.set_defaults(handler=command_check_proof, on_interrupt=_check_proof_interrupted)
 
     doctor = commands.add_parser("doctor", help="report what is installed and reachable, with fixes")
-    doctor.add_argument("--config")
+    doctor.add_argument("--config", help="also check what this run config needs (its endpoints, backends)")
     doctor.set_defaults(handler=command_doctor)
 
     lean = commands.add_parser("lean", help="Lean project management")
-    lean_commands = lean.add_subparsers(dest="lean_command", required=True)
+    lean_commands = lean.add_subparsers(dest="lean_command", required=True, help="setup, toolchains or selftest")
     setup = lean_commands.add_parser(
         "setup", help="prepare one pinned project per toolchain: Mathlib, its cache and the REPL (network once)"
     )
@@ -231,9 +252,11 @@ def register(commands: Commands) -> None:
         epilog=SELFTEST_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    selftest.add_argument("--backend", choices=["repl", "kimina", "fake"])
+    selftest.add_argument(
+        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
+    )
     selftest.add_argument("--config", help="config whose lean: section to use")
     selftest.add_argument("--toolchain", help="override lean.toolchain (v4.9.0, v4.15.0)")
     selftest.add_argument("--case", action="append", help="run only this case (repeatable)")
-    selftest.add_argument("--json", action="store_true")
+    selftest.add_argument("--json", action="store_true", help="the results as JSON")
     selftest.set_defaults(handler=command_lean_selftest)

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.cli._common import console, errors, lean_settings
+from repro.cli._common import ExitCode, add_run_dir, console, errors, lean_settings
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
@@ -34,6 +34,7 @@ def command_release(arguments: argparse.Namespace) -> int:
         allow_unverified=arguments.allow_unverified,
         license=arguments.license,
         attribution=arguments.attribution,
+        overwrite=arguments.overwrite,
         keep=replay,
     )
     if replay is not None:
@@ -67,10 +68,7 @@ def command_release(arguments: argparse.Namespace) -> int:
         )
         errors.print(f"error: nothing to release from {arguments.run_dir}: {why}; nothing written")
         return 1
-    console.print(
-        f"wrote {summary.written} instances to {summary.out_dir}"
-        " (data/test.parquet, data/test.jsonl, README.md, SHA256SUMS)"
-    )
+    console.print(f"wrote {summary.written} instances to {summary.out_dir}: {', '.join(summary.files)}")
     if summary.unverified:
         errors.print(
             f"{summary.unverified} rows are marked unverified (not checked by a real Lean backend)", style="yellow"
@@ -79,22 +77,35 @@ def command_release(arguments: argparse.Namespace) -> int:
 
 
 def command_reverify(arguments: argparse.Namespace) -> int:
-    from repro.release import reverify_release
+    from repro.release import LeanUnavailableError, reverify_release
 
     lean = lean_settings(arguments)
-    results = asyncio.run(reverify_release(arguments.release_dir, lean))
+    try:
+        results = asyncio.run(reverify_release(arguments.release_dir, lean))
+    except LeanUnavailableError as error:
+        errors.print(f"error: {error}", style="red")
+        return ExitCode.unfinished
     for result in results:
         if not (result.passed_gate and result.answer_grounded):
-            console.print(f"NOT verified: {result.instance_id}: {result.reasons}")
+            label = "NO VERDICT" if result.infrastructure else "NOT verified"
+            console.print(f"{label}: {result.instance_id}: {'; '.join(result.reasons)}")
     passed = sum(result.passed_gate and result.answer_grounded for result in results)
     console.print(
         f"{passed} of {len(results)} instances passed the soundness gate and the answer check"
         f" with backend {lean.backend} (files match SHA256SUMS; Parquet and JSONL agree)"
     )
-    if any(not result.real_lean for result in results):
+    fake = any(not result.real_lean for result in results)
+    if fake:
         errors.print("the Lean backend was not real (fake): these verdicts re-verify nothing", style="yellow")
-    good = all(result.passed_gate and result.answer_grounded and result.real_lean for result in results)
-    code = 0 if results and good else 1
+    if not results:
+        errors.print("error: the release has no rows to re-verify")
+        return ExitCode.rejected
+    if any(result.infrastructure for result in results):
+        code = ExitCode.unfinished
+    elif passed < len(results):
+        code = ExitCode.rejected
+    else:
+        code = ExitCode.fake_backend if fake else ExitCode.ok
     if arguments.replay:
         from repro.lean.replay import build_replayer
         from repro.release_replay import describe, replay_exit_code, replay_release
@@ -111,15 +122,20 @@ def command_reverify(arguments: argparse.Namespace) -> int:
         )
         if not replayer.real:
             errors.print("the replay backend is the CI fake: it replays nothing", style="yellow")
-        if code == 0:  # a refusal by the gate stays the answer; else the replay's (1, 3, or 4 for the fake)
-            code = int(replay_exit_code(verdicts))
+        replay_code = ExitCode(int(replay_exit_code(verdicts)))
+        # a refusal or a missing verdict of the gate stays the answer; else the replay's can only lower it
+        if code == ExitCode.ok or (code == ExitCode.fake_backend and replay_code != ExitCode.ok):
+            code = replay_code
     return code
 
 
 def register(commands: Commands) -> None:
     release = commands.add_parser("release", help="write retained instances as a dataset (JSONL, Parquet, card)")
-    release.add_argument("run_dir")
-    release.add_argument("--out", required=True)
+    add_run_dir(release)
+    release.add_argument("--out", required=True, help="the release directory to write (new or empty)")
+    release.add_argument(
+        "--overwrite", action="store_true", help="write into a non-empty --out, replacing the release files there"
+    )
     release.add_argument(
         "--allow-unverified",
         action="store_true",
@@ -131,8 +147,10 @@ def register(commands: Commands) -> None:
     release.set_defaults(handler=command_release)
 
     reverify = commands.add_parser("reverify", help="re-check every proof of a released dataset with Lean")
-    reverify.add_argument("release_dir")
-    reverify.add_argument("--backend", choices=["repl", "kimina", "fake"])
+    reverify.add_argument("release_dir", help="a directory written by repro release")
+    reverify.add_argument(
+        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
+    )
     reverify.add_argument("--config", help="config whose lean: section to use")
     _replay_options(reverify, "also replay every row with SafeVerify (rebuilt from source, replayed in the kernel)")
     reverify.set_defaults(handler=command_reverify)

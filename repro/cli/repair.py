@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.cli._common import console, errors
+from repro.cli._common import ExitCode, console, errors
 from repro.config import load_config
 
 if TYPE_CHECKING:
@@ -22,6 +22,7 @@ def command_repair(arguments: argparse.Namespace) -> int:
     from repro.config import CacheMode, ModelSettings
     from repro.llm.client import ModelClient
     from repro.llm.factory import build_backend
+    from repro.llm.preflight import preflight_models
     from repro.repair import Baseline, RepairSettings, read_candidates_file, read_traces, run_repair, write_outputs
     from repro.store import RunStore
 
@@ -54,7 +55,8 @@ def command_repair(arguments: argparse.Namespace) -> int:
                 "repair needs candidates: --candidates FILE (offline) or a model (--model and --base-url,"
                 " or --config with models.repair)"
             )
-            return 2
+            return ExitCode.usage
+        preflight_models([("repair", model)])  # a dead endpoint or a missing key fails here, in seconds
         out.mkdir(parents=True, exist_ok=True)
         store = RunStore(out)
         client = ModelClient(build_backend(model), store=store, stage="repair", cache_mode=CacheMode.read_write)
@@ -81,10 +83,17 @@ def command_repair(arguments: argparse.Namespace) -> int:
     if report["undecided"]:
         errors.print(
             f"{report['undecided']} triggered example(s) could not be decided: {report['failed_calls']} model"
-            " call(s) failed (see report.json undecided_ids); check the endpoint and rerun"
+            " call(s) failed (see report.json undecided_ids); check the endpoint and rerun (answers already"
+            " received are cached in --out)"
         )
-        return 1
+        return ExitCode.unfinished
     return 0
+
+
+def _interrupted(arguments: argparse.Namespace) -> str | None:
+    if not arguments.out or arguments.candidates:
+        return None
+    return "run the same command again: the model answers received so far are cached in --out"
 
 
 def _repair_ablations(arguments: argparse.Namespace, settings: RepairSettings) -> int:
@@ -138,9 +147,9 @@ def register(commands: Commands) -> None:
         help="JSONL of pre-generated candidates per id (no model needed); with --ablations, one per --traces in order",
     )
     repair.add_argument("--config", help="config with models.repair")
-    repair.add_argument("--model")
-    repair.add_argument("--base-url")
-    repair.add_argument("--api-key-env")
+    repair.add_argument("--model", help="the repair model (with --base-url), instead of --config")
+    repair.add_argument("--base-url", help="its OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    repair.add_argument("--api-key-env", help="environment variable with its API key (none if unset)")
     repair.add_argument("--n", type=int, default=3, help="candidates per triggered example (default 3)")
     repair.add_argument(
         "--mode",
@@ -150,16 +159,28 @@ def register(commands: Commands) -> None:
         " meta-consistency; relaxed = weak)",
     )
     repair.add_argument(
-        "--baseline", choices=["guarded", "resolve_all", "resolve_triggered", "best_of_n"], default="guarded"
+        "--baseline",
+        choices=["guarded", "resolve_all", "resolve_triggered", "best_of_n"],
+        default="guarded",
+        help="the policy to run: guarded repair (default) or one of the paper's baselines",
     )
-    repair.add_argument("--no-graph-guard", action="store_true")
-    repair.add_argument("--no-equation-support", action="store_true")
-    repair.add_argument("--relaxed-missing-constraint", action="store_true")
+    repair.add_argument("--no-graph-guard", action="store_true", help="ablation: drop the graph guard")
+    repair.add_argument("--no-equation-support", action="store_true", help="ablation: drop the equation-support check")
+    repair.add_argument(
+        "--relaxed-missing-constraint", action="store_true", help="ablation: relax the missing-constraint guard"
+    )
     repair.add_argument("--no-relaxed-support", action="store_true", help="disable the strong/weak relaxed paths")
-    repair.add_argument("--no-dropped-operand-guard", action="store_true")
-    repair.add_argument("--trigger-score", choices=["consistency", "content"], default="consistency")
+    repair.add_argument(
+        "--no-dropped-operand-guard", action="store_true", help="ablation: drop the dropped-operand guard"
+    )
+    repair.add_argument(
+        "--trigger-score",
+        choices=["consistency", "content"],
+        default="consistency",
+        help="score that triggers a repair (default consistency)",
+    )
     repair.add_argument(
         "--ablations", action="store_true", help="print B.18's ablation table, offline, for every --traces given"
     )
-    repair.add_argument("--limit", type=int)
-    repair.set_defaults(handler=command_repair)
+    repair.add_argument("--limit", type=int, help="repair only the first N traces")
+    repair.set_defaults(handler=command_repair, on_interrupt=_interrupted, heartbeat=True)

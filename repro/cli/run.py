@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from repro.cli._common import ExitCode, console, errors
+from repro.cli._common import ExitCode, console, errors, quoted
 from repro.config import RunConfig, build_config, load_config
 from repro.prompts import bundled_path
+from repro.store.schema import STORE_FILENAME
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
@@ -26,6 +27,8 @@ def _config_from_arguments(arguments: argparse.Namespace, stored: Path | None = 
         )
     config = load_config(path, arguments.set or [])
     data = config.model_dump(mode="json")
+    if stored is not None and arguments.config:
+        _keep_the_runs_selection(data, stored, arguments)
     dataset = data["dataset"]
     if arguments.dataset:
         if Path(arguments.dataset).suffix or Path(arguments.dataset).exists():
@@ -42,15 +45,37 @@ def _config_from_arguments(arguments: argparse.Namespace, stored: Path | None = 
         dataset["skip_bad_rows"] = True
     if dataset.get("path") and not Path(dataset["path"]).exists() and bundled_path(dataset["path"]).exists():
         dataset["path"] = str(bundled_path(dataset["path"]))
+    if arguments.no_salvage:
+        data["prove"]["salvage"] = False
+    if arguments.feedback_rounds is not None:
+        data["prove"]["feedback_rounds"] = arguments.feedback_rounds
     if arguments.target is not None:
         data["target"] = arguments.target
-        dataset["limit"] = dataset.get("limit") if arguments.limit is not None else None
+        if stored is None:  # a new --target run draws from the whole source unless --limit says otherwise
+            dataset["limit"] = dataset.get("limit") if arguments.limit is not None else None
     return build_config(data)
+
+
+# what the command line may have chosen when the run started: a resume keeps the stored value unless
+# the command line gives it again (a config file given to --resume carries none of them)
+_SELECTION = ("name", "path", "limit", "sample", "seed", "levels", "types", "ids", "skip_bad_rows")
+_SELECTION_FLAGS = {"name": "dataset", "path": "dataset"}
+
+
+def _keep_the_runs_selection(data: dict[str, Any], stored: Path, arguments: argparse.Namespace) -> None:
+    kept = load_config(str(stored)).model_dump(mode="json")
+    overridden = {item.split("=", 1)[0].strip() for item in arguments.set or []}
+    for key in _SELECTION:
+        if not getattr(arguments, _SELECTION_FLAGS.get(key, key)) and f"dataset.{key}" not in overridden:
+            data["dataset"][key] = kept["dataset"][key]
+    if arguments.target is None and "target" not in overridden:
+        data["target"] = kept["target"]
 
 
 def _changes_anything(arguments: argparse.Namespace) -> bool:
     names = ("config", "set", "dataset", "limit", "target", "levels", "types", "ids", "sample", "seed")
-    return any(getattr(arguments, name) for name in names) or arguments.skip_bad_rows
+    levers = arguments.no_salvage or arguments.feedback_rounds is not None
+    return any(getattr(arguments, name) for name in names) or arguments.skip_bad_rows or levers
 
 
 def command_run(arguments: argparse.Namespace) -> int:
@@ -80,6 +105,7 @@ def command_run(arguments: argparse.Namespace) -> int:
     else:
         assert config is not None
         run_dir = Path("runs") / f"{config.name}-{datetime.now():%Y%m%d-%H%M%S}"
+    arguments.run_dir = str(run_dir)  # an interrupt names the real directory
     if config is not None and config.demonstration:
         errors.print("demonstration config: scripted models and fake Lean; nothing here is verified", style="yellow")
     reprove_with = Path(arguments.reprove_with) if arguments.reprove_with else None
@@ -99,11 +125,30 @@ def command_run(arguments: argparse.Namespace) -> int:
             errors.print(f"  ... and {more} more (repro status lists them)", soft_wrap=True)
         errors.print(f"fix the cause, then resume with: {outcome.resume_command}", soft_wrap=True)
         return ExitCode.unfinished
+    resolved = config or load_config(str(run_dir / "config.yaml"))
+    if resolved.target is not None and rates["retained"] < resolved.target:
+        errors.print(
+            f"--target {resolved.target} not reached: {rates['retained']} retained from {rates['drawn']} problems,"
+            " every problem the selection allows was drawn (widen --limit or the filters, or use a larger source)",
+            soft_wrap=True,
+        )
+    directory = quoted(outcome.run_dir)
+    # a demonstration is checked by fake Lean only: its release must say so to write anything
+    unverified = " --allow-unverified" if resolved.demonstration else ""
     console.print(
-        f"next: repro status {outcome.run_dir}  |  repro audit {outcome.run_dir}  |  "
-        f"repro release {outcome.run_dir} --out release/"
+        f"next: repro status {directory}  |  repro audit {directory}  |  "
+        f"repro release {directory} --out {quoted(Path('release') / outcome.run_dir.name)}{unverified}",
+        soft_wrap=True,
     )
-    return 0
+    return ExitCode.ok
+
+
+def _on_interrupt(arguments: argparse.Namespace) -> str | None:
+    if not arguments.run_dir:
+        return None
+    if not (Path(arguments.run_dir) / STORE_FILENAME).exists():
+        return "nothing was stored yet; start again with the same command"
+    return f"resume with: repro run --resume --run-dir {quoted(arguments.run_dir)}"
 
 
 def register(commands: Commands) -> None:
@@ -126,8 +171,19 @@ def register(commands: Commands) -> None:
     run.add_argument("--skip-bad-rows", action="store_true", help="skip and count malformed rows instead of failing")
     run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value, e.g. prove.k=8")
     run.add_argument(
+        "--no-salvage",
+        action="store_true",
+        help="do not repair near-miss prover outputs (prove.salvage: false); salvage costs Lean checks, no model call",
+    )
+    run.add_argument(
+        "--feedback-rounds",
+        type=int,
+        metavar="N",
+        help="ask the prover again N times with Lean's messages on its failed proofs (prove.feedback_rounds)",
+    )
+    run.add_argument(
         "--reprove-with",
         metavar="STUDY_DIR",
         help="with --resume: candidates that failed only at prove/verify take a study's verified proof",
     )
-    run.set_defaults(handler=command_run)
+    run.set_defaults(handler=command_run, on_interrupt=_on_interrupt)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.cli._common import console, errors, lean_settings
+from repro.cli._common import ExitCode, add_run_dir, console, errors, lean_settings, quoted
+from repro.dirlock import hold_directory
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
+    from repro.study import ProverEntry
+    from repro.study.store import StudyStore
 
 
 def command_statements(arguments: argparse.Namespace) -> int:
@@ -28,13 +32,12 @@ def command_statements(arguments: argparse.Namespace) -> int:
 def command_prove_study(arguments: argparse.Namespace) -> int:
     from rich.progress import Progress
 
+    from repro.llm.preflight import preflight_models
     from repro.study import (
         ProverSpecError,
         StatementSetError,
         StudyError,
-        StudySettings,
         StudyStoreError,
-        open_study,
         parse_prover_spec,
         run_study,
         study_size,
@@ -43,37 +46,35 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
     if arguments.k < 1 or (arguments.lean_workers is not None and arguments.lean_workers < 1):
         errors.print("error: --k and --lean-workers must be at least 1", style="red")
         return 2
+    study_dir = Path(arguments.study_dir)
     try:
         provers = [parse_prover_spec(spec, api_key_env=arguments.api_key_env) for spec in arguments.prover or []]
-        settings = None
-        if not arguments.resume:
-            lean = lean_settings(arguments)
-            if arguments.lean_workers:
-                lean = lean.model_copy(update={"workers": arguments.lean_workers})
-            strategy = "sequential" if arguments.sequential else "parallel"
-            settings = StudySettings(k=arguments.k, strategy=strategy, lean=lean)
-        store = open_study(
-            Path(arguments.study_dir),
-            statements_path=arguments.statements,
-            provers=provers,
-            settings=settings,
-            resume=arguments.resume,
-        )
-    except (ProverSpecError, StatementSetError, StudyError, StudyStoreError) as error:
+    except ProverSpecError as error:
         errors.print(f"error: {error}", style="red")
-        return 2
-    try:
-        pairs, _ = study_size(store)
-        with Progress(console=console) as progress:
-            task = progress.add_task("(prover, statement) pairs", total=pairs)
-            summary, verifier = asyncio.run(
-                run_study(store, on_progress=lambda prover, statement, covered: progress.advance(task))
-            )
-    except StudyError as error:
-        errors.print(f"error: {error}", style="red")
-        return 2
-    finally:
-        store.close()
+        return ExitCode.usage
+    if not arguments.resume:  # a new study creates nothing until every prover's endpoint answers
+        preflight_models([(f"prover {prover.name}", prover.settings) for prover in provers])
+    created = not study_dir.exists()
+    with hold_directory(study_dir, command="repro prove-study"):
+        try:
+            store = _open(arguments, study_dir, provers)
+        except (ProverSpecError, StatementSetError, StudyError, StudyStoreError) as error:
+            if created:
+                shutil.rmtree(study_dir, ignore_errors=True)
+            errors.print(f"error: {error}", style="red")
+            return ExitCode.usage
+        try:
+            pairs, _ = study_size(store)
+            with Progress(console=console) as progress:
+                task = progress.add_task("(prover, statement) pairs", total=pairs)
+                summary, verifier = asyncio.run(
+                    run_study(store, on_progress=lambda prover, statement, covered: progress.advance(task))
+                )
+        except StudyError as error:  # a prover endpoint or Lean cannot answer: nothing was run
+            errors.print(f"error: {error}", style="red")
+            return ExitCode.unfinished
+        finally:
+            store.close()
     console.print(
         f"pairs {summary.pairs}, covered {summary.covered}; model requests {summary.fresh_requests} new,"
         f" {summary.failed_requests} failed; Lean checks {verifier.fresh_checks} new,"
@@ -82,11 +83,40 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
     for line in summary.errors[:5]:
         errors.print(f"unfinished: {line}", style="yellow")
     if summary.failed_requests or summary.unjudged_samples or summary.errors:
-        errors.print(
-            f"some pairs are unfinished; rerun with: repro prove-study --resume --study-dir {arguments.study_dir}"
-        )
-    console.print(f"next: repro study-report {arguments.study_dir}")
-    return 0
+        if summary.failed_requests and summary.failed_requests >= summary.fresh_requests:
+            errors.print(f"every model request failed ({summary.failed_requests}); nothing new was proved")
+        errors.print(f"some pairs are unfinished; rerun with: {_resume_command(study_dir)}", soft_wrap=True)
+        return ExitCode.unfinished
+    console.print(f"next: repro study-report {quoted(study_dir)}")
+    return ExitCode.ok
+
+
+def _open(arguments: argparse.Namespace, study_dir: Path, provers: list[ProverEntry]) -> StudyStore:
+    from repro.study import StudySettings, open_study
+
+    settings = None
+    if not arguments.resume:
+        lean = lean_settings(arguments)
+        if arguments.lean_workers:
+            lean = lean.model_copy(update={"workers": arguments.lean_workers})
+        strategy = "sequential" if arguments.sequential else "parallel"
+        settings = StudySettings(k=arguments.k, strategy=strategy, lean=lean, salvage=not arguments.no_salvage)
+    return open_study(
+        study_dir, statements_path=arguments.statements, provers=provers, settings=settings, resume=arguments.resume
+    )
+
+
+def _resume_command(study_dir: Path) -> str:
+    return f"repro prove-study --resume --study-dir {quoted(study_dir)}"
+
+
+def _on_interrupt(arguments: argparse.Namespace) -> str:
+    from repro.study.store import STUDY_FILENAME
+
+    study_dir = Path(arguments.study_dir)
+    if not (study_dir / STUDY_FILENAME).exists():
+        return "nothing was stored yet; start again with the same command"
+    return f"resume with: {_resume_command(study_dir)}"
 
 
 def command_study_report(arguments: argparse.Namespace) -> int:
@@ -108,7 +138,7 @@ def command_study_report(arguments: argparse.Namespace) -> int:
 
 def register(commands: Commands) -> None:
     statements = commands.add_parser("statements", help="export a run's aligned statements for a coverage study")
-    statements.add_argument("run_dir")
+    add_run_dir(statements)
     statements.add_argument("--out", required=True, help="statement file to write (JSONL)")
     statements.set_defaults(handler=command_statements)
 
@@ -128,16 +158,27 @@ def register(commands: Commands) -> None:
         help="a prover: NAME=PROFILE@URL, NAME=MODEL@URL or NAME=FILE.yaml; repeat for several",
     )
     study.add_argument("--k", type=int, default=8, help="samples per (prover, statement) (default 8)")
-    study.add_argument("--study-dir", required=True)
+    study.add_argument("--study-dir", required=True, help="where the study store lives (study.sqlite)")
     study.add_argument("--resume", action="store_true", help="continue a killed study, repeating nothing")
     study.add_argument("--sequential", action="store_true", help="stop a pair at its first verified sample")
-    study.add_argument("--lean-backend", dest="backend", choices=["repl", "kimina", "fake"])
+    study.add_argument(
+        "--no-salvage",
+        action="store_true",
+        help="do not repair near-miss samples (salvage costs Lean checks only; the report shows coverage with and"
+        " without it)",
+    )
+    study.add_argument(
+        "--lean-backend",
+        dest="backend",
+        choices=["repl", "kimina", "fake"],
+        help="Lean backend (default: the config's lean.backend)",
+    )
     study.add_argument("--lean-workers", type=int, help="Lean worker processes")
     study.add_argument("--config", help="config whose lean: section to use")
     study.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the endpoints' API key")
-    study.set_defaults(handler=command_prove_study)
+    study.set_defaults(handler=command_prove_study, on_interrupt=_on_interrupt, heartbeat=True)
 
     study_report = commands.add_parser("study-report", help="coverage, pass@j, overlap, taxonomy and cost of a study")
-    study_report.add_argument("study_dir")
-    study_report.add_argument("--json", action="store_true")
+    study_report.add_argument("study_dir", help="a directory written by repro prove-study")
+    study_report.add_argument("--json", action="store_true", help="the report as one JSON object")
     study_report.set_defaults(handler=command_study_report)

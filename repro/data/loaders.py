@@ -8,6 +8,7 @@ naming the file, line and field, unless ``skip_bad_rows`` is set; then it is cou
 from __future__ import annotations
 
 import csv
+import difflib
 import gzip
 import io
 import itertools
@@ -268,7 +269,24 @@ def _parse_rows(
         yield problem
 
 
+def _refuse_unknown_name(name: str) -> None:
+    """A bare name that is not built in is a typo far more often than an un-namespaced hub dataset:
+    say so at once, offline, instead of retrying the hub for a minute."""
+    if name in HUB_DATASETS or "/" in name:
+        return
+    close = difflib.get_close_matches(name.lower(), list(HUB_DATASETS), n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise DataError(
+        f"--dataset {name}",
+        None,
+        None,
+        f"unknown dataset name. {hint}Built in: {', '.join(HUB_DATASETS)}; a hub dataset is ORG/NAME;"
+        " a local file is PATH.jsonl, .json or .csv (and must exist)",
+    )
+
+
 def _iter_hub(settings: DatasetSettings, report: LoadReport, *, collect_all: bool) -> Iterator[SourceProblem]:
+    _refuse_unknown_name(settings.name)
     import datasets
 
     repo, config = HUB_DATASETS.get(settings.name, (settings.name, None))

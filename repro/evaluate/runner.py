@@ -16,12 +16,14 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from repro.config import CacheMode, ModelSettings
+from repro.dirlock import hold_directory
 from repro.evaluate.grading import grade_response
 from repro.evaluate.records import EvalAnswer, EvalModel, Variant
 from repro.evaluate.store import EVAL_STORE_FILENAME, EvalStore
 from repro.llm.cache import cache_key
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend, request_from_settings
+from repro.llm.preflight import preflight_models_async
 from repro.llm.protocol import ChatMessage, ModelBackend, ModelCallError, ModelRequest
 from repro.prompts import prompt_version, render_prompt
 from repro.records import ReleasedInstance
@@ -43,8 +45,9 @@ class EvaluationPlan(BaseModel):
     model_config = ConfigDict(extra="forbid")
     release_dir: Path
     eval_dir: Path
-    models: dict[str, ModelSettings]
-    samples: int = Field(1, ge=1)
+    # on --resume, empty means "the stored models" and None "the stored sample count"
+    models: dict[str, ModelSettings] = Field(default_factory=dict)
+    samples: int | None = Field(None, ge=1)
     resume: bool = False
     concurrency: int = Field(16, ge=1)
     include_unverified: bool = False
@@ -90,31 +93,56 @@ def _plan_meta(plan: EvaluationPlan, fingerprint: str) -> dict[str, str]:
     }
 
 
-def _check_resume(store: EvalStore, plan: EvaluationPlan, fingerprint: str) -> None:
+# what a resumed evaluation may change about a model: where and how it is reached, never what it answers
+_ENDPOINT_KEYS = frozenset(
+    {"base_url", "api_key_env", "timeout_s", "min_tokens_per_s", "max_retries", "max_concurrency"}
+)
+
+
+def _answering(settings: ModelSettings) -> dict[str, object]:
+    return settings.model_dump(mode="json", exclude=set(_ENDPOINT_KEYS))
+
+
+def _resumed_plan(store: EvalStore, plan: EvaluationPlan, fingerprint: str) -> EvaluationPlan:
+    """The plan a resume runs: the stored models (with any new endpoints given) and sample count.
+
+    Raises :class:`EvaluationError` when the release, prompt, sample count or a model's sampling differ.
+    """
+    stored_models = {model.name: model.settings for model in store.models()}
+    samples = plan.samples if plan.samples is not None else int(store.get_meta("samples") or 1)
+    plan = plan.model_copy(update={"samples": samples})
     expected = _plan_meta(plan, fingerprint)
     for key in ("release_fingerprint", "prompt_version", "samples", "include_unverified"):
         stored = store.get_meta(key)
         if stored != expected[key]:
             raise EvaluationError(
-                f"{plan.eval_dir}: cannot resume: {key} was {stored!r}, now {expected[key]!r};"
+                f"{plan.eval_dir}: cannot resume: {key} was {stored}, now {expected[key]};"
                 " use a new --eval-dir for a different release, prompt or sample count"
             )
-    stored_models = {model.name: model.settings for model in store.models()}
-    if stored_models != plan.models:
-        changed = sorted(
-            name for name in set(stored_models) | set(plan.models) if stored_models.get(name) != plan.models.get(name)
-        )
+    if not plan.models:
+        return plan.model_copy(update={"models": stored_models})
+    changed = sorted(
+        name
+        for name in set(stored_models) | set(plan.models)
+        if name not in stored_models
+        or name not in plan.models
+        or _answering(stored_models[name]) != _answering(plan.models[name])
+    )
+    if changed:
         raise EvaluationError(
             f"{plan.eval_dir}: cannot resume: models differ from the stored evaluation ({', '.join(changed)});"
-            " pass the same --model arguments and sampling options as the first run"
+            " resume without --model to use the stored ones, or pass the same models and sampling options"
+            " (only endpoints, keys, timeouts, retries and concurrency may change)"
         )
+    return plan
 
 
-def open_evaluation(plan: EvaluationPlan) -> tuple[EvalStore, list[ReleasedInstance], int]:
+def open_evaluation(plan: EvaluationPlan) -> tuple[EvalStore, list[ReleasedInstance], int, EvaluationPlan]:
     """Open (or create) the evaluation store for ``plan``, refusing to mix two different evaluations.
 
     Rows whose proof no real Lean checked (``unverified: true``) have no verified reference answer,
-    so they are left out unless the plan includes them explicitly; returns how many were left out.
+    so they are left out unless the plan includes them explicitly; returns how many were left out,
+    and the plan as resolved (a resume's stored models and sample count).
     """
     released = read_release(plan.release_dir)
     if not released:
@@ -131,17 +159,20 @@ def open_evaluation(plan: EvaluationPlan) -> tuple[EvalStore, list[ReleasedInsta
         raise EvaluationError(f"{plan.eval_dir}: an evaluation exists here; pass --resume to continue it")
     if plan.resume and not exists:
         raise EvaluationError(f"{plan.eval_dir}: nothing to resume (no {EVAL_STORE_FILENAME})")
+    if not exists and not plan.models:
+        raise EvaluationError("a new evaluation needs at least one --model NAME=SPEC")
     store = EvalStore(plan.eval_dir)
     if exists:
         try:
-            _check_resume(store, plan, fingerprint)
+            plan = _resumed_plan(store, plan, fingerprint)
         except EvaluationError:
             store.close()
             raise
     else:
+        plan = plan.model_copy(update={"samples": plan.samples or 1})
         models = [EvalModel(name=name, settings=settings) for name, settings in plan.models.items()]
         store.set_plan(_plan_meta(plan, fingerprint), models, instances)
-    return store, instances, len(released) - len(instances)
+    return store, instances, len(released) - len(instances), plan
 
 
 async def run_evaluation(
@@ -151,7 +182,24 @@ async def run_evaluation(
     progress: Callable[[int, int], None] | None = None,
 ) -> EvaluationSummary:
     """Answer and grade every (model, instance, variant) not yet stored. ``progress(done, total)``."""
-    store, instances, excluded = open_evaluation(plan)
+    with hold_directory(plan.eval_dir, command="repro evaluate"):
+        return await _evaluate_held(plan, backends, progress)
+
+
+async def _evaluate_held(
+    plan: EvaluationPlan,
+    backends: dict[str, ModelBackend] | None,
+    progress: Callable[[int, int], None] | None,
+) -> EvaluationSummary:
+    store, instances, excluded, plan = open_evaluation(plan)
+    try:
+        # every endpoint answers before the first question is sent (a resume checks the stored models')
+        await preflight_models_async(
+            [(name, settings) for name, settings in plan.models.items() if name not in (backends or {})]
+        )
+    except BaseException:
+        store.close()
+        raise
     cache = RunStore(plan.eval_dir / MODEL_CACHE_DIR)
     try:
         clients = {
@@ -183,7 +231,7 @@ async def run_evaluation(
         async def answer(name: str, instance: ReleasedInstance, variant: Variant) -> None:
             nonlocal finished
             settings = plan.models[name]
-            request = build_request(settings, question_of(instance, variant), plan.samples)
+            request = build_request(settings, question_of(instance, variant), plan.samples or 1)
             async with bound:
                 try:
                     response = await clients[name].generate(request)

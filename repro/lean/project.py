@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,23 +126,35 @@ def repl_config(project: Path | str, toolchain: Toolchain, *, memory_limit_mb: i
     )
 
 
-def setup_lean_project(project: Path, toolchain: Toolchain | None = None) -> list[str]:
-    """Fetch Mathlib, its build cache and the REPL for one toolchain. Fails clearly when offline."""
+def setup_lean_project(
+    project: Path, toolchain: Toolchain | None = None, on_step: Callable[[str], None] | None = None
+) -> list[str]:
+    """Fetch Mathlib, its build cache and the REPL for one toolchain. Fails clearly when offline.
+
+    ``on_step`` hears of each finished step as it finishes, so a user whose setup fails half-way (no
+    ``lake``, no network) still learns what was already done, e.g. that the project was created.
+    """
     toolchain = toolchain or get_toolchain("v4.15.0")
-    done = []
+    done: list[str] = []
+
+    def record(step: str) -> None:
+        done.append(step)
+        if on_step is not None:
+            on_step(step)
+
     if materialize_project(project, toolchain):
-        done.append(f"created {project} for Lean {toolchain.lean_version}, Mathlib {toolchain.mathlib_rev}")
+        record(f"created {project} for Lean {toolchain.lean_version}, Mathlib {toolchain.mathlib_rev}")
     if not shutil.which("lake"):
         raise SetupError(f"lake is not on PATH: {ELAN_INSTALL_HINT}")
     _run(["lake", "update"], project)
-    done.append("lake update")
+    record("lake update")
     _run(["lake", "exe", "cache", "get"], project)
-    done.append("lake exe cache get (Mathlib build cache)")
+    record("lake exe cache get (Mathlib build cache)")
     _run(["lake", "build"], project)
-    done.append("lake build")
+    record("lake build")
     try:
         repl_config(project, toolchain)
-        done.append(f"LeanInteract REPL built ({toolchain.interact_repl_git} @ {toolchain.interact_repl_rev})")
+        record(f"LeanInteract REPL built ({toolchain.interact_repl_git} @ {toolchain.interact_repl_rev})")
     except Exception as error:
         raise SetupError(f"building the Lean REPL through LeanInteract failed: {error}") from error
     return done

@@ -14,6 +14,7 @@ from repro.llm.cache import cache_key
 from repro.llm.protocol import ModelBackend, ModelCallError, ModelRequest, ModelResponse
 from repro.records import ModelCallRecord
 from repro.store import RunStore
+from repro.waiting import waiting_on
 
 
 def _contiguous_runs(positions: list[int]) -> list[list[int]]:
@@ -132,7 +133,8 @@ class ModelClient:
         if self.breaker is not None:
             self.breaker.check(self.backend.backend_id)
         try:
-            fresh = await self.backend.generate(partial)
+            with waiting_on(f"request to {self.stage} model {self.backend.model_id} ({self.backend.backend_id})"):
+                fresh = await self.backend.generate(partial)
         except ModelCallError as error:
             if self.breaker is not None:
                 self.breaker.failure(self.backend.backend_id, error.cause)

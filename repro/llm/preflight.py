@@ -225,3 +225,20 @@ def preflight_endpoints(config: RunConfig, *, timeout_s: float = 5.0) -> list[En
     if failures:
         raise EndpointPreflightError(failures)
     return checks
+
+
+def preflight_models(used: Iterable[tuple[str, ModelSettings]], *, timeout_s: float = 5.0) -> list[EndpointCheck]:
+    """The same check for any set of models (``(user, settings)``): the provers of a study, the models
+    of an evaluation, the repair model. Raises :class:`EndpointPreflightError` naming each failing one."""
+    return asyncio.run(preflight_models_async(used, timeout_s=timeout_s))
+
+
+async def preflight_models_async(
+    used: Iterable[tuple[str, ModelSettings]], *, timeout_s: float = 5.0
+) -> list[EndpointCheck]:
+    """:func:`preflight_models` from inside an event loop."""
+    checks = await check_endpoints(timeout_s=timeout_s, endpoints=endpoints_for(used))
+    failures = [check for check in checks if not check.ok]
+    if failures:
+        raise EndpointPreflightError(failures)
+    return checks

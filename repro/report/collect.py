@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from repro.metrics import run_metrics
 from repro.records import STAGE_ORDER, AttemptStatus, Candidate, CandidateStatus, StageAttempt
-from repro.store import STORE_FILENAME, RunStore
+from repro.store import STORE_FILENAME, RunReader
 
 TEXT_CAP = 2400  # characters kept of one model or Lean text in the page
 SAMPLE_CAP = 1600  # of one prover sample: there are k of them per statement
@@ -118,7 +118,7 @@ def _summary(config: dict[str, Any]) -> dict[str, str]:
     return summary
 
 
-def _header(run_dir: Path, store: RunStore, config: dict[str, Any], verify: list[StageAttempt]) -> Header:
+def _header(run_dir: Path, store: RunReader, config: dict[str, Any], verify: list[StageAttempt]) -> Header:
     calls = store.model_calls()
     seen: dict[tuple[str, str, str], None] = {}
     for call in calls:
@@ -276,7 +276,7 @@ def _final_reason(candidate: Candidate) -> set[str]:
     return {candidate.reject_reason.value} if candidate.reject_reason else set()
 
 
-def _rate_counts(store: RunStore) -> dict[str, dict[str, list[int]]]:
+def _rate_counts(store: RunReader) -> dict[str, dict[str, list[int]]]:
     """[retained, finished] overall and per level and type (the counts behind the rates)."""
     outcomes = store.problem_outcomes()
     table: dict[str, dict[str, list[int]]] = {"overall": {}, "level": {}, "type": {}}
@@ -334,7 +334,7 @@ def collect_run(run_dir: Path) -> RunReport:
         raise ReportError(f"{run_dir}: no run store ({STORE_FILENAME}); is this a run directory?")
     config = read_config(run_dir)
     k = int((config.get("prove") or {}).get("k", 1))
-    store = RunStore(run_dir, create=False)
+    store = RunReader(run_dir)
     try:
         metrics = run_metrics(store, k)
         attempts = store.attempts()

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from repro.jsonl import iter_json_objects
 from repro.lean.text import ends_in_sorry, read_statement
 from repro.records import AttemptStatus, Stage, StageAttempt
-from repro.store import RunStore
+from repro.store import RunReader
 from repro.study.records import StudyStatement
 
 
@@ -43,7 +43,7 @@ def statements_from_run(run_dir: str | Path) -> list[StudyStatement]:
     directory = Path(run_dir)
     header, run_name = _run_header_and_name(directory)
     rows: list[StudyStatement] = []
-    with RunStore(directory, create=False) as store:
+    with RunReader(directory) as store:
         for candidate in store.candidates():
             attempts = store.attempts(candidate_id=candidate.candidate_id)
             statements = {

@@ -163,7 +163,14 @@ class OpenAITestServer:
                         return
                     if server.latency_s:
                         time.sleep(server.latency_s)
-                    self._send(200, json.dumps(server._completion(self.path, body)))
+                    try:
+                        completion = server._completion(self.path, body)
+                    except Exception as error:  # noqa: BLE001 - a broken script is the server's error, said in a 500
+                        # what vLLM's OpenAI server does for an internal error: a JSON body, not a dropped socket
+                        message = f"the script failed: {type(error).__name__}: {error}"
+                        self._send(500, json.dumps({"error": {"message": message, "type": "InternalServerError"}}))
+                        return
+                    self._send(200, json.dumps(completion))
                 finally:
                     with server._lock:
                         server.in_flight -= 1

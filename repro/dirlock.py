@@ -1,0 +1,63 @@
+"""One writer per run, study or evaluation directory.
+
+Two processes writing one store duplicate model calls and interleave ``run.log``, so every command
+that writes a directory holds an exclusive ``flock`` on ``DIR/.repro.lock`` for as long as it runs.
+The lock file names the holder (pid, command, start time) so the refusal can say who holds it. The
+kernel releases an ``flock`` when its holder dies, even by ``kill -9``: a stale lock file never blocks
+a resume. Readers (``status``, ``audit``, ``report``) take no lock; SQLite's WAL lets them read a live run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from repro.records import utc_now
+
+LOCK_FILENAME = ".repro.lock"
+
+
+class DirectoryBusyError(RuntimeError):
+    """Another live process holds the directory; the message names its pid and command."""
+
+
+def _holder(path: Path) -> str:
+    try:
+        info = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        info = {}
+    if not isinstance(info, dict) or "pid" not in info:
+        return "another process"
+    command = f" ({info['command']})" if info.get("command") else ""
+    since = f", since {info['started_at']}" if info.get("started_at") else ""
+    return f"process {info['pid']}{command}{since}"
+
+
+@contextmanager
+def hold_directory(directory: Path, *, command: str) -> Iterator[None]:
+    """Hold ``directory`` (created if needed) exclusively, or raise :class:`DirectoryBusyError` at once."""
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / LOCK_FILENAME
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise DirectoryBusyError(
+                f"{directory} is in use by {_holder(path)}; wait for it to finish or stop it, then retry"
+            ) from None
+        record = {"pid": os.getpid(), "command": command, "started_at": utc_now(), "argv": sys.argv[1:]}
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, json.dumps(record).encode(), 0)
+        try:
+            yield
+        finally:
+            os.ftruncate(descriptor, 0)
+            fcntl.flock(descriptor, fcntl.LOCK_UN)
+    finally:
+        os.close(descriptor)

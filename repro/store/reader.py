@@ -1,0 +1,405 @@
+"""Reading a run store: every query ``status``, ``audit``, ``report``, ``release`` and resume ask.
+
+A :class:`RunReader` opens the SQLite file read-only and never migrates, so the reading commands work
+on an archived run whose directory (or file) is read-only, and can never change a run they inspect.
+When SQLite cannot open a WAL store read-only in place (a read-only directory without the ``-shm``
+file), it is opened as immutable: every committed write that was checkpointed is read, and a leftover
+``-wal`` file is reported, since its writes cannot be read without write access.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Generator, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from repro.records import Candidate, CandidateStatus, ModelCallRecord, SourceProblem, StageAttempt
+from repro.store.schema import SCHEMA_VERSION, STORE_FILENAME, StoreError, refuse_newer
+
+
+def _read_only_connection(path: Path) -> sqlite3.Connection:
+    """A connection that cannot write, opened in place if SQLite can, else as an immutable file."""
+    location = quote(str(path.resolve()))
+    connection = sqlite3.connect(f"file:{location}?mode=ro", uri=True, check_same_thread=False, timeout=30)
+    try:
+        connection.execute("PRAGMA busy_timeout=30000")
+        connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        return connection
+    except sqlite3.OperationalError:
+        connection.close()
+    return sqlite3.connect(f"file:{location}?immutable=1", uri=True, check_same_thread=False)
+
+
+class RunReader:
+    """Read access to one run's store. Safe to share between threads."""
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self._bind(run_dir)
+        if not self.path.exists():
+            raise StoreError(f"{self.run_dir}: no run store ({STORE_FILENAME}) here; is this a run directory?")
+        self._reader = _read_only_connection(self.path)
+        try:
+            version = self.schema_version()
+            refuse_newer(self.path, version)
+            if version < SCHEMA_VERSION:
+                self._reader.close()
+                self._upgrade(version)
+                self._reader = _read_only_connection(self.path)
+        except BaseException:
+            self._reader.close()
+            raise
+
+    def _bind(self, run_dir: str | Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / STORE_FILENAME
+        self._read_lock = threading.RLock()
+        # tables that were empty when the writer started, with what this run wrote to them lately
+        self._fresh: dict[str, OrderedDict[str, str]] = {}
+
+    def _upgrade(self, version: int) -> None:
+        """An older store is migrated once by a writer, if the directory allows it."""
+        if not os.access(self.run_dir, os.W_OK) or not os.access(self.path, os.W_OK):
+            raise StoreError(
+                f"{self.path}: written by an older repro (schema {version}, this one reads {SCHEMA_VERSION}) and"
+                " read-only here; make a writable copy of the run directory and read that"
+            )
+        from repro.store.writer import RunStore
+
+        RunStore(self.run_dir, create=False).close()
+
+    def unreadable_wal(self) -> bool:
+        """True when a ``-wal`` file holds writes that a read-only open of this store cannot see."""
+        wal = self.path.with_name(self.path.name + "-wal")
+        return wal.exists() and wal.stat().st_size > 0 and not os.access(self.run_dir, os.W_OK)
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._read_lock:
+            self._reader.close()
+
+    def __enter__(self) -> RunReader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _query(self, sql: str, parameters: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        with self._read_lock:
+            cursor = self._reader.execute(sql, tuple(parameters))
+            cursor.row_factory = sqlite3.Row
+            return cursor.fetchall()
+
+    def _iterate(self, sql: str, parameters: Iterable[Any] = (), *, page: int = 500) -> Iterator[sqlite3.Row]:
+        """Rows of a query a page at a time from one cursor, so a caller that stops early never reads
+        the rest and a full pass costs one scan (the lock is held per page, not across the caller)."""
+        with self._read_lock:
+            cursor = self._reader.execute(sql, tuple(parameters))
+            cursor.row_factory = sqlite3.Row
+        try:
+            while True:
+                with self._read_lock:
+                    rows = cursor.fetchmany(page)
+                if not rows:
+                    return
+                yield from rows
+        finally:
+            with self._read_lock:
+                cursor.close()
+
+    def schema_version(self) -> int:
+        tables = self._query("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'")
+        if not tables:
+            return 0
+        rows = self._query("SELECT value FROM meta WHERE key='schema_version'")
+        return int(rows[0]["value"]) if rows else 0
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key=?", (key,))
+        return rows[0]["value"] if rows else None
+
+    # -- problems ------------------------------------------------------------------------------------
+    def problems(self) -> list[SourceProblem]:
+        return list(self.iter_problems())
+
+    def iter_problems(self) -> Iterator[SourceProblem]:
+        for row in self._iterate("SELECT payload FROM problems ORDER BY draw_order"):
+            yield SourceProblem.model_validate_json(row["payload"])
+
+    def problem(self, problem_id: str) -> SourceProblem:
+        rows = self._query("SELECT payload FROM problems WHERE problem_id=?", (problem_id,))
+        if not rows:
+            raise StoreError(f"problem {problem_id!r} not in {self.path}")
+        return SourceProblem.model_validate_json(rows[0]["payload"])
+
+    def draw_orders(self) -> dict[str, int]:
+        """Problem id -> draw position, without parsing any payload."""
+        return {row[0]: row[1] for row in self._query("SELECT problem_id, draw_order FROM problems")}
+
+    def problem_outcome(self, problem_id: str) -> str | None:
+        if "problems" in self._fresh:  # a fresh run: nothing was finished before it started
+            return None
+        rows = self._query("SELECT outcome FROM problems WHERE problem_id=?", (problem_id,))
+        return rows[0]["outcome"] if rows else None
+
+    def problem_outcomes(self) -> dict[str, str | None]:
+        rows = self._query("SELECT problem_id, outcome FROM problems ORDER BY draw_order")
+        return {row["problem_id"]: row["outcome"] for row in rows}
+
+    def outcome_counts(self) -> dict[str | None, int]:
+        """Problems per outcome (``None``: drawn but unfinished)."""
+        rows = self._query("SELECT outcome, COUNT(*) AS n FROM problems GROUP BY outcome")
+        return {row["outcome"]: row["n"] for row in rows}
+
+    def unfinished_problems(self, limit: int = 20) -> list[tuple[str, str | None]]:
+        """The first unfinished problems in draw order, each with the cause recorded for it."""
+        rows = self._query(
+            "SELECT problem_id, unfinished_cause FROM problems WHERE outcome IS NULL ORDER BY draw_order LIMIT ?",
+            (limit,),
+        )
+        return [(row["problem_id"], row["unfinished_cause"]) for row in rows]
+
+    def level_type_outcomes(self) -> list[tuple[str | None, str | None, str | None, int]]:
+        rows = self._query(
+            "SELECT level, type, outcome, COUNT(*) AS n FROM problems WHERE outcome IS NOT NULL"
+            " GROUP BY level, type, outcome"
+        )
+        return [(row["level"], row["type"], row["outcome"], row["n"]) for row in rows]
+
+    # -- candidates and attempts -----------------------------------------------------------------
+    def candidates(self, status: CandidateStatus | None = None) -> list[Candidate]:
+        return list(self.iter_candidates(status))
+
+    def iter_candidates(self, status: CandidateStatus | None = None) -> Iterator[Candidate]:
+        sql = "SELECT payload FROM candidates"
+        parameters: tuple[Any, ...] = ()
+        if status is not None:
+            sql += " WHERE status=?"
+            parameters = (status.value,)
+        sql += " ORDER BY candidate_id"
+        for row in self._iterate(sql, parameters):
+            yield Candidate.model_validate_json(row["payload"])
+
+    def retained_rows(
+        self, select: str, *, where: str = "", parameters: Mapping[str, Any] | Iterable[Any] = (), page: int = 5000
+    ) -> Generator[list[tuple[Any, ...]], None, None]:
+        """Retained candidates joined to their problems, in release order (draw order, then id), a
+        page of plain tuples at a time.
+
+        ``select`` and ``where`` are SQL over ``c`` (candidates) and ``p`` (problems), so a caller
+        reads the fields it needs in one pass, extracted by SQLite, without parsing whole payloads.
+        A retained candidate whose problem is not stored is not among them: see :meth:`check_retained_problems`.
+        """
+        sql = (
+            # problems first (CROSS JOIN fixes the order): their draw-order index gives the release
+            # order, so only each problem's few candidates are sorted, never the whole release
+            f"SELECT {select} FROM problems p CROSS JOIN candidates c ON c.problem_id=p.problem_id"
+            f" WHERE c.status='retained'{f' AND ({where})' if where else ''} ORDER BY p.draw_order, c.candidate_id"
+        )
+        bound = parameters if isinstance(parameters, Mapping) else tuple(parameters)
+        with self._read_lock:
+            cursor = self._reader.execute(sql, bound)
+        try:
+            while True:
+                with self._read_lock:
+                    rows = cursor.fetchmany(page)
+                if not rows:
+                    return
+                yield rows
+        finally:
+            with self._read_lock:
+                cursor.close()
+
+    def check_retained_problems(self) -> None:
+        """Raise if a retained candidate's problem is not stored (a damaged store)."""
+        orphan = self._query(
+            "SELECT problem_id FROM candidates c WHERE status='retained'"
+            " AND NOT EXISTS (SELECT 1 FROM problems p WHERE p.problem_id=c.problem_id) LIMIT 1"
+        )
+        if orphan:
+            raise StoreError(f"problem {orphan[0]['problem_id']!r} not in {self.path}")
+
+    def retained_count(self) -> int:
+        return int(self._query("SELECT COUNT(*) AS n FROM candidates WHERE status='retained'")[0]["n"])
+
+    def attempts(
+        self, *, candidate_id: str | None = None, stage: str | None = None, reason: str | None = None
+    ) -> list[StageAttempt]:
+        clauses, parameters = [], []
+        for column, value in (("candidate_id", candidate_id), ("stage", stage), ("reason", reason)):
+            if value is not None:
+                clauses.append(f"{column}=?")
+                parameters.append(value)
+        sql = "SELECT payload FROM attempts"
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        sql += " ORDER BY attempt_id"
+        return [StageAttempt.model_validate_json(row["payload"]) for row in self._query(sql, parameters)]
+
+    def rejected_attempt_rows(
+        self, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
+    ) -> list[sqlite3.Row]:
+        """Not-passed attempts (any candidate status) with their candidate, problem and, for a
+        verify attempt, the prove attempt it checked: one query with LIMIT, never every attempt."""
+        clauses, parameters = ["a.status != 'passed'"], []
+        for column, value in (("a.stage", stage), ("a.reason", reason)):
+            if value is not None:
+                clauses.append(f"{column}=?")
+                parameters.append(value)
+        sql = (
+            "SELECT a.payload AS attempt, c.payload AS candidate, p.payload AS problem,"
+            " (SELECT q.payload FROM attempts q WHERE q.candidate_id=a.candidate_id AND q.stage='prove'"
+            "  AND q.attempt_number=a.attempt_number AND a.stage='verify') AS prove_attempt"
+            " FROM attempts a JOIN candidates c ON c.candidate_id=a.candidate_id"
+            " JOIN problems p ON p.problem_id=a.problem_id WHERE " + " AND ".join(clauses) + " ORDER BY a.attempt_id"
+        )
+        if limit is not None:
+            sql += " LIMIT ?"
+            parameters.append(str(limit))
+        return self._query(sql, parameters)
+
+    def stage_status_counts(self) -> list[tuple[str, str, str | None, int]]:
+        rows = self._query(
+            "SELECT stage, status, reason, n FROM attempt_counts WHERE n > 0 ORDER BY stage, status, reason"
+        )
+        return [(row["stage"], row["status"], row["reason"] or None, row["n"]) for row in rows]
+
+    def candidate_status_counts(self) -> dict[str, int]:
+        rows = self._query("SELECT status, COUNT(*) AS n FROM candidates GROUP BY status")
+        return {row["status"]: row["n"] for row in rows}
+
+    def reach_counts(self) -> list[tuple[int, int, int]]:
+        """(furthest stage rank reached, furthest passed, candidates) over all candidates."""
+        rows = self._query(
+            "SELECT reached_rank, passed_rank, COUNT(*) AS n FROM candidates GROUP BY reached_rank, passed_rank"
+        )
+        return [(row["reached_rank"], row["passed_rank"], row["n"]) for row in rows]
+
+    def statement_check_counts(self) -> list[tuple[str | None, str | None, str, int]]:
+        """(level, type, reason, candidates) for statements our Lean checks found vacuous or refuted."""
+        rows = self._query(
+            "SELECT p.level AS level, p.type AS type, a.reason AS reason, COUNT(DISTINCT a.candidate_id) AS n"
+            " FROM attempts a JOIN problems p ON p.problem_id = a.problem_id"
+            " WHERE a.stage = 'check' AND a.reason IN ('statement_vacuous', 'statement_refuted')"
+            " GROUP BY p.level, p.type, a.reason"
+        )
+        return [(row["level"], row["type"], row["reason"], row["n"]) for row in rows]
+
+    def stop_counts(self) -> list[tuple[int, str | None, int]]:
+        """Rejected candidates per (rank of the stage where they stopped, reason): the stage after the
+        furthest one they passed, which is where the funnel loses them."""
+        rows = self._query(
+            "SELECT passed_rank + 1 AS stopped, reject_reason, COUNT(*) AS n FROM candidates WHERE status='rejected'"
+            " GROUP BY passed_rank, reject_reason"
+        )
+        return [(row["stopped"], row["reject_reason"], row["n"]) for row in rows]
+
+    def rejection_counts(self) -> list[tuple[str | None, str | None, int]]:
+        rows = self._query(
+            "SELECT reject_stage, reject_reason, COUNT(*) AS n FROM candidates WHERE status='rejected'"
+            " GROUP BY reject_stage, reject_reason"
+        )
+        return [(row["reject_stage"], row["reject_reason"], row["n"]) for row in rows]
+
+    def retained_proof_positions(self, *, raw_samples_only: bool = False) -> dict[int | None, int]:
+        """Retained candidates per position of their verified sample (for pass@j).
+
+        With ``raw_samples_only``, only candidates whose proof is a raw prover sample (no salvage, no
+        feedback round): the prover's own first-round pass@j.
+        """
+        lever = " AND json_extract(payload, '$.proof_lever') IS NULL" if raw_samples_only else ""
+        rows = self._query(
+            "SELECT proof_attempt_number AS position, COUNT(*) AS n FROM candidates WHERE status='retained'"
+            f"{lever} GROUP BY proof_attempt_number"
+        )
+        return {row["position"]: row["n"] for row in rows}
+
+    def retained_by_lever(self) -> list[tuple[str | None, str | None, str | None, int]]:
+        """(level, type, lever, retained candidates): which lever, if any, gave each retained proof."""
+        rows = self._query(
+            "SELECT p.level AS level, p.type AS type, json_extract(c.payload, '$.proof_lever') AS lever,"
+            " COUNT(*) AS n FROM candidates c JOIN problems p ON p.problem_id = c.problem_id"
+            " WHERE c.status='retained' GROUP BY 1, 2, 3"
+        )
+        return [(row["level"], row["type"], row["lever"], row["n"]) for row in rows]
+
+    def lever_costs(self) -> dict[str, dict[str, float]]:
+        """Per lever stage: attempts, verified, Lean seconds, model calls and tokens it cost."""
+        rows = self._query(
+            "SELECT stage, COUNT(*) AS attempts, SUM(status = 'passed') AS verified,"
+            " SUM(lean_seconds) AS lean_seconds,"
+            " SUM(COALESCE(json_extract(payload, '$.model_calls'), 0)) AS model_calls,"
+            " SUM(COALESCE(json_extract(payload, '$.tokens_in'), 0)) AS tokens_in,"
+            " SUM(COALESCE(json_extract(payload, '$.tokens_out'), 0)) AS tokens_out"
+            " FROM attempts WHERE stage IN ('salvage', 'feedback') GROUP BY stage"
+        )
+        return {
+            row["stage"]: {
+                "attempts": row["attempts"],
+                "verified": row["verified"],
+                "lean_seconds": round(row["lean_seconds"] or 0.0, 3),
+                "model_calls": row["model_calls"],
+                "tokens_in": row["tokens_in"],
+                "tokens_out": row["tokens_out"],
+            }
+            for row in rows
+        }
+
+    def proving_round_counts(self, k: int) -> dict[tuple[int, int], int]:
+        """Retained candidates per (samples drawn, samples verified) in the round that gave their proof.
+
+        One aggregate over the verify attempts of retained candidates (rounds are ``attempt // k``; the
+        proving round is the last one with a verified sample);
+        proofs a study supplied (``--reprove-with``) are not the run's prover's and are left out.
+        """
+        rows = self._query(
+            "SELECT n, c, COUNT(*) AS candidates FROM ("
+            " SELECT n, c, ROW_NUMBER() OVER (PARTITION BY candidate_id ORDER BY round DESC) AS latest FROM ("
+            "  SELECT a.candidate_id, a.attempt_number / ? AS round, COUNT(*) AS n,"
+            "   SUM(a.status = 'passed') AS c FROM attempts a"
+            "  JOIN candidates cd ON cd.candidate_id = a.candidate_id"
+            "  WHERE cd.status = 'retained' AND cd.proof_attempt_number IS NOT NULL AND a.stage = 'verify'"
+            "  AND COALESCE(json_extract(a.payload, '$.output.reused_from_study'), 0) = 0"
+            "  GROUP BY a.candidate_id, round HAVING c > 0"
+            " )"
+            ") WHERE latest = 1 GROUP BY n, c",
+            (k,),
+        )
+        return {(row["n"], row["c"]): row["candidates"] for row in rows}
+
+    # -- model responses and accounting ----------------------------------------------------------
+    def _recalled(self, table: str, key: str) -> str | None:
+        return self._fresh[table].get(key)
+
+    def cached_response(self, cache_key: str) -> dict[str, Any] | None:
+        if "response_cache" in self._fresh:
+            text = self._recalled("response_cache", cache_key)
+            return json.loads(text) if text is not None else None
+        rows = self._query("SELECT response FROM response_cache WHERE cache_key=?", (cache_key,))
+        return json.loads(rows[0]["response"]) if rows else None
+
+    def model_calls(self) -> list[ModelCallRecord]:
+        rows = self._query("SELECT payload FROM model_calls ORDER BY call_id")
+        return [ModelCallRecord.model_validate_json(row["payload"]) for row in rows]
+
+    def model_totals(self) -> list[dict[str, Any]]:
+        """Per (stage, model): fresh calls, cache hits (samples), failures, retries, tokens, latency."""
+        rows = self._query("SELECT * FROM model_totals ORDER BY stage, model_id")
+        return [dict(row) for row in rows]
+
+    def total(self, name: str) -> float:
+        rows = self._query("SELECT value FROM totals WHERE name=?", (name,))
+        return float(rows[0]["value"]) if rows else 0.0
+
+    # -- Lean results -------------------------------------------------------------------------------
+    def cached_lean_result(self, code_hash: str) -> dict[str, Any] | None:
+        if "lean_cache" in self._fresh:
+            text = self._recalled("lean_cache", code_hash)
+            return json.loads(text) if text is not None else None
+        rows = self._query("SELECT result FROM lean_cache WHERE code_hash=?", (code_hash,))
+        return json.loads(rows[0]["result"]) if rows else None
