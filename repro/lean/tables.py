@@ -7,6 +7,8 @@ names things; what is done with a name is decided in the policy.
 
 from __future__ import annotations
 
+from repro.lean.syntax import gate_tables
+
 # Keywords that begin a command. A formal statement may contain none but its one theorem keyword.
 COMMAND_KEYWORDS = frozenset(
     {
@@ -131,12 +133,23 @@ COMMAND_KEYWORDS = frozenset(
         "addDecl",
     }
 )
+# ... and every command keyword of the generated syntax tables (repro/lean/syntax), so the statement
+# reader and the policy agree on what begins a command (``lrat_proof``, ``assert_exists``, ...)
+COMMAND_KEYWORDS = COMMAND_KEYWORDS | gate_tables().commands
 
 RESERVED_PREFIX = "repro_target"
 DECLARATION_KEYWORDS = frozenset({"theorem", "lemma", "def", "abbrev"})
 ALLOWED_MODIFIERS = frozenset({"private", "noncomputable"})
 # Resource limits only: none changes what Lean accepts as a proof.
 ALLOWED_OPTIONS = frozenset({"maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats"})
+# Options that change only printing, linting or the hygiene of tactic-made names, never what the kernel
+# accepts; set to ``true``/``false`` (or a number for ``pp.*``, which must be scoped by ``in``). Every
+# other option is refused.
+DISPLAY_OPTION_PREFIXES = ("pp.", "linter.")
+DISPLAY_OPTIONS = frozenset({"tactic.hygienic"})
+# Informational commands a prover leaves in its output: blanked (Lean never runs them), not refused,
+# when they name one constant and stand alone on their line.
+INFORMATIONAL_COMMANDS = frozenset({"#check", "#print"})
 DEFAULT_OPEN_ALLOWLIST = frozenset(
     {
         "BigOperators",
