@@ -607,9 +607,16 @@ async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict
 
 
 async def check_proof_batch(
-    in_path: Path, out_path: Path, lean: LeanSettings, progress: Callable[[int, int], None] | None = None
+    in_path: Path,
+    out_path: Path,
+    lean: LeanSettings,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    salvage: int = 0,
 ) -> BatchSummary:
-    """Every row of a JSONL file through the gate; verdicts streamed to ``out_path``, resumable."""
+    """Every row of a JSONL file through the gate; verdicts streamed to ``out_path``, resumable.
+
+    ``salvage``: up to that many repaired texts per failed row, each through the same gate."""
     read_rows(in_path)  # bad input is reported before any Lean worker starts
     verifier = build_verifier(lean)
     try:
@@ -622,6 +629,7 @@ async def check_proof_batch(
             limits=lean.static_limits,
             concurrency=lean.workers,
             progress=progress,
+            salvage=salvage,
         )
     finally:
         await verifier.close()

@@ -105,9 +105,21 @@ class ModelSettings(_Strict):
 MAX_PROVE_K = 1024
 
 
+# Salvage variants checked per failed sample: each is one more Lean check (no model call).
+MAX_SALVAGE_VARIANTS = 16
+# Lean-feedback rounds per candidate: each round is one more model request per failed sample.
+MAX_FEEDBACK_ROUNDS = 8
+
+
 class ProveSettings(_Strict):
     k: int = Field(3, ge=1, le=MAX_PROVE_K)
     strategy: Literal["parallel", "sequential"] = "parallel"
+    # repair near-miss outputs as text (special tokens, restated target, repetition, unclosed fence,
+    # trailing junk) and let the gate judge each repair; no model call
+    salvage: bool = True
+    salvage_variants: int = Field(4, ge=1, le=MAX_SALVAGE_VARIANTS)
+    # rounds that show the prover its own failed proof with Lean's messages and ask again (0: none)
+    feedback_rounds: int = Field(0, ge=0, le=MAX_FEEDBACK_ROUNDS)
 
 
 class RetrySettings(_Strict):

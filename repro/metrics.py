@@ -72,7 +72,67 @@ def generation_rates(store: RunReader, k: int, strategy: str = "parallel") -> di
         "by_type": {key: _rate(*value) for key, value in sorted(by_type.items())},
         "generation_rate_at": pass_at,
         "pass_at_estimator": estimator,
+        "levers": lever_rates(store, by_level, by_type, finished),
     }
+
+
+LEVERS = ("none", "salvage", "feedback")
+
+
+def lever_rates(
+    store: RunReader, by_level: dict[str, list[int]], by_type: dict[str, list[int]], finished: int
+) -> dict[str, Any]:
+    """The generation rate without any lever, with salvage, and with salvage and feedback rounds.
+
+    Cumulative: "salvage" counts raw-sample proofs and salvaged ones, "feedback" all proofs. Each is a
+    lower bound of what the run would reach with only those levers on (a proof a lever found ended that
+    candidate's search, so its later samples were never drawn). Per level and type, and the levers' cost.
+    """
+    totals: Counter[str] = Counter()
+    per_level: dict[str, Counter[str]] = defaultdict(Counter)
+    per_type: dict[str, Counter[str]] = defaultdict(Counter)
+    for level, kind, lever, count in store.retained_by_lever():
+        name = lever if lever in LEVERS else "none"
+        totals[name] += count
+        if level:
+            per_level[level][name] += count
+        if kind:
+            per_type[kind][name] += count
+
+    def cumulative(counts: Counter[str], denominator: int) -> dict[str, float | None]:
+        running, rates = 0, {}
+        for name in LEVERS:
+            running += counts[name]
+            rates[name] = _rate(running, denominator)
+        return rates
+
+    return {
+        "rate": cumulative(totals, finished),
+        "retained": {name: totals[name] for name in LEVERS},
+        "by_level": {key: cumulative(per_level[key], value[1]) for key, value in sorted(by_level.items())},
+        "by_type": {key: cumulative(per_type[key], value[1]) for key, value in sorted(by_type.items())},
+        "cost": store.lever_costs(),
+    }
+
+
+def lever_lines(levers: dict[str, Any]) -> list[str]:
+    """Plain lines for a terminal: the generation rate without levers, with salvage, with feedback rounds."""
+    rate = levers["rate"]
+    lines = [
+        f"generation rate without levers {rate['none']}, with salvage {rate['salvage']},"
+        f" with salvage and feedback rounds {rate['feedback']}"
+        f" (retained by a raw sample {levers['retained']['none']}, by salvage {levers['retained']['salvage']},"
+        f" by a feedback round {levers['retained']['feedback']})"
+    ]
+    for label in ("by_level", "by_type"):
+        for key, row in levers[label].items():
+            lines.append(f"  {key}: none {row['none']}, salvage {row['salvage']}, feedback {row['feedback']}")
+    for lever, cost in levers["cost"].items():
+        lines.append(
+            f"{lever}: {cost['attempts']} checks, {cost['verified']} verified, {cost['lean_seconds']} Lean s,"
+            f" {cost['model_calls']} model calls, {cost['tokens_in']}+{cost['tokens_out']} tokens"
+        )
+    return lines
 
 
 def statement_checks(store: RunReader) -> dict[str, Any]:

@@ -47,8 +47,11 @@ def run_pass_at(
     Two aggregate queries, whatever the run's size: the retained candidates' proof positions, and the
     histogram of (samples drawn, samples verified) of their proving rounds.
     """
+    # the prover's own samples: proofs that salvage or a feedback round produced are reported apart
     positions = {
-        position: count for position, count in store.retained_proof_positions().items() if position is not None
+        position: count
+        for position, count in store.retained_proof_positions(raw_samples_only=True).items()
+        if position is not None
     }
     rounds = store.proving_round_counts(k) if strategy == "parallel" else {}
     own = sum(positions.values())

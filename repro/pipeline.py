@@ -19,10 +19,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from repro.config import RunConfig
+from repro.config import MAX_FEEDBACK_ROUNDS, MAX_SALVAGE_VARIANTS, RunConfig
+from repro.lean.gate import Verdict
 from repro.lean.protocol import Verifier
 from repro.lean.statement_checks import check_statement, refute_statement
 from repro.llm.client import ModelClient
+from repro.llm.protocol import ChatMessage
 from repro.records import (
     AttemptStatus,
     Candidate,
@@ -33,6 +35,7 @@ from repro.records import (
     StageAttempt,
 )
 from repro.stages import (
+    ProofSample,
     check_alignment,
     deterministic_answer,
     formalize,
@@ -45,6 +48,8 @@ from repro.stages import (
     verify_sample,
 )
 from repro.stages.common import StageResult, Stopwatch, input_hash
+from repro.stages.feedback import FeedbackThread, ask_again, feedback_style, lean_errors, wants_feedback
+from repro.stages.salvage import salvage_sample
 from repro.store import RunStore
 
 # Rejections that say nothing about the candidate: the endpoint or the Lean backend failed.
@@ -63,6 +68,16 @@ class RunSummary:
     reasons: Counter[str] = field(default_factory=Counter)
     # already finished in an earlier (interrupted) run of the same directory
     already_finished: int = 0
+
+
+def _thread(text: str, verdict: Verdict, number: int, messages: list[ChatMessage] | None = None) -> FeedbackThread:
+    return FeedbackThread(
+        messages=messages or [],
+        text=text,
+        checked_code=verdict.checked_code or "",
+        errors=lean_errors(verdict),
+        parent_attempt=number,
+    )
 
 
 def theorem_name_for(candidate_id: str) -> str:
@@ -315,10 +330,12 @@ class Pipeline:
     async def _prove(
         self, candidate: Candidate, statement: str, round_index: int, first_index: int
     ) -> str | ReasonCode:
-        """Up to k samples, each stored with its text, finish reason and verdict.
+        """Up to k samples, each stored with its text, finish reason and verdict; then the levers.
 
-        Returns the verified code, or why there is none: ``proof_not_found``, or an infrastructure
-        reason when no sample could be judged at all.
+        A failed sample is salvaged (its text repaired, each repair through the gate) unless
+        ``prove.salvage`` is off; when all k fail, ``prove.feedback_rounds`` rounds ask the prover again
+        with Lean's messages. Returns the verified code, or why there is none: ``proof_not_found``, or
+        an infrastructure reason when no sample could be judged at all.
         """
         infrastructure_only = True
         config = self.config
@@ -326,6 +343,7 @@ class Pipeline:
         settings = config.model_for("prove")
         client = self.clients["prove"]
         batches = [(0, k)] if config.prove.strategy == "parallel" else [(j, 1) for j in range(k)]
+        threads: list[FeedbackThread] = []
         for start, count in batches:
             samples, result = await sample_proofs(
                 statement,
@@ -372,18 +390,140 @@ class Pipeline:
                 infrastructure_only &= verify_result.reason == ReasonCode.lean_unavailable
                 if verdict.verified and found is None:
                     found = verdict.checked_code
-                    candidate.lean_proof = sample.text
-                    candidate.verified_code = verdict.checked_code
-                    candidate.proof_attempt_number = start + position
-                    lean = verdict.lean
-                    candidate.verifier_backend = lean.backend_id if lean else None
-                    candidate.verifier_is_real_lean = bool(lean and lean.real_lean)
-                    candidate.lean_toolchain = lean.toolchain if lean else None
-                    candidate.mathlib_revision = lean.mathlib_revision if lean else None
+                    self._take_proof(candidate, sample.text, verdict, start + position, lever=None)
+                elif wants_feedback(verdict):
+                    threads.append(_thread(sample.text, verdict, number))
+            if found is None and config.prove.salvage:
+                for position, (sample, (verdict, _)) in enumerate(zip(samples, verdicts, strict=True)):
+                    found = await self._salvage(
+                        candidate, statement, sample, verdict, round_index * k + start + position
+                    )
+                    if found is not None:
+                        candidate.proof_attempt_number = start + position
+                        break
             if found is not None:
                 self.store.save_candidate(candidate)
                 return found
+        found = await self._feedback_rounds(candidate, statement, round_index, first_index, threads)
+        if found is not None:
+            self.store.save_candidate(candidate)
+            return found
         return ReasonCode.lean_unavailable if infrastructure_only else ReasonCode.proof_not_found
+
+    def _take_proof(
+        self, candidate: Candidate, text: str, verdict: Verdict, position: int | None, *, lever: str | None
+    ) -> None:
+        candidate.lean_proof = text
+        candidate.verified_code = verdict.checked_code
+        candidate.proof_attempt_number = position
+        candidate.proof_lever = lever
+        lean = verdict.lean
+        candidate.verifier_backend = lean.backend_id if lean else None
+        candidate.verifier_is_real_lean = bool(lean and lean.real_lean)
+        candidate.lean_toolchain = lean.toolchain if lean else None
+        candidate.mathlib_revision = lean.mathlib_revision if lean else None
+
+    async def _salvage(
+        self, candidate: Candidate, statement: str, sample: ProofSample, verdict: Verdict, number: int
+    ) -> str | None:
+        """Repaired texts of one failed sample, each stored as a salvage attempt; the verified code, if any."""
+        config = self.config
+        checks = await salvage_sample(
+            statement,
+            sample.text,
+            sample.finish_reason,
+            verdict,
+            self.verifier,
+            header=self.header,
+            allow_native_decide=config.lean.allow_native_decide,
+            limit=config.prove.salvage_variants,
+            limits=config.lean.static_limits,
+        )
+        for variant_index, check in enumerate(checks):
+            check.result.output.update({"of_attempt": number, "sample_index": sample.index})
+            if check.verdict.verified:
+                self._take_proof(candidate, check.variant.text, check.verdict, None, lever="salvage")
+            self._record(
+                candidate,
+                Stage.salvage,
+                number * MAX_SALVAGE_VARIANTS + variant_index,
+                check.result,
+                candidate_changed=False,
+            )
+            if check.verdict.verified:
+                return check.verdict.checked_code
+        return None
+
+    async def _feedback_rounds(
+        self,
+        candidate: Candidate,
+        statement: str,
+        round_index: int,
+        first_index: int,
+        threads: list[FeedbackThread],
+    ) -> str | None:
+        """``prove.feedback_rounds`` rounds over the samples Lean rejected with errors; the verified code, if any."""
+        config = self.config
+        k = config.prove.k
+        settings = config.model_for("prove")
+        style = feedback_style(settings)
+        for round_number in range(1, config.prove.feedback_rounds + 1):
+            if not threads:
+                return None
+            asked = await asyncio.gather(
+                *(
+                    ask_again(
+                        statement,
+                        self.header,
+                        self.clients["prove"],
+                        settings,
+                        thread,
+                        style=style,
+                        round_number=round_number,
+                        sample_offset=first_index + k * round_number + position,
+                        problem=candidate.rewritten_question,
+                    )
+                    for position, thread in enumerate(threads)
+                )
+            )
+            following: list[FeedbackThread] = []
+            for position, (sample, messages, result) in enumerate(asked):
+                number = (round_index * MAX_FEEDBACK_ROUNDS + round_number - 1) * k + position
+                if sample is None:
+                    self._record(candidate, Stage.feedback, number, result, candidate_changed=False)
+                    continue
+                verdict, verify_result = await verify_sample(
+                    statement,
+                    sample,
+                    self.verifier,
+                    header=self.header,
+                    allow_native_decide=config.lean.allow_native_decide,
+                    limits=config.lean.static_limits,
+                )
+                record = verify_result.model_copy(
+                    update={
+                        "output": {
+                            **result.output,
+                            "text": sample.text,
+                            "finish_reason": sample.finish_reason,
+                            **verify_result.output,
+                        },
+                        "tokens_in": result.tokens_in,
+                        "tokens_out": result.tokens_out,
+                        "model_calls": result.model_calls,
+                        "model_id": result.model_id,
+                        "backend_id": result.backend_id,
+                    }
+                )
+                if verdict.verified:
+                    self._take_proof(candidate, sample.text, verdict, None, lever="feedback")
+                self._record(candidate, Stage.feedback, number, record, candidate_changed=False)
+                if verdict.verified:
+                    return verdict.checked_code
+                if wants_feedback(verdict):
+                    following.append(_thread(sample.text, verdict, number, messages))
+            threads = following
+        return None
 
     # -- many problems ---------------------------------------------------------------------------
     async def run(self, problems: Iterable[SourceProblem], *, target: int | None = None) -> RunSummary:

@@ -28,10 +28,16 @@ class Stage(StrEnum):
     check = "check"  # our trusted Lean checks of the statement: vacuity, satisfiability, refutation
     prove = "prove"
     verify = "verify"
+    # levers of the prove/verify stages: a failed sample's text repaired (no model call), and the
+    # prover asked again with Lean's messages; both rank with verify in the funnel
+    salvage = "salvage"
+    feedback = "feedback"
     answer = "answer"
 
 
-STAGE_ORDER: tuple[Stage, ...] = tuple(Stage)
+# The pipeline's stages in order (the levers are not stages of their own in the funnel).
+STAGE_ORDER: tuple[Stage, ...] = tuple(stage for stage in Stage if stage not in (Stage.salvage, Stage.feedback))
+LEVER_STAGES: tuple[Stage, ...] = (Stage.salvage, Stage.feedback)
 
 
 class AttemptStatus(StrEnum):
@@ -214,6 +220,8 @@ class Candidate(Record):
     # what our trusted Lean checks established before proving: satisfiable | flagged | undecided
     statement_check: str | None = None
     proof_attempt_number: int | None = None
+    # how the verified proof was obtained: None (a raw prover sample), "salvage" or "feedback"
+    proof_lever: str | None = None
     verifier_backend: str | None = None
     verifier_is_real_lean: bool = False
     lean_toolchain: str | None = None

@@ -30,6 +30,25 @@ UNEVALUATED_PROOF = (
     "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by\n  subst h₀\n  rfl\n```"
 )
 
+# Near misses (RePro App. J) and what salvage or a feedback round does with them
+CORRUPTED_HEADER_PROOF = (
+    "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300<|Assistant|>3 := by\n  subst h₀\n  norm_num\n```"
+)
+REPEATED_TO_LIMIT_PROOF = (
+    "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+    + "  <;> simp\n" * 6
+    + "  <;> si"
+)
+# nothing may rescue these: the body assumes the conclusion under its own hypothesis, or never reads h₀
+ASSUMES_CONCLUSION_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₁ : x / 12 = 300) : x / 12 = 300 := by\n  exact h₁\n```"
+CORRUPTED_WRONG_MATH_PROOF = (
+    "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by<|im_end|>\n  norm_num\n```"
+)
+# a first attempt that Lean rejects (the world's fake rules answer BADLEMMA with an error)
+FEEDBACK_FIRST_PROOF = (
+    "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num [BADLEMMA]\n```"
+)
+
 
 def case_of(text: str) -> str:
     match = re.search(r"\[\[case:(\w+)\]\]", text)
@@ -41,7 +60,7 @@ def _name(prompt: str) -> str:
     return match.group(1) if match else "unknown"
 
 
-def responder(request: ModelRequest, sample_index: int) -> str:
+def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, str]:
     prompt = request.prompt_text()
     outage = os.environ.get("WORLD_SCREEN_OUTAGE_FLAG")
     if outage and os.path.exists(outage) and "strict reviewer" in prompt:
@@ -75,8 +94,22 @@ def responder(request: ModelRequest, sample_index: int) -> str:
     if "faithfully encodes" in prompt:
         mismatch = case == "semantic_mismatch" or (case == "mismatch_then_regenerated" and sample_index < 3)
         return json.dumps({"analysis": "compared", "verdict": "Inconsistent" if mismatch else "Consistent"})
+    if "rejected by Lean" in prompt or "is not correct. Following is the compilation error" in prompt:
+        # a Lean-feedback round: the prover fixes its proof when Lean's message names the bad lemma
+        name = _name(prompt)
+        return GOOD_PROOF.format(name=name) if "BADLEMMA" in prompt else FEEDBACK_FIRST_PROOF.format(name=name)
     if "Complete the following Lean 4 code" in prompt:
         name = _name(prompt)
+        near_misses = {
+            "special_token_header": CORRUPTED_HEADER_PROOF,
+            "restated_assumes_conclusion": ASSUMES_CONCLUSION_PROOF,
+            "corrupted_wrong_math": CORRUPTED_WRONG_MATH_PROOF,
+            "feedback_fixes": FEEDBACK_FIRST_PROOF,
+        }
+        if case == "repetition_to_limit":
+            return REPEATED_TO_LIMIT_PROOF.format(name=name), "length"
+        if case in near_misses:
+            return near_misses[case].format(name=name)
         if case == "second_attempt":
             template = SORRY_PROOF if sample_index % 3 == 0 else GOOD_PROOF
         elif case == "restated_target":

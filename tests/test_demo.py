@@ -72,6 +72,20 @@ def test_failure_modes_fail_for_their_intended_reason(demo_run: Path) -> None:
     assert answer and answer[0].output["answer_class"] == "intermediate"
 
 
+def test_salvage_rescues_a_near_miss_and_nothing_rescues_a_body_that_proves_nothing(demo_run: Path) -> None:
+    with RunStore(demo_run, create=False) as store:
+        salvaged = store.attempts(stage="salvage")
+        candidates = {c.candidate_id: c for c in store.candidates()}
+    rescued = [a for a in salvaged if a.status == AttemptStatus.passed]
+    # a restated target whose body proves our statement: our statement re-spliced, verified by the gate
+    assert rescued and all(candidates[a.candidate_id].proof_lever == "salvage" for a in rescued)
+    assert any("respliced_statement" in a.output["salvage_kinds"] for a in rescued)
+    # corrupted headers whose `norm_num` never reads the hypotheses: every repaired text fails in Lean
+    refused = [a for a in salvaged if a.status == AttemptStatus.rejected]
+    assert refused and all(a.reason == "lean_error" for a in refused)
+    assert any("special_tokens" in a.output["salvage_kinds"] for a in refused)
+
+
 def test_a_vacuous_statement_is_never_released_and_a_refuted_one_is_reformalized(demo_run: Path) -> None:
     with RunStore(demo_run, create=False) as store:
         vacuous = store.attempts(stage="check", reason="statement_vacuous")

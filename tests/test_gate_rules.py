@@ -12,6 +12,7 @@ import pytest
 
 from repro.lean.policy import scan
 from repro.lean.text import Kind, lex
+from repro.lean.text.statement import top_level_equation
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
 MAIN = "robe_total"
@@ -192,3 +193,183 @@ def test_unsafe_is_refused_as_a_command_and_as_a_term_that_runs_code() -> None:
     """``unsafe def`` (command modifier) and ``unsafe e`` (a term compiled with implemented_by): two rules."""
     refusals = _refusals(THEOREM + "  unsafe\n")
     assert sorted(refusals) == ["unsafe (line 4:2)", "unsafe (line 4:2; its implementation evaluates code)"]
+
+
+# Every entry of the gate's hand-kept tables (repro/lean/tables.py), copied here on purpose: deleting an
+# entry there must fail a test here, so these lists are not read from the module under test.
+PINNED_FORBIDDEN = {
+    "sorry": "sorry",
+    "admit": "admit",
+    "sorryAx": "sorryAx",
+    "ofReduceBool": "Lean.ofReduceBool",
+    "ofReduceNat": "Lean.ofReduceNat",
+    "reduceBool": "Lean.reduceBool",
+    "reduceNat": "Lean.reduceNat",
+    "trustCompiler": "Lean.trustCompiler",
+    "implemented_by": "implemented_by",
+    "extern": "extern",
+    "run_tac": "run_tac",
+    "by_elab": "by_elab",
+    "exact?": "search tactic exact?",
+    "apply?": "search tactic apply?",
+    "rw?": "search tactic rw?",
+    "simp?": "search tactic simp?",
+    "simp?!": "search tactic simp?!",
+    "aesop?": "search tactic aesop?",
+    "skipKernelTC": "debug.skipKernelTC",
+}
+PINNED_ROOTS = [
+    "Lean",
+    "Mathlib",
+    "Aesop",
+    "Qq",
+    "Batteries",
+    "Std",
+    "Lake",
+    "IO",
+    "EIO",
+    "BaseIO",
+    "System",
+    "ProofWidgets",
+    "Plausible",
+    "ImportGraph",
+    "LeanSearchClient",
+]
+PINNED_METAPROGRAMMING = [
+    "CoreM",
+    "MetaM",
+    "TermElabM",
+    "TacticM",
+    "CommandElabM",
+    "SimpM",
+    "MacroM",
+    "Simproc",
+    "DSimproc",
+    "Environment",
+    "Declaration",
+    "ConstantInfo",
+    "TheoremVal",
+    "thmDecl",
+    "axiomDecl",
+    "defnDecl",
+    "addDecl",
+    "addAndCompile",
+    "getEnv",
+    "setEnv",
+    "modifyEnv",
+    "getConstInfo",
+    "mkConst",
+    "Expr",
+    "Syntax",
+    "TSyntax",
+    "Name",
+    "MVarId",
+    "FVarId",
+    "evalExpr",
+    "evalTactic",
+    "evalTerm",
+    "elabTerm",
+    "withOptions",
+    "unsafeCast",
+    "unsafeIO",
+    "unsafeBaseIO",
+    "unsafeEIO",
+    "ptrAddrUnsafe",
+    "panic",
+    "dbg_trace",
+    "dbgTrace",
+    "dbgTraceIfShared",
+    "throwError",
+    "throwErrorAt",
+    "logInfo",
+    "trace",
+    "Elab",
+    "Meta",
+    "Macro",
+    "Tactic",
+    "Term",
+    "Command",
+    "ToExpr",
+    "toExpr",
+    "Quote",
+]
+PINNED_OPENS = [
+    "BigOperators",
+    "Real",
+    "Nat",
+    "Topology",
+    "Rat",
+    "Int",
+    "Finset",
+    "Set",
+    "Classical",
+    "Function",
+    "Polynomial",
+    "Complex",
+    "List",
+    "Multiset",
+    "Filter",
+    "Matrix",
+    "NNReal",
+    "ENNReal",
+    "ZMod",
+    "Fin",
+    "Asymptotics",
+    "MeasureTheory",
+    "intervalIntegral",
+    "EuclideanGeometry",
+    "InnerProductSpace",
+    "Equiv",
+    "Pointwise",
+    "ComplexConjugate",
+]
+PINNED_OPTIONS = ("maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats")
+
+
+@pytest.mark.parametrize(("name", "label"), sorted(PINNED_FORBIDDEN.items()))
+def test_every_forbidden_name_is_refused_per_component(name: str, label: str) -> None:
+    assert any(r.startswith(f"{label} (") for r in _refusals(_with_tactic(f"Foo.{name}")))
+
+
+@pytest.mark.parametrize("root", PINNED_ROOTS)
+def test_every_metaprogramming_root_is_refused(root: str) -> None:
+    refusals = _refusals(_with_tactic(f"_root_.{root}.foo"))
+    assert len(refusals) == 1 and f"the {root} namespace" in refusals[0], refusals
+
+
+@pytest.mark.parametrize("name", PINNED_METAPROGRAMMING)
+def test_every_metaprogramming_name_is_refused(name: str) -> None:
+    refusals = _refusals(_with_tactic(f"foo.{name}"))
+    assert any(f"metaprogramming name {name} (" in r for r in refusals), refusals
+
+
+@pytest.mark.parametrize("namespace", PINNED_OPENS)
+def test_every_allowlisted_namespace_may_be_opened(namespace: str) -> None:
+    assert _refusals(f"open {namespace} in\n" + THEOREM) == []
+
+
+@pytest.mark.parametrize("option", PINNED_OPTIONS)
+def test_every_resource_option_is_allowed(option: str) -> None:
+    assert _refusals(f"set_option {option} 1000 in\n" + THEOREM) == []
+
+
+def test_modifiers_other_than_private_and_noncomputable_are_not_recorded() -> None:
+    result = scan("protected def f : ℕ := 1\n" + THEOREM, header=HEADER, main_name=MAIN)
+    assert [d.modifiers for d in result.declarations if d.name == "f"] == [[]]
+
+
+def test_an_escape_other_than_u_never_opens_braces_in_a_char_literal() -> None:
+    """``'\\n{a}'`` is no char literal (Lean: one character, then a quote); only ``\\u{...}`` has braces."""
+    assert lex("'\\n{a}'")[-1].kind == Kind.error
+    assert [t.kind for t in lex("'\\u{3b1}'")] == [Kind.char]
+
+
+@pytest.mark.parametrize("proposition", ["show x = 5 from h", "let y := 2; x = y", "Not x = 5"])
+def test_an_equation_wrapped_in_a_binder_word_has_no_deterministic_answer(proposition: str) -> None:
+    assert top_level_equation(proposition) is None
+
+
+def test_a_number_takes_only_ascii_digits() -> None:
+    """``1e5٣``: Lean's number stops at the non-ASCII digit (``Char.isDigit`` is ASCII-only)."""
+    assert [(t.kind, t.text) for t in lex("1e5\u0663")][:1] == [(Kind.number, "1e5")]
+    assert [(t.kind, t.text) for t in lex("12\u0663")][:1] == [(Kind.number, "12")]

@@ -96,13 +96,15 @@ def test_killing_the_batching_writer_mid_batch_leaves_a_consistent_prefix(tmp_pa
 
 
 def _funnel_from_attempts(store: RunStore) -> dict[str, tuple[int, int]]:
-    """The funnel the slow way: every attempt loaded, distinct candidates per stage."""
+    """The funnel the slow way: every attempt loaded, distinct candidates per stage (a salvage or feedback
+    attempt is a verification by a lever: it counts for verify)."""
     reached: dict[str, set[str]] = defaultdict(set)
     passed: dict[str, set[str]] = defaultdict(set)
     for attempt in store.attempts():
-        reached[attempt.stage.value].add(attempt.candidate_id)
+        stage = "verify" if attempt.stage.value in ("salvage", "feedback") else attempt.stage.value
+        reached[stage].add(attempt.candidate_id)
         if attempt.status.value == "passed":
-            passed[attempt.stage.value].add(attempt.candidate_id)
+            passed[stage].add(attempt.candidate_id)
     return {stage: (len(reached[stage]), len(passed[stage])) for stage in reached}
 
 

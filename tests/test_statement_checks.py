@@ -136,6 +136,12 @@ def test_a_pinned_word_problem_is_shown_satisfiable(verifier: ReplPoolVerifier) 
     assert all(c.outcome == CheckOutcome.failed for c in facts.checks if c.kind == "vacuity")
 
 
+def test_a_let_chain_without_hypotheses_is_satisfiable_as_lean_accepts_it(verifier: ReplPoolVerifier) -> None:
+    facts = _check("theorem t : let a : ℕ := 6\n  let b := a / 3\n  b = 2 := by sorry", verifier)
+    assert facts.status == "satisfiable" and facts.witness == {}
+    assert [c.command for c in facts.checks if c.kind == "satisfiability"][0].endswith("_pinned")
+
+
 def test_an_unpinned_statement_is_flagged_not_refused(verifier: ReplPoolVerifier) -> None:
     assert _check("theorem t (n : ℕ) (h₀ : n > 3) : n + 1 > 4 := by sorry", verifier).status == "flagged"
 

@@ -38,12 +38,14 @@ from tests import study_world as world
 PROVERS = ("corrupt", "restate", "slow")
 
 
-def _study(tmp_path: Path, *, sequential: bool = False) -> dict[str, Any]:
+def _study(tmp_path: Path, *, sequential: bool = False, salvage: bool = False) -> dict[str, Any]:
+    """A study of the world; without salvage unless asked, so the figures below are the raw samples'."""
     statements = world.write_statement_file(tmp_path / "statements.jsonl")
     lean = load_config(world.write_lean_config(tmp_path)).lean
     with OpenAITestServer(world.http_responder) as server:
         provers = [parse_prover_spec(f"{name}={name}@{server.base_url}") for name in PROVERS]
-        settings = StudySettings(k=world.K, strategy="sequential" if sequential else "parallel", lean=lean)
+        strategy = "sequential" if sequential else "parallel"
+        settings = StudySettings(k=world.K, strategy=strategy, lean=lean, salvage=salvage)
         summary = prove_study(tmp_path / "study", statements_path=statements, provers=provers, settings=settings)
         requests = list(server.requests)
     return {"report": study_report(tmp_path / "study"), "summary": summary, "requests": requests, "dir": tmp_path}
@@ -174,6 +176,21 @@ def test_sequential_stops_at_the_first_verified_sample(tmp_path: Path) -> None:
     assert [corrupt[f"pass@{j}"].value for j in range(1, 5)] == pytest.approx([0, 0, 1 / 3, 1 / 3], abs=1e-6)
     assert _prover(report, "restate").pass_at["pass@1"].value == 0.5
     assert report.overlap.splits == []  # early-stopped samples give no per-sample rates to split a budget by
+
+
+def test_salvage_reports_coverage_without_and_with_it(tmp_path: Path) -> None:
+    """corrupt's special tokens and restate's restated targets are near misses: salvage rescues every one
+    through the gate; slow's samples fail in Lean on their mathematics (no defect to repair)."""
+    report = _study(tmp_path, salvage=True)["report"]
+    corrupt, restate, slow = (_prover(report, name) for name in PROVERS)
+    assert (corrupt.covered, restate.covered, slow.covered) == (20, 30, 40)  # raw figures unchanged
+    assert corrupt.salvage is not None and restate.salvage is not None
+    assert corrupt.salvage.coverage == 1.0 and restate.salvage.coverage == 1.0
+    assert restate.salvage.salvaged_samples == 60 * 4 - 30 * 2
+    assert set(restate.salvage.kinds) == {"respliced_statement"}
+    assert all("special_tokens" in kinds or "cut_at_special_token" in kinds for kinds in corrupt.salvage.kinds)
+    assert slow.salvage is None or slow.salvage.salvaged_samples == 0
+    assert corrupt.salvage.checks >= corrupt.salvage.salvaged_samples and corrupt.salvage.lean_seconds >= 0
 
 
 def test_pass_at_estimator_values() -> None:

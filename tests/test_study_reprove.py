@@ -36,7 +36,8 @@ def _fresh_calls(run_dir: Path) -> Counter[str]:
 
 @pytest.fixture(scope="module")
 def failed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A run whose prover restates the target for problems 1 and 2: both rejected at prove."""
+    """A run whose prover restates the target for problems 1 and 2: both rejected at prove (salvage off:
+    re-splicing our statement onto the restated body would rescue them, see tests/test_levers.py)."""
     directory = tmp_path_factory.mktemp("reprove")
     dataset = directory / "problems.jsonl"
     rows = [
@@ -44,7 +45,8 @@ def failed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for i, case in enumerate(CASES)
     ]
     dataset.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
-    run(build_config(world_config(str(dataset))), directory / "run")
+    config = world_config(str(dataset), prove={"k": 3, "strategy": "parallel", "salvage": False})
+    run(build_config(config), directory / "run")
     return directory / "run"
 
 

@@ -39,6 +39,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
     for label in ("by_level", "by_type"):
         if rates[label]:
             console.print(f"{label}: " + ", ".join(f"{k} {v}" for k, v in rates[label].items()))
+    if rates.get("levers"):
+        from repro.metrics import lever_lines
+
+        for line in lever_lines(rates["levers"]):
+            console.print(line, soft_wrap=True)
     checks = metrics.get("statement_checks") or {}
     console.print(
         f"statements our Lean checks found vacuous {checks.get('vacuous', 0)}, refuted {checks.get('refuted', 0)}"

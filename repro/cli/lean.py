@@ -43,6 +43,7 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
                         Path(arguments.out),
                         lean,
                         progress=lambda done, total: status.update(f"checked {done}/{total}"),
+                        salvage=arguments.salvage,
                     )
                 )
         except BatchInputError as error:
@@ -63,6 +64,12 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
                 )
             for reason, count in sorted(summary.reasons.items(), key=lambda item: -item[1]):
                 console.print(f"  {reason}: {count}")
+            if arguments.salvage:
+                console.print(
+                    f"salvage: {summary.salvaged_rows} failed rows gave {summary.salvage_variants} repaired texts,"
+                    f" {summary.salvage_static_passed} passed the static layer, {summary.salvage_verified} rows"
+                    " verified by a repaired text"
+                )
             console.print(
                 f"backend: {summary.backend}" + ("" if summary.real_lean else " (fake: never a real verdict)")
             )
@@ -200,6 +207,14 @@ def register(commands: Commands) -> None:
     check.add_argument("--proof", help="file with the prover output")
     check.add_argument("--batch", metavar="IN.jsonl", help="rows with id, statement, output [, header, finish_reason]")
     check.add_argument("--out", metavar="OUT.jsonl", help="verdict rows (with --batch); resumable")
+    check.add_argument(
+        "--salvage",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --batch: check up to N repaired texts of each failed row that is no cheat (special tokens,"
+        " restated target, repetition, unclosed fence, trailing junk), each through the same gate",
+    )
     check.add_argument(
         "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
     )

@@ -45,6 +45,10 @@ def _config_from_arguments(arguments: argparse.Namespace, stored: Path | None = 
         dataset["skip_bad_rows"] = True
     if dataset.get("path") and not Path(dataset["path"]).exists() and bundled_path(dataset["path"]).exists():
         dataset["path"] = str(bundled_path(dataset["path"]))
+    if arguments.no_salvage:
+        data["prove"]["salvage"] = False
+    if arguments.feedback_rounds is not None:
+        data["prove"]["feedback_rounds"] = arguments.feedback_rounds
     if arguments.target is not None:
         data["target"] = arguments.target
         if stored is None:  # a new --target run draws from the whole source unless --limit says otherwise
@@ -70,7 +74,8 @@ def _keep_the_runs_selection(data: dict[str, Any], stored: Path, arguments: argp
 
 def _changes_anything(arguments: argparse.Namespace) -> bool:
     names = ("config", "set", "dataset", "limit", "target", "levels", "types", "ids", "sample", "seed")
-    return any(getattr(arguments, name) for name in names) or arguments.skip_bad_rows
+    levers = arguments.no_salvage or arguments.feedback_rounds is not None
+    return any(getattr(arguments, name) for name in names) or arguments.skip_bad_rows or levers
 
 
 def command_run(arguments: argparse.Namespace) -> int:
@@ -165,6 +170,17 @@ def register(commands: Commands) -> None:
     run.add_argument("--seed", type=int, help="seed for --sample and --target draws")
     run.add_argument("--skip-bad-rows", action="store_true", help="skip and count malformed rows instead of failing")
     run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a config value, e.g. prove.k=8")
+    run.add_argument(
+        "--no-salvage",
+        action="store_true",
+        help="do not repair near-miss prover outputs (prove.salvage: false); salvage costs Lean checks, no model call",
+    )
+    run.add_argument(
+        "--feedback-rounds",
+        type=int,
+        metavar="N",
+        help="ask the prover again N times with Lean's messages on its failed proofs (prove.feedback_rounds)",
+    )
     run.add_argument(
         "--reprove-with",
         metavar="STUDY_DIR",

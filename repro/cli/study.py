@@ -107,7 +107,7 @@ def _open(arguments: argparse.Namespace, study_dir: Path, provers: list[ProverEn
         if arguments.lean_workers:
             lean = lean.model_copy(update={"workers": arguments.lean_workers})
         strategy = "sequential" if arguments.sequential else "parallel"
-        settings = StudySettings(k=arguments.k, strategy=strategy, lean=lean)
+        settings = StudySettings(k=arguments.k, strategy=strategy, lean=lean, salvage=not arguments.no_salvage)
     return open_study(
         study_dir, statements_path=arguments.statements, provers=provers, settings=settings, resume=arguments.resume
     )
@@ -168,6 +168,12 @@ def register(commands: Commands) -> None:
     study.add_argument("--study-dir", required=True, help="where the study store lives (study.sqlite)")
     study.add_argument("--resume", action="store_true", help="continue a killed study, repeating nothing")
     study.add_argument("--sequential", action="store_true", help="stop a pair at its first verified sample")
+    study.add_argument(
+        "--no-salvage",
+        action="store_true",
+        help="do not repair near-miss samples (salvage costs Lean checks only; the report shows coverage with and"
+        " without it)",
+    )
     study.add_argument(
         "--lean-backend",
         dest="backend",

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from repro.config import StaticLimits
 from repro.exit_codes import ExitCode
@@ -21,6 +21,8 @@ from repro.jsonl import iter_json_objects
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
+from repro.salvage import salvage_variants
+from repro.salvage.policy import worth_salvaging
 
 INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout})
 
@@ -48,6 +50,10 @@ class VerdictRow(BaseModel):
     axioms: list[str] | None
     backend: str | None
     real_lean: bool
+    # with --salvage: the repaired texts tried (labels), how many passed the static layer, which one verified
+    salvage_variants: list[str] = Field(default_factory=list)
+    salvage_static_passed: int = 0
+    salvage_verified: str | None = None
 
     @property
     def infrastructure_failure(self) -> bool:
@@ -66,6 +72,12 @@ class BatchSummary(BaseModel):
     reasons: dict[str, int]
     backend: str
     real_lean: bool
+    # with --salvage: failed rows that had repaired texts, how many texts, how many passed the static
+    # layer, and rows a repaired text made verified
+    salvaged_rows: int = 0
+    salvage_variants: int = 0
+    salvage_static_passed: int = 0
+    salvage_verified: int = 0
 
     @property
     def exit_code(self) -> ExitCode:
@@ -149,8 +161,13 @@ async def check_batch(
     limits: StaticLimits | None = None,
     concurrency: int = 2,
     progress: Callable[[int, int], None] | None = None,
+    salvage: int = 0,
 ) -> BatchSummary:
-    """Check every row of ``in_path`` not already judged in ``out_path``, appending verdicts as they come."""
+    """Check every row of ``in_path`` not already judged in ``out_path``, appending verdicts as they come.
+
+    With ``salvage`` > 0, a failed row that is no cheat also has up to that many repaired texts checked
+    (:mod:`repro.salvage`), each through the same gate, until one is verified.
+    """
     rows = read_rows(in_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
     kept = _kept_rows(out_path)
@@ -172,6 +189,11 @@ async def check_batch(
                     limits=limits,
                 )
             result = verdict_row(row.id, verdict, verifier)
+            if salvage > 0 and worth_salvaging(verdict, without_lean=True):
+                async with gate:
+                    result = await _salvage_row(
+                        row, verdict, result, verifier, header, allow_native_decide, salvage, limits
+                    )
             handle.write(result.model_dump_json() + "\n")
             handle.flush()
             results.append(result)
@@ -182,6 +204,37 @@ async def check_batch(
     wanted = {row.id for row in rows}
     everything = [row for row in kept if row.id in wanted] + results
     return summarize(everything, checked_now=len(results), verifier=verifier)
+
+
+async def _salvage_row(
+    row: ProofRow,
+    verdict: Verdict,
+    result: VerdictRow,
+    verifier: Verifier | None,
+    header: str,
+    allow_native_decide: bool,
+    limit: int,
+    limits: StaticLimits | None = None,
+) -> VerdictRow:
+    original = verdict.checked_code if verdict.lean_steps else None
+    labels, static, verified = [], 0, None
+    for variant in salvage_variants(row.statement, row.output, row.finish_reason, limit=limit, original_code=original):
+        labels.append(variant.label)
+        checked = await verify_proof(
+            row.statement,
+            variant.text,
+            verifier,
+            header=row.header if row.header is not None else header,
+            allow_native_decide=allow_native_decide,
+            limits=limits,
+        )
+        static += bool(checked.static_passed)
+        if checked.verified:
+            verified = variant.label
+            break
+    return result.model_copy(
+        update={"salvage_variants": labels, "salvage_static_passed": static, "salvage_verified": verified}
+    )
 
 
 def summarize(rows: list[VerdictRow], *, checked_now: int, verifier: Verifier | None) -> BatchSummary:
@@ -201,4 +254,8 @@ def summarize(rows: list[VerdictRow], *, checked_now: int, verifier: Verifier | 
         reasons=dict(reasons),
         backend=verifier.backend_id if verifier else "none",
         real_lean=bool(verifier and verifier.real_lean),
+        salvaged_rows=sum(1 for row in rows if row.salvage_variants),
+        salvage_variants=sum(len(row.salvage_variants) for row in rows),
+        salvage_static_passed=sum(row.salvage_static_passed for row in rows),
+        salvage_verified=sum(1 for row in rows if row.salvage_verified),
     )

@@ -46,7 +46,7 @@ _FLIP = {"<": ">", "≤": "≥", ">": "<", "≥": "≤", "=": "=", "≠": "≠"}
 _NEGATE = {"<": "≥", "≤": ">", ">": "≤", "≥": "<", "=": "≠", "≠": "="}
 
 _VACUITY = re.compile(r"^example : type_of% @(\S+) := by\n  intros\n  exfalso\n  (.+)$", re.DOTALL)
-_SATISFIABILITY = re.compile(r"^example := @(\S+) (.*)$", re.DOTALL)
+_SATISFIABILITY = re.compile(r"^example := @(\S+)(?: (.*))?$", re.DOTALL)
 _REFUTE_DIRECT = re.compile(r"^example : ¬ type_of% @(\S+) := by\n  (.+)$", re.DOTALL)
 _REFUTE_PINNED = re.compile(r"^example : ¬ type_of% @(\S+) := fun h => absurd \(h (.*)\) \(by (.+)\)$", re.DOTALL)
 _WITNESS = re.compile(r"^example : type_of% @(\S+) := by\n  intros\n  exact ⟨(.*), by (.+)⟩$", re.DOTALL)
@@ -686,8 +686,8 @@ def _judge_vacuity(world: World, tactic: str) -> tuple[bool, str]:
     return False, f"{tactic.split()[0]} failed to prove False from the hypotheses"
 
 
-def _judge_satisfiability(world: World, arguments: str) -> tuple[bool, str]:
-    instantiated = _instantiate(world, _arguments(arguments))
+def _judge_satisfiability(world: World, arguments: str | None) -> tuple[bool, str]:
+    instantiated = _instantiate(world, _arguments(arguments or ""))
     if instantiated is None:
         return False, "unsolved goals (a hypothesis does not hold at these values)"
     return True, ""

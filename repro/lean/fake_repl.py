@@ -16,8 +16,10 @@ type mismatch: conservative, since real Lean also accepts other definitionally e
 ``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
 declared axioms where the environment's code uses them. Our trusted statement checks (vacuity,
 satisfiability, refutation, witness: :mod:`repro.lean.statement_checks`) are decided by the small
-arithmetic evaluator of :mod:`repro.lean.fake_arith`, per tactic. It is a protocol fake, not a
-checker: nothing it says is ever a real verdict.
+arithmetic evaluator of :mod:`repro.lean.fake_arith`, per tactic. A prover's theorem is refused where
+:mod:`repro.lean.fake_semantics` knows real Lean would refuse it (a false word-problem statement, an
+unknown hypothesis name, pinned values the proof never reads), so a re-spliced statement passes only
+when the body proves it. It is a protocol fake, not a checker: nothing it says is ever a real verdict.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import time
 from typing import Any
 
 from repro.lean.fake_arith import judge
+from repro.lean.fake_semantics import proof_objection
 from repro.lean.text.lexer import Kind, Token, lex, line_column, significant
 
 _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
@@ -173,6 +176,13 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
         else:
             start, end = words[keyword + 1].start, words[keyword + 1].end
         messages.append(_message(code, start, end, "warning", "declaration uses 'sorry'"))
+    else:
+        for name, declared in _declarations(code).items():
+            if declared[0].text not in ("theorem", "lemma") or name.startswith("repro_target_"):
+                continue
+            objection = proof_objection(code[declared[0].start : declared[-1].end])
+            if objection is not None:
+                messages.append(_message(code, declared[0].start, declared[-1].end, "error", objection))
     reply: dict[str, Any] = {}
     if sorries:
         reply["sorries"] = sorries

@@ -257,8 +257,8 @@ def pinned_values(parsed: Statement) -> Pins | None:
             mentioned = {t.text for t in value_tokens if t.kind == Kind.identifier} & set(variables)
             if mentioned <= set(values):
                 values[name] = " ".join(f"({values[t.text]})" if t.text in mentioned else t.text for t in value_tokens)
-    if not variables or set(values) != set(variables):
-        return None
+    if set(values) != set(variables):
+        return None  # a statement with no variables (a let-chain) has nothing to pin: Lean still checks it
     return arguments, values
 
 
@@ -280,7 +280,7 @@ def vacuity_command(name: str, tactic: str) -> str:
 
 
 def satisfiability_command(pinned_name: str, arguments: list[tuple[str, str]], values: dict[str, str]) -> str:
-    return f"example := @{pinned_name} {_pinned_arguments(arguments, values)}"
+    return f"example := @{pinned_name} {_pinned_arguments(arguments, values)}".rstrip()
 
 
 def refutation_command(name: str, tactic: str, pinned: Pins | None) -> str:

@@ -7,6 +7,8 @@ names things; what is done with a name is decided in the policy.
 
 from __future__ import annotations
 
+from repro.lean.syntax import gate_tables
+
 # Keywords that begin a command. A formal statement may contain none but its one theorem keyword.
 COMMAND_KEYWORDS = frozenset(
     {
@@ -131,6 +133,9 @@ COMMAND_KEYWORDS = frozenset(
         "addDecl",
     }
 )
+# ... and every command keyword of the generated syntax tables (repro/lean/syntax), so the statement
+# reader and the policy agree on what begins a command (``lrat_proof``, ``assert_exists``, ...)
+COMMAND_KEYWORDS = COMMAND_KEYWORDS | gate_tables().commands
 
 RESERVED_PREFIX = "repro_target"
 DECLARATION_KEYWORDS = frozenset({"theorem", "lemma", "def", "abbrev"})

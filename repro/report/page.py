@@ -148,6 +148,33 @@ def _rates(report: RunReport) -> str:
     return f"<h2 id=rates>Generation rate</h2>{figure}"
 
 
+def _levers(report: RunReport) -> str:
+    """The generation rate without any lever, with salvage, and with feedback rounds, and what they cost."""
+    levers = report.rates.get("levers")
+    if not levers:
+        return ""
+    rows: list[list[Any]] = [["overall", *(levers["rate"][name] for name in ("none", "salvage", "feedback"))]]
+    for group, label in (("by_level", "level "), ("by_type", "type ")):
+        rows += [[f"{label}{key}", row["none"], row["salvage"], row["feedback"]] for key, row in levers[group].items()]
+    rates = _table(["", "no lever", "+ salvage", "+ salvage + feedback rounds"], rows, "lever-table")
+    costs = _table(
+        ["lever", "checks", "verified", "Lean seconds", "model calls", "tokens in", "tokens out"],
+        [
+            [name, c["attempts"], c["verified"], c["lean_seconds"], c["model_calls"], c["tokens_in"], c["tokens_out"]]
+            for name, c in levers["cost"].items()
+        ]
+        or [["—", 0, 0, 0, 0, 0, 0]],
+    )
+    retained = levers["retained"]
+    note = (
+        "<p class=note>Retained by a raw prover sample "
+        f"{retained['none']}, by salvage {retained['salvage']}, by a Lean-feedback round {retained['feedback']}."
+        " Every lever's proof passed the same soundness gate. The rates are cumulative and each is a lower bound"
+        " of a run with only those levers: a proof a lever found ended that candidate's search.</p>"
+    )
+    return f"<h2 id=levers>Salvage and feedback rounds</h2>{rates}{costs}{note}"
+
+
 def _pass_at(report: RunReport) -> str:
     generation = [
         (float(key.split("@")[1]), value)
@@ -269,6 +296,7 @@ def run_sections(report: RunReport) -> str:
         + _header(report)
         + _funnel(report)
         + _rates(report)
+        + _levers(report)
         + _pass_at(report)
         + _costs(report)
         + _statement_checks(report)

@@ -120,21 +120,26 @@ async def verify_sample(
         finish_reason=sample.finish_reason,
         limits=limits,
     )
+    return verdict, verdict_result(statement, sample.text, verdict, clock.elapsed())
+
+
+def verdict_result(statement: str, text: str, verdict: Verdict, elapsed_s: float) -> StageResult:
+    """The stored record of one gate verdict on ``text`` (a raw sample, a salvaged or a repaired one)."""
     infra = {ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout}
     if verdict.verified:
         status, reason = AttemptStatus.passed, None
     else:
         status = AttemptStatus.error if set(verdict.reasons) <= infra and verdict.reasons else AttemptStatus.rejected
         reason = verdict.reasons[0] if verdict.reasons else ReasonCode.lean_error
-        if reason != ReasonCode.boundary_corruption and has_no_lean(sample.text):
+        if reason != ReasonCode.boundary_corruption and has_no_lean(text):
             # prose or garbage: the gate lexes it as code and may find `sorry` in an apology, but nothing
             # was restated or smuggled; there was no Lean at all
             reason = ReasonCode.no_lean_block
     lean = verdict.lean
-    result = StageResult(
+    return StageResult(
         status=status,
         reason=reason,
-        input_hash=input_hash("verify", statement, sample.text),
+        input_hash=input_hash("verify", statement, text),
         output={
             "reasons": [r.value for r in verdict.reasons],
             "details": verdict.details,
@@ -153,6 +158,5 @@ async def verify_sample(
         ],
         taxonomy=[fact.value for fact in verdict.taxonomy],
         lean_seconds=0.0 if lean is None or lean.cached else lean.elapsed_s,
-        elapsed_s=clock.elapsed(),
+        elapsed_s=elapsed_s,
     )
-    return verdict, result

@@ -306,13 +306,49 @@ class RunReader:
         )
         return [(row["reject_stage"], row["reject_reason"], row["n"]) for row in rows]
 
-    def retained_proof_positions(self) -> dict[int | None, int]:
-        """Retained candidates per position of their verified sample (for pass@j)."""
+    def retained_proof_positions(self, *, raw_samples_only: bool = False) -> dict[int | None, int]:
+        """Retained candidates per position of their verified sample (for pass@j).
+
+        With ``raw_samples_only``, only candidates whose proof is a raw prover sample (no salvage, no
+        feedback round): the prover's own first-round pass@j.
+        """
+        lever = " AND json_extract(payload, '$.proof_lever') IS NULL" if raw_samples_only else ""
         rows = self._query(
             "SELECT proof_attempt_number AS position, COUNT(*) AS n FROM candidates WHERE status='retained'"
-            " GROUP BY proof_attempt_number"
+            f"{lever} GROUP BY proof_attempt_number"
         )
         return {row["position"]: row["n"] for row in rows}
+
+    def retained_by_lever(self) -> list[tuple[str | None, str | None, str | None, int]]:
+        """(level, type, lever, retained candidates): which lever, if any, gave each retained proof."""
+        rows = self._query(
+            "SELECT p.level AS level, p.type AS type, json_extract(c.payload, '$.proof_lever') AS lever,"
+            " COUNT(*) AS n FROM candidates c JOIN problems p ON p.problem_id = c.problem_id"
+            " WHERE c.status='retained' GROUP BY 1, 2, 3"
+        )
+        return [(row["level"], row["type"], row["lever"], row["n"]) for row in rows]
+
+    def lever_costs(self) -> dict[str, dict[str, float]]:
+        """Per lever stage: attempts, verified, Lean seconds, model calls and tokens it cost."""
+        rows = self._query(
+            "SELECT stage, COUNT(*) AS attempts, SUM(status = 'passed') AS verified,"
+            " SUM(lean_seconds) AS lean_seconds,"
+            " SUM(COALESCE(json_extract(payload, '$.model_calls'), 0)) AS model_calls,"
+            " SUM(COALESCE(json_extract(payload, '$.tokens_in'), 0)) AS tokens_in,"
+            " SUM(COALESCE(json_extract(payload, '$.tokens_out'), 0)) AS tokens_out"
+            " FROM attempts WHERE stage IN ('salvage', 'feedback') GROUP BY stage"
+        )
+        return {
+            row["stage"]: {
+                "attempts": row["attempts"],
+                "verified": row["verified"],
+                "lean_seconds": round(row["lean_seconds"] or 0.0, 3),
+                "model_calls": row["model_calls"],
+                "tokens_in": row["tokens_in"],
+                "tokens_out": row["tokens_out"],
+            }
+            for row in rows
+        }
 
     def proving_round_counts(self, k: int) -> dict[tuple[int, int], int]:
         """Retained candidates per (samples drawn, samples verified) in the round that gave their proof.

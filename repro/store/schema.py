@@ -12,13 +12,15 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-from repro.records import STAGE_ORDER, utc_now
+from repro.records import LEVER_STAGES, STAGE_ORDER, Stage, utc_now
 
 STORE_FILENAME = "run.sqlite"
 
 # A stage's position in the pipeline; a candidate that reached (passed) a stage reached (passed)
 # every stage before it, so one number per candidate says how far it got.
 STAGE_RANK: dict[str, int] = {stage.value: rank for rank, stage in enumerate(STAGE_ORDER)}
+# salvage and feedback attempts are verifications by a lever: they rank with verify
+STAGE_RANK.update({lever.value: STAGE_RANK[Stage.verify.value] for lever in LEVER_STAGES})
 _STAGE_RANK_SQL = "CASE stage " + " ".join(f"WHEN '{name}' THEN {rank}" for name, rank in STAGE_RANK.items()) + " END"
 
 # Each entry moves the schema one version forward. Never edit a released entry: append a new one.

@@ -48,6 +48,9 @@ class StudySettings(_Record):
     k: int = Field(ge=1)
     strategy: Literal["parallel", "sequential"] = "parallel"
     allow_native_decide: bool = False
+    # repair near-miss samples as text and let the gate judge each repair (no model call)
+    salvage: bool = True
+    salvage_variants: int = Field(4, ge=1, le=16)
     lean: LeanSettings = Field(default_factory=LeanSettings)
 
 
@@ -77,3 +80,9 @@ class SampleOutcome(_Record):
     tokens_out: int = 0
     model_seconds: float = 0.0
     lean_seconds: float = 0.0
+    # salvage of this sample (when the raw text failed): checks made, and the variant the gate verified
+    salvage_checks: int = 0
+    salvage_verified: bool = False
+    salvage_kinds: list[str] = Field(default_factory=list)
+    salvage_code: str | None = None
+    salvage_lean_seconds: float = 0.0

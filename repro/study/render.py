@@ -64,6 +64,29 @@ def report_tables(report: StudyReport) -> list[Table | str]:
                 )
     if groups.row_count:
         items.append(groups)
+    salvage = Table(title="coverage without and with salvage (repaired texts, each through the gate)")
+    for column in ("prover", "group", "raw samples", "with salvage"):
+        salvage.add_column(column)
+    for prover in report.provers:
+        if prover.salvage is None:
+            continue
+        rescued = prover.salvage
+        salvage.add_row(prover.name, "overall", f"{prover.coverage:.3f}", f"{rescued.coverage:.3f}")
+        for label, raw_groups, salvaged in (
+            ("level", prover.by_level, rescued.by_level),
+            ("type", prover.by_type, rescued.by_type),
+        ):
+            for group, value in salvaged.items():
+                raw = raw_groups[group].covered / raw_groups[group].statements if group in raw_groups else None
+                salvage.add_row(prover.name, f"{label} {group}", _number(raw), f"{value:.3f}")
+        salvage.add_row(
+            prover.name,
+            "cost",
+            f"{rescued.checks} Lean checks, {rescued.lean_seconds} s",
+            f"{rescued.salvaged_samples} samples rescued: {rescued.kinds}",
+        )
+    if salvage.row_count:
+        items.append(salvage)
     checks = report.statement_checks or {}
     if checks.get("vacuous") or checks.get("refuted"):
         flagged = Table(title="statements the run's Lean checks found vacuous (a proof proves nothing) or refuted")

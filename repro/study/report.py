@@ -50,6 +50,19 @@ class CostFigures(BaseModel):
     lean_seconds_per_verified: float | None
 
 
+class SalvageFigures(BaseModel):
+    """Coverage when a salvaged sample counts too (a statement covered by a raw or a salvaged sample)."""
+
+    salvaged_samples: int  # failed samples whose repaired text the gate verified
+    covered: int
+    coverage: float
+    by_level: dict[str, float] = Field(default_factory=dict)
+    by_type: dict[str, float] = Field(default_factory=dict)
+    checks: int  # Lean checks salvage made (no model call)
+    lean_seconds: float
+    kinds: dict[str, int] = Field(default_factory=dict)  # repair kinds of the verified variants
+
+
 class ProverFigures(BaseModel):
     name: str
     model: str
@@ -71,6 +84,7 @@ class ProverFigures(BaseModel):
     lean_error_classes: dict[str, float] = Field(default_factory=dict)
     cost: CostFigures
     verified_by_real_lean: bool
+    salvage: SalvageFigures | None = None
 
 
 class PairSplit(BaseModel):
@@ -228,6 +242,7 @@ def build_report(
                 verified_by_real_lean=any(s.verified for s in own) and all(s.real_lean for s in own if s.verified),
             )
         )
+        figures[-1].salvage = _salvage_figures(statements, own, covered)
         covered_sets[name] = covered
         counts[name] = pair_counts
     return StudyReport(
@@ -240,6 +255,35 @@ def build_report(
         provers=figures,
         overlap=_overlap(statements, covered_sets, counts, k, sequential),
         statement_checks=_statement_checks(statements),
+    )
+
+
+def _salvage_figures(
+    statements: list[StudyStatement], own: list[SampleOutcome], covered: set[str]
+) -> SalvageFigures | None:
+    if not any(sample.salvage_checks for sample in own):
+        return None
+    salvaged = [sample for sample in own if sample.salvage_verified]
+    with_salvage = covered | {sample.statement_id for sample in salvaged}
+
+    def shares(key: str) -> dict[str, float]:
+        members: dict[str, list[str]] = defaultdict(list)
+        for statement in statements:
+            if getattr(statement, key):
+                members[str(getattr(statement, key))].append(statement.id)
+        return {
+            group: _round(sum(1 for i in ids if i in with_salvage) / len(ids)) for group, ids in sorted(members.items())
+        }
+
+    return SalvageFigures(
+        salvaged_samples=len(salvaged),
+        covered=len(with_salvage),
+        coverage=_round(len(with_salvage) / len(statements)) if statements else 0.0,
+        by_level=shares("level"),
+        by_type=shares("type"),
+        checks=sum(sample.salvage_checks for sample in own),
+        lean_seconds=round(sum(sample.salvage_lean_seconds for sample in own), 4),
+        kinds=dict(Counter("+".join(sample.salvage_kinds) for sample in salvaged).most_common()),
     )
 
 

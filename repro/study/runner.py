@@ -21,6 +21,7 @@ from repro.lean.text import StatementError, read_statement
 from repro.llm.protocol import ModelBackend, ModelCallError
 from repro.records import LeanMessageRecord, ReasonCode
 from repro.stages.prove import prover_output_text, prover_request
+from repro.stages.salvage import salvage_sample
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 from repro.study.store import StudyStore
 from repro.waiting import waiting_on
@@ -171,10 +172,35 @@ class StudyRunner:
                 "lean_seconds": 0.0 if lean is None or lean.cached else round(lean.elapsed_s, 4),
             }
         )
+        if judged and not verdict.verified and self.settings.salvage:
+            outcome = await self._salvage(outcome, statement, verdict)
         self.store.save_verdict(outcome)
         if not judged:
             self.summary.unjudged_samples += 1
         return outcome
+
+    async def _salvage(self, outcome: SampleOutcome, statement: StudyStatement, verdict: Verdict) -> SampleOutcome:
+        """The sample's repaired texts through the same gate; the raw verdict stays as it was."""
+        checks = await salvage_sample(
+            statement.statement,
+            outcome.text,
+            outcome.finish_reason,
+            verdict,
+            self.verifier,
+            header=statement.header,
+            allow_native_decide=self.settings.allow_native_decide,
+            limit=self.settings.salvage_variants,
+        )
+        rescued = next((check for check in checks if check.verdict.verified), None)
+        return outcome.model_copy(
+            update={
+                "salvage_checks": len(checks),
+                "salvage_verified": rescued is not None,
+                "salvage_kinds": [kind.value for kind in rescued.variant.kinds] if rescued else [],
+                "salvage_code": rescued.verdict.checked_code if rescued else None,
+                "salvage_lean_seconds": round(sum(check.result.lean_seconds for check in checks), 4),
+            }
+        )
 
     async def _request(
         self, prover: ProverEntry, statement: StudyStatement, first_index: int, count: int
