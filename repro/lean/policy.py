@@ -21,7 +21,10 @@ from repro.lean.tables import (
     COMMAND_PREFIXES,
     DECLARATION_KEYWORDS,
     DEFAULT_OPEN_ALLOWLIST,
+    DISPLAY_OPTION_PREFIXES,
+    DISPLAY_OPTIONS,
     FORBIDDEN_NAMES,
+    INFORMATIONAL_COMMANDS,
     METAPROGRAMMING_NAMES,
     METAPROGRAMMING_ROOTS,
     NATIVE_NAMES,
@@ -150,7 +153,9 @@ def scan(
         following = words[index + 1] if index + 1 < len(words) else None
         if token.kind == Kind.identifier and token.text == "import":
             module = following.text if following is not None else ""
-            if not in_preamble or module not in imports_allowed:
+            # a submodule of an imported module (``Mathlib.Tactic`` under ``import Mathlib``) adds nothing
+            subsumed = any(module.startswith(f"{imported}.") for imported in imports_allowed)
+            if not in_preamble or not (module in imports_allowed or subsumed):
                 result.refuse(f"import {module} ({source.where(token)}; only the pinned header's imports, at the top)")
             elif following is not None:
                 blanked.append((token.start, following.end))
@@ -158,6 +163,13 @@ def scan(
             continue
         in_preamble = False
         if token.kind == Kind.hash_command:
+            end = _informational_command_end(source, index)
+            if end is not None:
+                # ``#print axioms thm``, ``#check thm``: Lean attributes messages by position; blanked, never run
+                blanked.append((token.start, words[end - 1].end))
+                in_preamble = False
+                index = end
+                continue
             result.refuse(f"{token.text} ({source.where(token)})")
         elif token.kind == Kind.attribute_open:
             if _simp_attribute_on_theorem(words, index):
@@ -208,8 +220,12 @@ def _identifier(
         option = words[index + 1] if index + 1 < len(words) else None
         value = words[index + 2] if index + 2 < len(words) else None
         option_name = option.name if option is not None and option.kind == Kind.identifier else "?"
-        if option_name not in ALLOWED_OPTIONS or value is None or value.kind != Kind.number:
-            result.refuse(f"set_option {option.text if option else ''} ({source.where(token)}; only resource limits)")
+        scoped = index + 3 < len(words) and words[index + 3].text == "in"
+        if not _allowed_option(option_name, value, scoped):
+            result.refuse(
+                f"set_option {option.text if option else ''} ({source.where(token)}; only resource limits,"
+                " pp.*, linter.* and tactic.hygienic)"
+            )
         return index + 3
     if text in DECLARATION_KEYWORDS:
         name = words[index + 1] if index + 1 < len(words) else None
@@ -223,10 +239,14 @@ def _identifier(
             back -= 1
         _judge_name(source, name, result, allow_native_decide)
         declared = name.name
-        if "." in declared and declared != main_name:
-            result.refuse(f"declaration {name.text} inside a namespace ({source.where(token)})")
+        if declared.startswith("_root_") or "._root_" in declared:
+            result.refuse(f"declaration {name.text} through _root_ ({source.where(token)})")
+        # a dotted helper (``Nat.foo``) only adds a constant: our statement was elaborated before it
+        # exists and the bridge names the main theorem as ``_root_.<name>``, so no helper can stand in
         result.declarations.append(Declaration(text, declared, modifiers, token.start))
         return index + 2
+    if text == "noncomputable" and _unnamed_section_follows(source, index):
+        return index + 2  # ``noncomputable section``: only marks definitions as not compiled
     if text in ALLOWED_MODIFIERS or text == "example":
         return index + 1
     if text in ("universe", "universes"):
@@ -245,6 +265,59 @@ def _identifier(
     if line_starts and source.at_column_zero(token) and not continues and text not in ("by", "end"):
         result.refuse(f"{text} at the start of a line ({source.where(token)}; not a command the gate allows)")
     return index + 1
+
+
+def _allowed_option(option: str, value: Token | None, scoped: bool) -> bool:
+    """Resource limits; linter and hygiene switches; ``pp.*`` only scoped to the prover's command by ``in``.
+
+    Options set without ``in`` stay set for our own bridge and ``#print axioms`` (the REPL keeps them,
+    the Kimina server joins the commands into one file); printing options must not reach the axiom
+    report we read.
+    """
+    if value is None:
+        return False
+    if option in ALLOWED_OPTIONS:
+        return value.kind == Kind.number
+    boolean = value.kind == Kind.identifier and value.text in ("true", "false")
+    if option in DISPLAY_OPTIONS or option.startswith("linter."):
+        return boolean
+    if option.startswith(DISPLAY_OPTION_PREFIXES):
+        return scoped and (boolean or value.kind == Kind.number)
+    return False
+
+
+def _alone_on_its_line(source: LeanCode, last: Token, following: Token | None) -> bool:
+    return following is None or "\n" in source.text[last.end : following.start]
+
+
+def _informational_command_end(source: LeanCode, index: int) -> int | None:
+    """Index after ``#print axioms NAME`` or ``#check [@]NAME`` standing alone on its line, else None."""
+    words = source.significant
+    token = words[index]
+    if token.text not in INFORMATIONAL_COMMANDS or not source.at_column_zero(token):
+        return None
+    cursor = index + 1
+    if token.text == "#print":
+        if cursor >= len(words) or words[cursor].text != "axioms" or words[cursor].kind != Kind.identifier:
+            return None
+        cursor += 1
+    elif cursor + 1 < len(words) and words[cursor].text == "@" and words[cursor + 1].start == words[cursor].end:
+        cursor += 1
+    if cursor >= len(words) or words[cursor].kind != Kind.identifier:
+        return None
+    name = words[cursor]
+    if "\n" in source.text[token.end : name.start]:
+        return None
+    following = words[cursor + 1] if cursor + 1 < len(words) else None
+    return cursor + 1 if _alone_on_its_line(source, name, following) else None
+
+
+def _unnamed_section_follows(source: LeanCode, index: int) -> bool:
+    words = source.significant
+    if index + 1 >= len(words) or words[index + 1].text != "section":
+        return False
+    section = words[index + 1]
+    return _alone_on_its_line(source, section, words[index + 2] if index + 2 < len(words) else None)
 
 
 def _judge_name(source: LeanCode, token: Token, result: ScanResult, allow_native_decide: bool) -> None:

@@ -142,6 +142,14 @@ DECLARATION_KEYWORDS = frozenset({"theorem", "lemma", "def", "abbrev"})
 ALLOWED_MODIFIERS = frozenset({"private", "noncomputable"})
 # Resource limits only: none changes what Lean accepts as a proof.
 ALLOWED_OPTIONS = frozenset({"maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats"})
+# Options that change only printing, linting or the hygiene of tactic-made names, never what the kernel
+# accepts; set to ``true``/``false`` (or a number for ``pp.*``, which must be scoped by ``in``). Every
+# other option is refused.
+DISPLAY_OPTION_PREFIXES = ("pp.", "linter.")
+DISPLAY_OPTIONS = frozenset({"tactic.hygienic"})
+# Informational commands a prover leaves in its output: blanked (Lean never runs them), not refused,
+# when they name one constant and stand alone on their line.
+INFORMATIONAL_COMMANDS = frozenset({"#check", "#print"})
 DEFAULT_OPEN_ALLOWLIST = frozenset(
     {
         "BigOperators",
