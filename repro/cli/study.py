@@ -39,6 +39,7 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
         StudyError,
         StudyStoreError,
         parse_prover_spec,
+        read_statements,
         run_study,
         study_size,
     )
@@ -52,7 +53,13 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
     except ProverSpecError as error:
         errors.print(f"error: {error}", style="red")
         return ExitCode.usage
-    if not arguments.resume:  # a new study creates nothing until every prover's endpoint answers
+    if not arguments.resume:  # a new study creates nothing until its input reads and every endpoint answers
+        if arguments.statements is not None:
+            try:
+                read_statements(arguments.statements)  # bad input is named first (2), before any endpoint (3)
+            except StatementSetError as error:
+                errors.print(f"error: {error}", style="red")
+                return ExitCode.usage
         preflight_models([(f"prover {prover.name}", prover.settings) for prover in provers])
     created = not study_dir.exists()
     with hold_directory(study_dir, command="repro prove-study"):
