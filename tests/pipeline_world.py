@@ -25,9 +25,9 @@ VACUOUS_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) (h₁ : x / 12 =
 VACUOUS_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) (h₁ : x / 12 = 299) : x = 7 := by\n  omega\n```"
 # false: 3600 / 12 is 300; every sample fails, our refutation proves the negation
 REFUTED_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 301 := by sorry"
-UNEVALUATED_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by sorry"
+UNEVALUATED_STATEMENT = "theorem {name} (x : ℝ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by sorry"
 UNEVALUATED_PROOF = (
-    "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by\n  subst h₀\n  rfl\n```"
+    "```lean4\ntheorem {name} (x : ℝ) (h₀ : x = 3600) : x / 12 = 3600 / 12 := by\n  subst h₀\n  rfl\n```"
 )
 
 # Near misses (RePro App. J) and what salvage or a feedback round does with them

@@ -1,17 +1,19 @@
 """Stage 7: recover the answer from OUR verified statement, never from the prover's text.
 
-A literal on the right of the conclusion's top-level ``=`` (or a set literal) is read
-deterministically: the statement reader works on lexed tokens, strips leading ``let``/``have``
-bindings, ``∀`` binders and hypotheses, and never cuts the signature at "the first ``:=``".
-Otherwise the extraction model is shown the question and our statement (never the prover's code:
-a proven irrelevant helper such as ``lemma final_answer_value : (8:ℕ) = 8`` must not steer it) and
-proposes an answer:
+Sound before complete (adversary findings 3, 4 and S3): an answer is released only where the
+statement itself pins it down.
 
-- for an existential statement (``∃ x, P x``) the proposal is a witness: it must be numeric literals,
-  and our own Lean command must prove the statement with it
-  (:func:`repro.lean.statement_checks.check_witness`);
-- otherwise (``IsLeast S 5``, disjunctions, ...) each comma-separated part must be a token sequence of
-  our statement's conclusion: ``4`` is not grounded by ``maxHeartbeats 400000`` or by ``x₄``.
+- Deterministic: the conclusion (after leading ``let``/``have`` bindings, nothing else) is a single
+  top-level ``=`` whose type our binders and ascriptions show to be ℕ, ℤ, ℚ, ℝ or ℂ, and whose right
+  side is a plain numeral of that type (ℕ: digits; ℤ: a sign allowed; ℚ/ℝ/ℂ: also ``a/b`` or a
+  decimal). A premise, disjunction, negation or ``∀`` at depth 0, an unknown type (a library function,
+  ``ZMod``, ``Fin``, a cast) or an operator on the right means no deterministic answer.
+- Witness: for a conclusion ``∃ x, P x`` whose body has no depth-0 premise or disjunction, the
+  extraction model (shown the question and our statement, never the prover's code) proposes numeric
+  literals and our own Lean command must prove the statement with them
+  (:func:`repro.lean.statement_checks.check_witness`).
+- Anything else (``IsLeast S 5``, ``x = 3 ∨ x = 7``, ``P → x = 5``) is rejected as
+  ``answer_not_grounded``: a token of the statement is not an answer the statement entails.
 
 The candidate is then classified; only ``final`` is retained.
 """
@@ -30,13 +32,13 @@ from repro.lean.statement_checks import CheckOutcome, check_witness, is_numeric_
 from repro.lean.text import (
     LeanCode,
     StatementError,
-    final_proposition,
     lean_code,
     read_statement,
     strip_comments,
     top_level_equation,
 )
-from repro.lean.text.lexer import lex, significant
+from repro.lean.text.lexer import Kind, lex, significant
+from repro.lean.text.statement import _binding_end, depths
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
@@ -44,10 +46,6 @@ from repro.prompts import render_prompt
 from repro.records import AttemptStatus, ReasonCode
 from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
 
-_NUMERIC_LITERAL = re.compile(
-    r"^\(?\s*-?\s*\d+(?:\.\d+)?\s*(?::\s*[ℕℤℚℝ]\w*)?\s*\)?(?:\s*/\s*\(?\s*\d+(?:\.\d+)?\s*(?::\s*[ℕℤℚℝ]\w*)?\s*\)?)?$"
-)
-_SET_LITERAL = re.compile(r"^\{\s*[^{}|]*\}$")
 _UNEVALUATED = re.compile(r"\d\s*[+*^]\s*\d|\d\s*-\s*\d|\d\s*/\s*\d|√|Real\.sqrt|\bsqrt\b|π|Real\.pi|\.log|\bexp\b")
 _META_COMMANDS = re.compile(r"^\s*#(eval|reduce|check|print)\b.*$", re.MULTILINE)
 
@@ -81,21 +79,146 @@ def conclusion(statement: str) -> str:
 
 
 def deterministic_answer(statement: str) -> str | None:
-    """The literal on the right of the final proposition's single top-level ``=``, if there is one."""
+    """The numeral on the right of the conclusion's single top-level ``=``, read in the equation's type.
+
+    Fail closed (adversary findings 3 and 4): a literal is read only when the conclusion itself is
+    that equation (no premise, disjunction, negation or binder at depth 0 to read it through), the
+    equation's type is known from our binders and ascriptions to be one of ℕ, ℤ, ℚ, ℝ, ℂ, and the
+    right side is a plain numeral in that type. ``(3 + 4 + 8 : ℕ) / 3 = 16 / 3`` (ℕ division: 5) and
+    ``(2 : ZMod 7) ^ 10 = 9`` (9 = 2) have no deterministic answer.
+    """
     try:
-        target = conclusion(statement)
+        parsed = read_statement(statement)
     except StatementError:
         return None
-    proposition, existential = final_proposition(target)
-    if existential:
-        return None  # the answer is a witness, not the right side of an equation
-    equation = top_level_equation(proposition)
+    types = _binder_types(parsed.binders)
+    proposition = _without_bindings(parsed.conclusion, types)
+    equation = None if proposition is None else top_level_equation(_unwrapped(proposition))
     if equation is None:
         return None
-    right = " ".join(strip_comments(equation[1], keep_layout=False).split())
-    if _NUMERIC_LITERAL.match(right) or _SET_LITERAL.match(right):
-        return right
+    left, right = equation
+    kind = _equation_type(left, right, types)
+    if kind is None:
+        return None
+    value = _plain_numeral(right)
+    if value is None or not _NUMERAL_FORMS[kind].match(value.replace(" ", "")):
+        return None
+    return value
+
+
+_NUMERIC_TYPES = {"ℕ": "ℕ", "Nat": "ℕ", "ℤ": "ℤ", "Int": "ℤ", "ℚ": "ℚ", "Rat": "ℚ", "ℝ": "ℝ", "Real": "ℝ"}
+_NUMERIC_TYPES |= {"ℂ": "ℂ", "Complex": "ℂ"}
+_NUMERAL_FORMS = {
+    "ℕ": re.compile(r"^\d+$"),
+    "ℤ": re.compile(r"^-?\d+$"),
+    **dict.fromkeys(("ℚ", "ℝ", "ℂ"), re.compile(r"^-?\d+(?:/\d+|\.\d+)?$")),
+}
+_ASCRIBED_NUMERAL = re.compile(r"\(\s*(-?\s*\d+(?:\.\d+)?)\s*:\s*(ℕ|ℤ|ℚ|ℝ|ℂ|Nat|Int|Rat|Real|Complex)\s*\)")
+
+
+def _unwrapped(text: str) -> str:
+    """``text`` without parentheses around the whole of it."""
+    text = text.strip()
+    for _ in range(100):
+        tokens = significant(lex(text))
+        if len(tokens) < 2 or tokens[0].text != "(" or tokens[-1].text != ")":
+            return text
+        level = depths(tokens)
+        if level[-1] != 0 or not all(d > 0 for d in level[1:-1]):
+            return text
+        text = text[tokens[0].end : tokens[-1].start].strip()
+    return text
+
+
+def _without_bindings(conclusion: str, types: dict[str, str]) -> str | None:
+    """The conclusion after its leading ``let``/``have`` bindings; ``let x : T := v`` records x's type.
+
+    A binding is a definition, not a premise, so reading past it reads nothing under a hypothesis. A
+    ``let`` without a written type leaves its name unknown (so an equation using it has no answer).
+    """
+    text = _unwrapped(conclusion)
+    for _ in range(200):
+        tokens = significant(lex(text))
+        if not tokens or tokens[0].text not in ("let", "have", "haveI", "letI"):
+            return text
+        level = depths(tokens)
+        cut = _binding_end(text, tokens, level)
+        if cut is None:
+            return None
+        if len(tokens) > 4 and tokens[2].text == ":" and tokens[4].text == ":=":
+            types[tokens[1].text] = tokens[3].text
+        else:
+            types.pop(tokens[1].text, None)
+        text = _unwrapped(text[cut:])
     return None
+
+
+def _binder_types(binders: list[str]) -> dict[str, str]:
+    """Name -> type text of the signature's typed binder groups (``(a b : ℝ)``, ``{f : ℕ → ℕ}``)."""
+    types: dict[str, str] = {}
+    for group in binders:
+        tokens = significant(lex(group))
+        if len(tokens) < 3 or tokens[0].text not in ("(", "{", "[", "⦃"):
+            continue
+        level = depths(tokens)
+        colon = next((i for i, t in enumerate(tokens) if level[i] == 1 and t.text == ":"), None)
+        if colon is None:
+            continue
+        default = next((i for i in range(colon, len(tokens)) if level[i] == 1 and tokens[i].text == ":="), None)
+        type_text = " ".join(t.text for t in tokens[colon + 1 : -1 if default is None else default])
+        for token in tokens[1:colon]:
+            if token.kind == Kind.identifier:
+                types[token.text] = type_text
+    return types
+
+
+# symbols whose result has the type of their operands (or is the ascription/equation itself)
+_SAME_TYPE_SYMBOLS = frozenset({"+", "-", "*", "/", "%", "^", "(", ")", "|", "!", ":", "="})
+
+
+def _equation_type(left: str, right: str, binders: dict[str, str]) -> str | None:
+    """The equation's type when every identifier and ascription in it says the same numeric type.
+
+    An identifier that is not one of our typed binders (a library function, a ``let`` name, a ``∑``
+    variable), a cast (``↑``), a second type or any other type name makes the type unknown: None.
+    """
+    tokens = significant(lex(f"{left} = {right}"))
+    level = depths(tokens)
+    seen: set[str] = set()
+    for index, token in enumerate(tokens):
+        if token.kind == Kind.symbol and token.text not in _SAME_TYPE_SYMBOLS:
+            return None  # ``↑``, ``⌊x⌋`` (ℤ), ``⌊x⌋₊`` (ℕ), ``√``, ``∑``, ``•``, ``.field``: the type may change
+        if token.kind not in (Kind.identifier, Kind.number, Kind.symbol):
+            return None
+        if token.kind != Kind.identifier:
+            continue
+        previous = tokens[index - 1].text if index else ""
+        if previous == ":":  # an ascription: ``(e : T)`` with T a single numeric type name
+            closes = index + 1 < len(tokens) and tokens[index + 1].text == ")" and level[index + 1] < level[index]
+            if token.text not in _NUMERIC_TYPES or not closes:
+                return None
+            seen.add(_NUMERIC_TYPES[token.text])
+            continue
+        type_text = binders.get(token.text)
+        if type_text is None:
+            return None
+        parts = [part.strip() for part in type_text.split("→")]
+        if any(part not in _NUMERIC_TYPES for part in parts):
+            return None
+        if len(parts) > 1:  # a function counts only applied to an argument
+            following = tokens[index + 1] if index + 1 < len(tokens) else None
+            if following is None or not (following.kind in (Kind.identifier, Kind.number) or following.text == "("):
+                return None
+        seen.add(_NUMERIC_TYPES[parts[-1]])
+    return seen.pop() if len(seen) == 1 else None
+
+
+def _plain_numeral(right: str) -> str | None:
+    """The right side as ``-12``, ``3/4`` or ``2.5`` (type ascriptions dropped), or None."""
+    text = " ".join(strip_comments(right, keep_layout=False).split())
+    text = _unwrapped(_ASCRIBED_NUMERAL.sub(r"\1", text))
+    compact = text.replace(" ", "")
+    return text if re.fullmatch(r"-?\d+(?:/\d+|\.\d+)?", compact) else None
 
 
 _FRACTION = re.compile(r"^\(?\s*(-?\d+)\s*\)?\s*/\s*\(?\s*(\d+)\s*\)?$")
@@ -151,11 +274,31 @@ def grounded_in_statement(candidate: str, statement: str) -> bool:
     return True
 
 
+_OPEN_CONNECTIVES = frozenset({"→", "->", "∨", "\\/", "↔", "<->", "¬", "∀", "∃", "∃!", "fun", "λ", "if"})
+
+
 def is_existential(statement: str) -> bool:
+    """Whether the conclusion itself is ``∃ x, P x`` with a body a witness can be checked against.
+
+    Fail closed (adversary S3): the ``∃`` must be the conclusion (no premise, ``∀`` or disjunction
+    around it) and its body must have no depth-0 ``→``, ``∨``, ``↔``, ``¬`` or binder, or a witness
+    that makes a premise inside the body false (``∃ n, n > 5 → n = 7`` with ``0``) would be "checked".
+    """
     try:
-        return final_proposition(read_statement(statement).conclusion)[1]
+        proposition = _without_bindings(read_statement(statement).conclusion, {})
     except StatementError:
         return False
+    if proposition is None:
+        return False
+    tokens = significant(lex(proposition))
+    if not tokens or tokens[0].text != "∃":
+        return False
+    level = depths(tokens)
+    comma = next((i for i, t in enumerate(tokens) if level[i] == 0 and t.text == ","), None)
+    if comma is None:
+        return False
+    body = [t for t, d in zip(tokens[comma + 1 :], level[comma + 1 :], strict=True) if d == 0]
+    return bool(body) and not any(t.text in _OPEN_CONNECTIVES for t in body)
 
 
 async def recover_answer(
@@ -178,8 +321,15 @@ async def recover_answer(
     candidate = deterministic_answer(statement)
     method = "deterministic"
     try:
+        if candidate is None and not is_existential(statement):
+            # nothing Lean could check a proposed answer against: a token of the statement (``7`` of
+            # ``x = 3 ∨ x = 7``) is not entailed by it, so no model is asked (adversary finding 4, S3)
+            result.output = {"candidate": None, "method": "none", "why": "no deterministic answer and no ∃ to witness"}
+            result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
+            result.elapsed_s = clock.elapsed()
+            return result
         if candidate is None:
-            method = "model"
+            method = "witness"
             prompt = render_prompt("answer_extract", question=question, statement=code_without_prose(statement))
             extraction = await ask_json(
                 extract_client,
@@ -189,13 +339,10 @@ async def recover_answer(
             account(result, extract_client, extraction.responses)
             candidate = extraction.value.answer if extraction.value else None
         result.output = {"candidate": candidate, "method": method}
-        if method == "model" and candidate and is_existential(statement):
-            result.output["method"] = "witness"
-            accepted = await _witness_accepted(result, statement, candidate, verifier, header)
+        if method == "witness":
+            accepted = bool(candidate) and await _witness_accepted(result, statement, candidate or "", verifier, header)
         else:
-            accepted = bool(candidate) and (
-                method == "deterministic" or grounded_in_statement(candidate or "", statement)
-            )
+            accepted = bool(candidate)
         if not candidate or not accepted:
             if result.status == AttemptStatus.passed:
                 result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
