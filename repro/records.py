@@ -259,6 +259,9 @@ class Provenance(Record):
     mathlib_revision: str | None
     verifier_backend: str | None
     verified_by_real_lean: bool
+    # our trusted Lean check of the statement before proving (satisfiable / flagged / undecided);
+    # None in releases written before the checks existed
+    statement_check: str | None = None
     proof_hash: str
     repro_version: str
     released_at: str

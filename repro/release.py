@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from collections import Counter
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +140,7 @@ def instance_from_candidate(
             mathlib_revision=candidate.mathlib_revision,
             verifier_backend=candidate.verifier_backend,
             verified_by_real_lean=candidate.verifier_is_real_lean,
+            statement_check=candidate.statement_check,
             proof_hash=proof_hash(verified_code),
             repro_version=__version__,
             released_at=released_at,
@@ -170,6 +173,7 @@ _PROVENANCE_FIELDS: dict[str, Any] = {
     "mathlib_revision": _STRING,
     "verifier_backend": _STRING,
     "verified_by_real_lean": _BOOL,
+    "statement_check": _STRING,
     "proof_hash": _STRING,
     "repro_version": _STRING,
     "released_at": _STRING,
@@ -259,6 +263,30 @@ def _prover_section(config: RunConfig | None) -> str:
     return "".join(lines)
 
 
+_CHECK_MEANINGS = {
+    "satisfiable": "Lean proved the statement's hypotheses can hold (every variable pinned to a value)",
+    "flagged": "no such values were found and nothing was derived from the hypotheses: audit these",
+    "undecided": "Lean gave no verdict on the check (timeout or infrastructure)",
+}
+
+
+def _statement_check_section(counts: Counter[str | None], rows: int) -> str:
+    """How many released rows each statement check outcome covers (``provenance.statement_check``)."""
+    if not rows:
+        return ""
+    lines = ["\n## Statement checks\n\n"]
+    lines.append(
+        "Before proving, repro checks each statement with its own Lean commands (never the prover's text);"
+        " `provenance.statement_check` records the outcome per row.\n\n"
+    )
+    for outcome, meaning in _CHECK_MEANINGS.items():
+        lines.append(f"- {outcome}: {counts.get(outcome, 0)} of {rows} rows ({meaning})\n")
+    others = {key: count for key, count in counts.items() if key not in _CHECK_MEANINGS}
+    for other, count in sorted(others.items(), key=lambda item: str(item[0])):
+        lines.append(f"- {'not recorded' if other is None else other}: {count} of {rows} rows\n")
+    return "".join(lines)
+
+
 def _card(
     rows: int,
     unverified: int,
@@ -267,6 +295,8 @@ def _card(
     terms: SourceLicense,
     skip_reasons: list[str],
     unfinished: int = 0,
+    *,
+    statement_checks: Counter[str | None] | None = None,
 ) -> str:
     front = {
         "license": terms.license,
@@ -291,7 +321,8 @@ def _card(
             " or the run was stopped); this release holds only what was finished, so its figures are not those of"
             " the whole selection.\n"
         )
-    source = f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"
+    source = _statement_check_section(statement_checks or Counter(), rows)
+    source += f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"
     source += _prover_section(config)
     if terms.note:
         source += f"\n> **Redistribution:** {terms.note}\n"
@@ -355,7 +386,7 @@ _COLUMNS: dict[str, str] = {
 # array per row, and each distinct array is turned into columns and JSONL text once, in Python.
 _PROVENANCE_FIELDS_SQL = (
     "json_extract(c.payload, '$.models', '$.backends', '$.lean_toolchain', '$.mathlib_revision',"
-    " '$.verifier_backend', '$.verifier_is_real_lean')"
+    " '$.verifier_backend', '$.verifier_is_real_lean', '$.statement_check')"
 )
 _BOOLEAN_COLUMNS = ("answer_disagrees_with_screener",)  # SQLite answers 0 or 1; JSON wants true or false
 _REQUIRED = ("rewritten_question", "new_answer", "lean_statement", "lean_proof", "verified_code")
@@ -389,6 +420,7 @@ class _RowProvenance:
     mathlib_revision: str | None
     verifier_backend: str | None
     verified_by_real_lean: bool
+    statement_check: str | None
     jsonl_head: bytes
 
 
@@ -412,6 +444,8 @@ class _Written:
     rows: int = 0
     unverified: int = 0
     num_bytes: int = 0
+    # released rows per statement check outcome (None: the run predates the checks)
+    statement_checks: Counter[str | None] = dataclass_field(default_factory=Counter)
 
 
 class _ReleaseWriter:
@@ -502,6 +536,7 @@ class _ReleaseWriter:
         self._parquet.write_table(table)
         self.written.rows += count
         self.written.unverified += sum(unverified)
+        self.written.statement_checks.update(provenance.statement_check for provenance in provenances)
         self.written.num_bytes += table.nbytes
         self._sources.update(values["source_dataset"])
 
@@ -510,7 +545,7 @@ class _ReleaseWriter:
         known = self._provenances.get(fields)
         if known is not None:
             return known
-        models, backends, toolchain, mathlib, verifier, real_lean = json.loads(fields)
+        models, backends, toolchain, mathlib, verifier, real_lean, statement_check = json.loads(fields)
         stage_models = [
             {
                 "schema_version": RECORD_SCHEMA_VERSION,
@@ -528,6 +563,7 @@ class _ReleaseWriter:
             "mathlib_revision": mathlib,
             "verifier_backend": verifier,
             "verified_by_real_lean": bool(real_lean),
+            "statement_check": statement_check,
         }
         jsonl_head = f'"unverified":{_compact_json(unverified)},"provenance":{_compact_json(head)[:-1]},"proof_hash":"'
         known = self._provenances[fields] = _RowProvenance(
@@ -537,6 +573,7 @@ class _ReleaseWriter:
             mathlib_revision=mathlib,
             verifier_backend=verifier,
             verified_by_real_lean=bool(real_lean),
+            statement_check=statement_check,
             jsonl_head=jsonl_head.encode(),
         )
         return known
@@ -630,7 +667,16 @@ def write_release(
         raise
     finally:
         store.close()
-    card = _card(written.rows, written.unverified, config, written.num_bytes, terms, skip_reasons, unfinished)
+    card = _card(
+        written.rows,
+        written.unverified,
+        config,
+        written.num_bytes,
+        terms,
+        skip_reasons,
+        unfinished,
+        statement_checks=written.statement_checks,
+    )
     (out / "README.md").write_text(card, encoding="utf-8")
     from repro.release_exports import write_release_exports  # inspect_ai and lm-eval tasks beside the data
 
@@ -725,16 +771,6 @@ def read_parquet_release(out_dir: str | Path) -> list[ReleasedInstance]:
     return instances
 
 
-def answer_is_grounded(instance: ReleasedInstance) -> bool:
-    """The released answer is the one read from the verified statement (or found verbatim in the code)."""
-    from repro.stages.answer import deterministic_answer, grounded, literal_text
-
-    literal = deterministic_answer(instance.lean_statement)
-    if literal is not None:
-        return literal_text(literal) == instance.new_answer
-    return grounded(instance.new_answer, instance.verified_code)
-
-
 def read_release(out_dir: str | Path) -> list[ReleasedInstance]:
     path = Path(out_dir) / "data" / f"{SPLIT}.jsonl"
     if not path.is_file():
@@ -757,6 +793,14 @@ class ReverifyResult:
     answer_grounded: bool = True
     # Lean gave no verdict (timeout, unavailable): neither a pass nor a rejection
     infrastructure: bool = False
+    # ``provenance.statement_check`` as released, and what our trusted Lean check says now
+    statement_check: str | None = None
+    statement_recheck: str | None = None
+    statement_check_agrees: bool = True
+
+    @property
+    def passed(self) -> bool:
+        return self.passed_gate and self.answer_grounded and self.statement_check_agrees
 
 
 class LeanUnavailableError(RuntimeError):
@@ -772,6 +816,7 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
     """
     from repro.lean import build_verifier, verify_proof
     from repro.lean.audit import INFRA_REASONS
+    from repro.stages.answer import recheck_answer
 
     problems = check_release_files(out_dir)
     if problems:
@@ -799,9 +844,20 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
             same = verdict.checked_code == instance.verified_code
             if not same:
                 reasons.append("checked code differs from the released verified_code")
-            answer_grounded = answer_is_grounded(instance)
+            # from our statement alone (issue 19 §4): never from the released proof text
+            answer = await recheck_answer(instance.lean_statement, instance.new_answer, verifier, header=lean.header)
+            answer_grounded = answer.grounded
             if not answer_grounded:
-                reasons.append(f"new_answer {instance.new_answer!r} is not the answer read from the verified statement")
+                reasons.append(
+                    f"new_answer {instance.new_answer!r} is not the answer read from the verified statement"
+                    f" ({answer.method}: {answer.detail})"
+                )
+            recheck, agrees, no_verdict = await _recheck_statement(instance, verifier, lean.header)
+            if not agrees or no_verdict:
+                reasons.append(
+                    f"statement_check released as {instance.provenance.statement_check!r};"
+                    f" our Lean check of the statement now says {recheck!r}"
+                )
             results.append(
                 ReverifyResult(
                     instance_id=instance.instance_id,
@@ -809,12 +865,38 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
                     real_lean=bool(verdict.lean and verdict.lean.real_lean),
                     reasons=reasons,
                     answer_grounded=answer_grounded,
-                    infrastructure=bool(verdict.reasons) and set(verdict.reasons) <= INFRA_REASONS,
+                    infrastructure=(bool(verdict.reasons) and set(verdict.reasons) <= INFRA_REASONS)
+                    or no_verdict
+                    or answer.no_verdict,
+                    statement_check=instance.provenance.statement_check,
+                    statement_recheck=recheck,
+                    statement_check_agrees=agrees,
                 )
             )
     finally:
         await verifier.close()
     return results
+
+
+async def _recheck_statement(instance: ReleasedInstance, verifier: Any, header: str) -> tuple[str | None, bool, bool]:
+    """Re-run the pipeline's statement check (:func:`repro.lean.statement_checks.check_statement`).
+
+    Returns (outcome now, agrees, no verdict). A vacuous statement never agrees (it is never retained);
+    a row released as satisfiable must be satisfiable again; a row released as flagged or undecided
+    (or before the checks existed) only records what Lean says now. No verdict now is neither.
+    """
+    from repro.lean.statement_checks import check_statement
+
+    released = instance.provenance.statement_check
+    facts = await check_statement(instance.lean_statement, verifier, header=header)
+    now = facts.status
+    if now == "vacuous":
+        return now, False, False
+    if now == "undecided":
+        return now, True, released in ("satisfiable", "flagged")
+    if released == "satisfiable":
+        return now, now == "satisfiable", False
+    return now, True, False
 
 
 async def _preflight(verifier: Any, lean: LeanSettings) -> None:

@@ -55,7 +55,8 @@ def test_honest_forms_pass(code: str) -> None:
 # (case, code, the one refusal expected: a substring of its label)
 CASES = [
     ("import after the first command", THEOREM + "import Mathlib\n", "import Mathlib"),
-    ("import of a module not in the header", "import Mathlib.Tactic\n" + THEOREM, "import Mathlib.Tactic"),
+    # a submodule of a header import (``Mathlib.Tactic``) is subsumed since issue 19 §3
+    ("import of a module not in the header", "import Lean.Elab\n" + THEOREM, "import Lean.Elab"),
     ("hash command", THEOREM + "  #check x\n", "#check"),
     ("attribute other than simp", "@[reducible] def f : ℕ := 1\n" + THEOREM, "attribute @[...]"),
     ("simp attribute on a def", "@[simp] def f : ℕ := 1\n" + THEOREM, "attribute @[...]"),
@@ -98,7 +99,8 @@ CASES = [
     ("set_option allowed name, not a number", "set_option maxHeartbeats true in\n" + THEOREM, "set_option"),
     ("set_option at the end", THEOREM + "  set_option", "set_option"),
     ("declaration without a name", THEOREM + "  theorem\n", "without a name"),
-    ("dotted helper name", "theorem Nat.aux0 : True := trivial\n" + THEOREM, "inside a namespace"),
+    # dotted helper names pass since issue 19 §3; only a declaration through _root_ is refused
+    ("helper declared through _root_", "theorem _root_.aux0 : True := trivial\n" + THEOREM, "through _root_"),
     ("universe without a name", "universe\n" + THEOREM, "without a plain name"),
     ("universe with a dotted name", "universe u.v\n" + THEOREM, "without a plain name"),
     ("declare_ prefix", _with_tactic("declare_foo"), "declare_foo ("),
@@ -138,10 +140,12 @@ def test_search_tactics_are_marked_as_policy() -> None:
     assert not scan(THEOREM, header=HEADER, main_name=MAIN).uses_search_tactic
 
 
-def test_the_main_theorem_may_be_dotted_and_only_it() -> None:
+def test_the_main_theorem_and_helpers_may_be_dotted_but_not_declared_through_root() -> None:
     dotted = THEOREM.replace("robe_total", "Nat.robe_total")
     assert _refusals(dotted, main_name="Nat.robe_total") == []
-    assert any("inside a namespace" in label for label in _refusals(dotted))
+    assert _refusals(dotted) == []  # a dotted helper only adds a constant (issue 19 §3)
+    rooted = THEOREM.replace("robe_total", "_root_.robe_total")
+    assert any("through _root_" in label for label in _refusals(rooted))
 
 
 def test_a_header_open_is_allowed_in_prover_code() -> None:

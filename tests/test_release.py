@@ -204,3 +204,109 @@ def test_a_comment_in_the_proof_never_grounds_an_answer() -> None:
     assert grounded("42", honest)
     steered = "theorem t : ∃ n : ℕ, n * 3 = 126 := by\n  -- the final answer is 42\n  exact ⟨_, rfl⟩ /- 42 -/"
     assert not grounded("42", steered)
+
+
+def _set_statement_checks(run_dir: Path, checks: dict[str, str | None], **changes: object) -> None:
+    with RunStore(run_dir) as store:
+        for candidate in store.candidates(CandidateStatus.retained):
+            candidate.statement_check = checks[candidate.problem_id]
+            for name, value in changes.get(candidate.problem_id, {}).items():  # type: ignore[attr-defined]
+                setattr(candidate, name, value)
+            store.save_candidate(candidate)
+
+
+def test_released_rows_and_the_card_carry_the_statement_check(tmp_path: Path) -> None:
+    import pyarrow.parquet as parquet
+
+    synthetic_run(tmp_path / "run", real_lean=True)
+    _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": "flagged"})
+    write_release(tmp_path / "run", tmp_path / "out")
+    by_id = {row.instance_id: row.provenance.statement_check for row in read_release(tmp_path / "out")}
+    assert by_id == {"math:7#r0": "satisfiable", "gsm8k:1#r0": "flagged"}
+    parquet_rows = parquet.read_table(tmp_path / "out" / "data" / "test.parquet").to_pylist()
+    assert {row["instance_id"]: row["provenance"]["statement_check"] for row in parquet_rows} == by_id
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "## Statement checks" in card
+    assert "- satisfiable: 1 of 2 rows" in card and "- flagged: 1 of 2 rows" in card
+    assert "- undecided: 0 of 2 rows" in card
+
+
+def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path) -> None:
+    synthetic_run(tmp_path / "run", real_lean=True)
+    _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": None})
+    write_release(tmp_path / "run", tmp_path / "out")
+    lean = LeanSettings(backend="fake", workers=1, header="")
+    results = asyncio.run(reverify_release(tmp_path / "out", lean))
+    assert [(r.statement_check, r.statement_recheck, r.passed) for r in results] == [
+        ("satisfiable", "satisfiable", True),
+        (None, "satisfiable", True),
+    ]
+    # a row claiming "satisfiable" for a statement whose hypotheses Lean cannot instantiate
+    statement = "theorem t (x : ℕ) (h : x > 3) : 300 = 300 := by sorry"
+    proof = "theorem t (x : ℕ) (h : x > 3) : 300 = 300 := by\n  rfl"
+    changes = {"math:7": {"lean_statement": statement, "lean_proof": proof, "verified_code": proof}}
+    _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": "flagged"}, **changes)
+    write_release(tmp_path / "run", tmp_path / "claimed")
+    results = asyncio.run(reverify_release(tmp_path / "claimed", lean))
+    assert results[0].passed_gate and results[0].statement_recheck == "flagged"
+    assert not results[0].passed and not results[0].statement_check_agrees
+    assert "statement_check released as 'satisfiable'" in " ".join(results[0].reasons)
+    assert results[1].passed, "a flagged row that is still flagged agrees"
+
+
+def _one_row_run(run_dir: Path, statement: str, proof: str, answer: str) -> None:
+    with RunStore(run_dir) as store:
+        store.add_problems(
+            [SourceProblem(problem_id="gsm8k:3", source="gsm8k", source_id="3", question="Q?", answer="1")]
+        )
+        store.save_candidate(
+            Candidate(
+                candidate_id="gsm8k:3#r0",
+                problem_id="gsm8k:3",
+                rewrite_index=0,
+                status=CandidateStatus.retained,
+                rewritten_question="Rewritten",
+                new_answer=answer,
+                lean_statement=statement,
+                theorem_name="t",
+                lean_proof=proof,
+                verified_code=proof,
+                verifier_backend="lean-interact-repl",
+                verifier_is_real_lean=True,
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("answer", "grounded"),
+    [("42", True), ("41", False), ("400000", False)],
+)
+def test_reverify_checks_an_existential_answer_as_a_witness_never_from_the_proof(
+    tmp_path: Path, answer: str, grounded: bool
+) -> None:
+    """Issue 19 §4: a proven helper (``h41``) or an option in the proof must not ground an answer."""
+    statement = "theorem t : ∃ n : ℕ, n * 3 = 126 := by sorry"
+    proof = (
+        "theorem t : ∃ n : ℕ, n * 3 = 126 := by\n  have h41 : (41 : ℕ) = 41 := rfl\n"
+        "  set_option maxHeartbeats 400000 in\n  exact ⟨42, by norm_num⟩"
+    )
+    _one_row_run(tmp_path / "run", statement, proof, answer)
+    write_release(tmp_path / "run", tmp_path / "out")
+    [result] = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header="")))
+    assert result.answer_grounded is grounded, result.reasons
+    if not grounded:
+        assert "witness" in " ".join(result.reasons)
+
+
+def test_reverify_grounds_other_answers_on_tokens_of_our_statement(tmp_path: Path) -> None:
+    statement = "theorem t (x : ℤ) (h : x ^ 2 = 4) : x = 2 ∨ x = -2 := by sorry"
+    proof = "theorem t (x : ℤ) (h : x ^ 2 = 4) : x = 2 ∨ x = -2 := by\n  -- 24\n  have := h\n  omega"
+    for name, answer in (("good", "2, -2"), ("bad", "4"), ("comment", "24")):
+        _one_row_run(tmp_path / name, statement, proof, answer)
+        write_release(tmp_path / name, tmp_path / f"{name}-out")
+    lean = LeanSettings(backend="fake", workers=1, header="")
+    verdicts = {
+        name: asyncio.run(reverify_release(tmp_path / f"{name}-out", lean))[0].answer_grounded
+        for name in ("good", "bad", "comment")
+    }
+    assert verdicts == {"good": True, "bad": False, "comment": False}

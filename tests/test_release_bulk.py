@@ -62,6 +62,7 @@ def _datasets_features() -> datasets.Features:
                 "mathlib_revision": text,
                 "verifier_backend": text,
                 "verified_by_real_lean": datasets.Value("bool"),
+                "statement_check": text,
                 "proof_hash": text,
                 "repro_version": text,
                 "released_at": text,
@@ -116,9 +117,13 @@ def _mixed_run(run_dir: Path, *, demonstration: bool = False) -> None:
                 SourceProblem(problem_id="gsm8k:5", source="gsm8k", source_id="5", question="Third?", answer="3"),
             ]
         )
-        store.save_candidate(_candidate("gsm8k:9", 2, screener_answer="4", answer_disagrees_with_screener=True))
+        store.save_candidate(
+            _candidate(
+                "gsm8k:9", 2, screener_answer="4", answer_disagrees_with_screener=True, statement_check="satisfiable"
+            )
+        )
         store.save_candidate(_candidate("gsm8k:9", 1, verifier_is_real_lean=False, theorem_name=None))
-        store.save_candidate(_candidate("gsm8k:1", 3, backends={}, mathlib_revision=None))
+        store.save_candidate(_candidate("gsm8k:1", 3, backends={}, mathlib_revision=None, statement_check="flagged"))
         store.save_candidate(_candidate("gsm8k:1", 4, status=CandidateStatus.rejected))
         store.save_candidate(_candidate("gsm8k:5", 5, models={}, answer_disagrees_with_screener=None))
 

@@ -86,12 +86,12 @@ def command_reverify(arguments: argparse.Namespace) -> int:
         errors.print(f"error: {error}", style="red")
         return ExitCode.unfinished
     for result in results:
-        if not (result.passed_gate and result.answer_grounded):
+        if not result.passed:
             label = "NO VERDICT" if result.infrastructure else "NOT verified"
             console.print(f"{label}: {result.instance_id}: {'; '.join(result.reasons)}")
-    passed = sum(result.passed_gate and result.answer_grounded for result in results)
+    passed = sum(result.passed for result in results)
     console.print(
-        f"{passed} of {len(results)} instances passed the soundness gate and the answer check"
+        f"{passed} of {len(results)} instances passed the soundness gate, the answer and the statement checks"
         f" with backend {lean.backend} (files match SHA256SUMS; Parquet and JSONL agree)"
     )
     fake = any(not result.real_lean for result in results)
