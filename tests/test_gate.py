@@ -47,6 +47,8 @@ def test_every_hole_class_has_at_least_three_refused_variants() -> None:
     for hole in ["1", "2", "3", "4", "5", "6", "7", "9", "10", "11", "12", "13", "14"]:
         assert refused[hole] >= 3, f"class {hole} has only {refused[hole]} cheating variants"
     assert passing["8"] >= 3
+    # issue 19 §3: one rule for search tactics, every kind of them refused
+    assert refused["search_tactic"] >= 3
     # issue 19 §3: five relaxations, three honest variants each, and the cheats each must still refuse
     assert passing["honest_style"] >= 15 and refused["honest_style_attack"] >= 15
 

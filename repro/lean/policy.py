@@ -29,6 +29,7 @@ from repro.lean.tables import (
     METAPROGRAMMING_ROOTS,
     NATIVE_NAMES,
     RESERVED_PREFIX,
+    SEARCH_TACTICS,
 )
 from repro.lean.text import Kind, LeanCode, Token, check_time, identifier_parts, lean_code
 
@@ -334,7 +335,7 @@ def _judge_name(source: LeanCode, token: Token, result: ScanResult, allow_native
     for part in parts:
         if part in FORBIDDEN_NAMES:
             result.refuse(f"{FORBIDDEN_NAMES[part]} ({where})")
-            if part.endswith(("?", "?!")):
+            if part in SEARCH_TACTICS:
                 result.uses_search_tactic = True
         if part in METAPROGRAMMING_NAMES:
             result.refuse(f"{text}: metaprogramming name {part} ({where})")
