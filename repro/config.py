@@ -254,6 +254,31 @@ class RunConfig(_Strict):
     # stop the run once one endpoint has failed this many calls in a row (each after its own retries)
     stop_after_failed_calls: int = Field(20, ge=1)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _header_from_profile(cls, data: Any) -> Any:
+        """One header per run: the prover profile's harness header unless ``lean.header`` is set.
+
+        It is the header the prover was evaluated with (Goedel-Prover-V2 and DeepSeek check with
+        ``maxHeartbeats 0``), and the same text then compiles formalizations, runs the statement checks
+        and the gate. The resolved header is what ``config.yaml`` stores, so ``--resume`` compares it.
+        """
+        if not isinstance(data, dict):
+            return data
+        prove = (data.get("models") or {}).get("prove")
+        lean = data.get("lean")
+        if not isinstance(prove, dict) or not prove.get("profile") or lean is not None and not isinstance(lean, dict):
+            return data
+        if "header" in (lean or {}):
+            return data
+        from repro.provers import ProfileError, get_profile
+
+        try:
+            profile = get_profile(str(prove["profile"]))
+        except ProfileError:
+            return data  # models.prove reports the unknown profile with its own message
+        return {**data, "lean": {**(lean or {}), "header": profile.lean_header}}
+
     @model_validator(mode="after")
     def _known_stages(self) -> RunConfig:
         known = {"rewrite", "screen", "formalize", "align", "prove", "extract", "classify", "repair"}
@@ -376,6 +401,12 @@ def config_warnings(config: RunConfig) -> list[str]:
                 f"{key} {value['config']} (harness: {value['profile']})" for key, value in departures.items()
             )
             warnings.append(f"models.prove overrides its profile {profile.name}: {shown}")
+        if " ".join(config.lean.header.split()) != " ".join(profile.lean_header.split()):
+            warnings.append(
+                f"lean.header departs from the profile {profile.name}'s harness header (maxHeartbeats"
+                f" {profile.max_heartbeats}): the prover was evaluated under another header; remove lean.header"
+                " to use the profile's"
+            )
     return warnings
 
 

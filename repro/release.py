@@ -771,16 +771,6 @@ def read_parquet_release(out_dir: str | Path) -> list[ReleasedInstance]:
     return instances
 
 
-def answer_is_grounded(instance: ReleasedInstance) -> bool:
-    """The released answer is the one read from the verified statement (or found verbatim in the code)."""
-    from repro.stages.answer import deterministic_answer, grounded, literal_text
-
-    literal = deterministic_answer(instance.lean_statement)
-    if literal is not None:
-        return literal_text(literal) == instance.new_answer
-    return grounded(instance.new_answer, instance.verified_code)
-
-
 def read_release(out_dir: str | Path) -> list[ReleasedInstance]:
     path = Path(out_dir) / "data" / f"{SPLIT}.jsonl"
     if not path.is_file():
@@ -826,6 +816,7 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
     """
     from repro.lean import build_verifier, verify_proof
     from repro.lean.audit import INFRA_REASONS
+    from repro.stages.answer import recheck_answer
 
     problems = check_release_files(out_dir)
     if problems:
@@ -853,9 +844,14 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
             same = verdict.checked_code == instance.verified_code
             if not same:
                 reasons.append("checked code differs from the released verified_code")
-            answer_grounded = answer_is_grounded(instance)
+            # from our statement alone (issue 19 §4): never from the released proof text
+            answer = await recheck_answer(instance.lean_statement, instance.new_answer, verifier, header=lean.header)
+            answer_grounded = answer.grounded
             if not answer_grounded:
-                reasons.append(f"new_answer {instance.new_answer!r} is not the answer read from the verified statement")
+                reasons.append(
+                    f"new_answer {instance.new_answer!r} is not the answer read from the verified statement"
+                    f" ({answer.method}: {answer.detail})"
+                )
             recheck, agrees, no_verdict = await _recheck_statement(instance, verifier, lean.header)
             if not agrees or no_verdict:
                 reasons.append(
@@ -869,7 +865,9 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
                     real_lean=bool(verdict.lean and verdict.lean.real_lean),
                     reasons=reasons,
                     answer_grounded=answer_grounded,
-                    infrastructure=(bool(verdict.reasons) and set(verdict.reasons) <= INFRA_REASONS) or no_verdict,
+                    infrastructure=(bool(verdict.reasons) and set(verdict.reasons) <= INFRA_REASONS)
+                    or no_verdict
+                    or answer.no_verdict,
                     statement_check=instance.provenance.statement_check,
                     statement_recheck=recheck,
                     statement_check_agrees=agrees,

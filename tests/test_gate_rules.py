@@ -140,6 +140,38 @@ def test_search_tactics_are_marked_as_policy() -> None:
     assert not scan(THEOREM, header=HEADER, main_name=MAIN).uses_search_tactic
 
 
+# One rule for every search or suggestion tactic (tables.SEARCH_TACTICS): refused and marked as policy,
+# whether it searches the library (exact?, rw_search, hint, observe) or only prints what its base
+# tactic did (simp?, simp_all?, show_term, ``X says Y``).
+PINNED_SEARCH_TACTICS = [
+    ("exact?", "exact?"),
+    ("apply?", "apply?"),
+    ("rw?", "rw?"),
+    ("rw?? [h₀]", "rw??"),
+    ("simp?", "simp?"),
+    ("simp?!", "simp?!"),
+    ("simp_all?", "simp_all?"),
+    ("simp_all?!", "simp_all?!"),
+    ("dsimp?", "dsimp?"),
+    ("simp_arith?", "simp_arith?"),
+    ("aesop?", "aesop?"),
+    ("unfold? x", "unfold?"),
+    ("simp only [h₀] says simp only [h₀]", "says"),
+    ("observe h : (3600 : ℕ) / 12 = 300", "observe"),
+    ("hint", "hint"),
+    ("rw_search", "rw_search"),
+    ("library_search", "library_search"),
+    ("show_term norm_num", "show_term"),
+]
+
+
+@pytest.mark.parametrize(("tactic", "name"), PINNED_SEARCH_TACTICS)
+def test_every_search_tactic_is_refused_as_policy(tactic: str, name: str) -> None:
+    result = scan(THEOREM.replace("  norm_num\n", f"  {tactic}\n"), header=HEADER, main_name=MAIN)
+    assert f"search tactic {name}" in " ".join(result.forbidden), result.forbidden
+    assert result.uses_search_tactic
+
+
 def test_the_main_theorem_and_helpers_may_be_dotted_but_not_declared_through_root() -> None:
     dotted = THEOREM.replace("robe_total", "Nat.robe_total")
     assert _refusals(dotted, main_name="Nat.robe_total") == []

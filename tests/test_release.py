@@ -252,3 +252,61 @@ def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path
     assert not results[0].passed and not results[0].statement_check_agrees
     assert "statement_check released as 'satisfiable'" in " ".join(results[0].reasons)
     assert results[1].passed, "a flagged row that is still flagged agrees"
+
+
+def _one_row_run(run_dir: Path, statement: str, proof: str, answer: str) -> None:
+    with RunStore(run_dir) as store:
+        store.add_problems(
+            [SourceProblem(problem_id="gsm8k:3", source="gsm8k", source_id="3", question="Q?", answer="1")]
+        )
+        store.save_candidate(
+            Candidate(
+                candidate_id="gsm8k:3#r0",
+                problem_id="gsm8k:3",
+                rewrite_index=0,
+                status=CandidateStatus.retained,
+                rewritten_question="Rewritten",
+                new_answer=answer,
+                lean_statement=statement,
+                theorem_name="t",
+                lean_proof=proof,
+                verified_code=proof,
+                verifier_backend="lean-interact-repl",
+                verifier_is_real_lean=True,
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("answer", "grounded"),
+    [("42", True), ("41", False), ("400000", False)],
+)
+def test_reverify_checks_an_existential_answer_as_a_witness_never_from_the_proof(
+    tmp_path: Path, answer: str, grounded: bool
+) -> None:
+    """Issue 19 §4: a proven helper (``h41``) or an option in the proof must not ground an answer."""
+    statement = "theorem t : ∃ n : ℕ, n * 3 = 126 := by sorry"
+    proof = (
+        "theorem t : ∃ n : ℕ, n * 3 = 126 := by\n  have h41 : (41 : ℕ) = 41 := rfl\n"
+        "  set_option maxHeartbeats 400000 in\n  exact ⟨42, by norm_num⟩"
+    )
+    _one_row_run(tmp_path / "run", statement, proof, answer)
+    write_release(tmp_path / "run", tmp_path / "out")
+    [result] = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header="")))
+    assert result.answer_grounded is grounded, result.reasons
+    if not grounded:
+        assert "witness" in " ".join(result.reasons)
+
+
+def test_reverify_grounds_other_answers_on_tokens_of_our_statement(tmp_path: Path) -> None:
+    statement = "theorem t (x : ℤ) (h : x ^ 2 = 4) : x = 2 ∨ x = -2 := by sorry"
+    proof = "theorem t (x : ℤ) (h : x ^ 2 = 4) : x = 2 ∨ x = -2 := by\n  -- 24\n  have := h\n  omega"
+    for name, answer in (("good", "2, -2"), ("bad", "4"), ("comment", "24")):
+        _one_row_run(tmp_path / name, statement, proof, answer)
+        write_release(tmp_path / name, tmp_path / f"{name}-out")
+    lean = LeanSettings(backend="fake", workers=1, header="")
+    verdicts = {
+        name: asyncio.run(reverify_release(tmp_path / f"{name}-out", lean))[0].answer_grounded
+        for name in ("good", "bad", "comment")
+    }
+    assert verdicts == {"good": True, "bad": False, "comment": False}

@@ -29,6 +29,7 @@ from repro.lean.tables import (
     METAPROGRAMMING_ROOTS,
     NATIVE_NAMES,
     RESERVED_PREFIX,
+    SEARCH_TACTICS,
 )
 from repro.lean.text import Kind, LeanCode, Token, check_time, identifier_parts, lean_code
 
@@ -132,7 +133,10 @@ def scan(
         for label in characters[:5]:
             result.refuse(f"{label} (only \\n may break a line; no control or format characters)")
     if source.error is not None:
-        result.unterminated = f"unterminated comment, string, char or «name» at {source.where(source.error)}"
+        result.unterminated = (
+            "unterminated comment, string, char or «name», or a comment opener glued to a symbol,"
+            f" at {source.where(source.error)}"
+        )
         return result
     try:
         tables = gate_tables()
@@ -331,7 +335,7 @@ def _judge_name(source: LeanCode, token: Token, result: ScanResult, allow_native
     for part in parts:
         if part in FORBIDDEN_NAMES:
             result.refuse(f"{FORBIDDEN_NAMES[part]} ({where})")
-            if part.endswith(("?", "?!")):
+            if part in SEARCH_TACTICS:
                 result.uses_search_tactic = True
         if part in METAPROGRAMMING_NAMES:
             result.refuse(f"{text}: metaprogramming name {part} ({where})")

@@ -371,12 +371,18 @@ async def recover_answer(
     return result
 
 
+def witness_parts(candidate: str) -> list[str] | None:
+    """The comma-separated parts of a proposed witness, or None when one is not a numeric literal."""
+    witness = [part.strip() for part in candidate.split(",")]
+    return witness if all(is_numeric_literal(part) for part in witness) else None
+
+
 async def _witness_accepted(
     result: StageResult, statement: str, candidate: str, verifier: Verifier | None, header: str
 ) -> bool:
     """Our Lean command proves the statement with the proposed witness; the check goes to the audit."""
-    witness = [part.strip() for part in candidate.split(",")]
-    if not all(is_numeric_literal(part) for part in witness):
+    witness = witness_parts(candidate)
+    if witness is None:
         result.output["witness_check"] = "refused: a witness must be numeric literals"
         return False
     if verifier is None:
@@ -388,6 +394,54 @@ async def _witness_accepted(
     if check.outcome == CheckOutcome.undecided:
         result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
     return check.outcome == CheckOutcome.proved
+
+
+class AnswerRecheck(BaseModel):
+    """Whether a recorded answer is the one our statement gives, judged as the answer stage judged it."""
+
+    method: Literal["deterministic", "statement_tokens", "witness"]
+    grounded: bool
+    # Lean gave no verdict on the witness (timeout, unavailable): neither grounded nor refused
+    no_verdict: bool = False
+    detail: str = ""
+
+
+async def recheck_answer(statement: str, answer: str, verifier: Verifier, *, header: str) -> AnswerRecheck:
+    """Re-check a recorded answer (``repro reverify``) from our statement alone, never from proof text.
+
+    A deterministic answer must be the statement's literal; an ``∃`` answer is a witness our Lean
+    command must prove again (:func:`repro.lean.statement_checks.check_witness`, trusted ``header``);
+    any other answer must be a token run of the statement's conclusion (:func:`grounded_in_statement`).
+    """
+    literal = deterministic_answer(statement)
+    if literal is not None:
+        same = literal_text(literal) == answer
+        return AnswerRecheck(
+            method="deterministic", grounded=same, detail="" if same else f"the statement gives {literal!r}"
+        )
+    if not is_existential(statement):
+        found = grounded_in_statement(answer, statement)
+        return AnswerRecheck(
+            method="statement_tokens",
+            grounded=found,
+            detail="" if found else "not a token run of the statement's conclusion",
+        )
+    witness = witness_parts(answer)
+    if witness is None:
+        return AnswerRecheck(method="witness", grounded=False, detail="a witness must be numeric literals")
+    check = await check_witness(statement, witness, verifier, header=header)
+    if check.outcome == CheckOutcome.undecided:
+        return AnswerRecheck(
+            method="witness", grounded=False, no_verdict=True, detail="Lean gave no verdict on the witness"
+        )
+    proved = check.outcome == CheckOutcome.proved
+    return AnswerRecheck(
+        method="witness",
+        grounded=proved,
+        detail=f"witness proved by {check.tactic}"
+        if proved
+        else "our Lean command does not prove the statement with it",
+    )
 
 
 def literal_text(candidate: str) -> str:
