@@ -31,7 +31,7 @@ def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
                 SourceProblem(problem_id="gsm8k:1", source="gsm8k", source_id="1", question="Q?", answer="5"),
             ]
         )
-        for problem_id, answer, literal in (("math:7", "300", "300"), ("gsm8k:1", "3 / 4", "(3 : ℚ) / 4")):
+        for problem_id, answer, literal in (("math:7", "300", "(300 : ℕ)"), ("gsm8k:1", "3 / 4", "(3 : ℚ) / 4")):
             statement = f"theorem t : {literal} = {literal} := by sorry"
             proof = f"theorem t : {literal} = {literal} := by\n  rfl"
             store.save_candidate(
@@ -298,7 +298,8 @@ def test_reverify_checks_an_existential_answer_as_a_witness_never_from_the_proof
         assert "witness" in " ".join(result.reasons)
 
 
-def test_reverify_grounds_other_answers_on_tokens_of_our_statement(tmp_path: Path) -> None:
+def test_reverify_grounds_no_answer_of_a_disjunction(tmp_path: Path) -> None:
+    """Adversary finding 4/S3: ``2, -2`` are tokens of ``x = 2 ∨ x = -2``, but no single answer is entailed."""
     statement = "theorem t (x : ℤ) (h : x ^ 2 = 4) : x = 2 ∨ x = -2 := by sorry"
     proof = "theorem t (x : ℤ) (h : x ^ 2 = 4) : x = 2 ∨ x = -2 := by\n  -- 24\n  have := h\n  omega"
     for name, answer in (("good", "2, -2"), ("bad", "4"), ("comment", "24")):
@@ -309,4 +310,4 @@ def test_reverify_grounds_other_answers_on_tokens_of_our_statement(tmp_path: Pat
         name: asyncio.run(reverify_release(tmp_path / f"{name}-out", lean))[0].answer_grounded
         for name in ("good", "bad", "comment")
     }
-    assert verdicts == {"good": True, "bad": False, "comment": False}
+    assert verdicts == {"good": False, "bad": False, "comment": False}

@@ -399,7 +399,7 @@ async def _witness_accepted(
 class AnswerRecheck(BaseModel):
     """Whether a recorded answer is the one our statement gives, judged as the answer stage judged it."""
 
-    method: Literal["deterministic", "statement_tokens", "witness"]
+    method: Literal["deterministic", "none", "witness"]
     grounded: bool
     # Lean gave no verdict on the witness (timeout, unavailable): neither grounded nor refused
     no_verdict: bool = False
@@ -411,7 +411,8 @@ async def recheck_answer(statement: str, answer: str, verifier: Verifier, *, hea
 
     A deterministic answer must be the statement's literal; an ``∃`` answer is a witness our Lean
     command must prove again (:func:`repro.lean.statement_checks.check_witness`, trusted ``header``);
-    any other answer must be a token run of the statement's conclusion (:func:`grounded_in_statement`).
+    any other answer is not grounded (a token run of the conclusion, ``7`` of ``x = 3 ∨ x = 7``, is
+    not entailed).
     """
     literal = deterministic_answer(statement)
     if literal is not None:
@@ -420,11 +421,10 @@ async def recheck_answer(statement: str, answer: str, verifier: Verifier, *, hea
             method="deterministic", grounded=same, detail="" if same else f"the statement gives {literal!r}"
         )
     if not is_existential(statement):
-        found = grounded_in_statement(answer, statement)
+        # as the answer stage now decides (adversary finding 4, S3): a token of the statement is no
+        # answer it entails, so such a recorded answer is not grounded
         return AnswerRecheck(
-            method="statement_tokens",
-            grounded=found,
-            detail="" if found else "not a token run of the statement's conclusion",
+            method="none", grounded=False, detail="no deterministic answer and no ∃ witness: nothing entails it"
         )
     witness = witness_parts(answer)
     if witness is None:
