@@ -141,7 +141,7 @@ def signature(rewrite: ScriptedRewrite, name: str, plan: FormalPlan | None = Non
     if rewrite.style == "let":
         lines = [f"theorem {name} :"]
         lines += [f"    let {n} : {rewrite.type} := {v}" for n, v in given]
-        lines += [f"    let {n} := {_lean_expression(e)}" for n, e in steps]
+        lines += [f"    let {n} : {rewrite.type} := {_lean_expression(e)}" for n, e in steps]
         lines.append(f"    {target} = {result}")
         return "\n".join(lines)
     names = " ".join(n for n, _ in [*given, *steps])
