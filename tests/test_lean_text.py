@@ -88,6 +88,12 @@ def test_the_chosen_code_carries_the_tokens_of_lexing_it_alone(fragments: list[s
     assert output.code.tokens == lex(output.code.text)
 
 
+def test_an_empty_block_has_no_empty_tokens() -> None:
+    # found by hypothesis: the closing fence's indentation ended the empty block in an empty token
+    output = read_output("```lean4\n\n  ```\n", "stop")
+    assert output.code.tokens == lex(output.code.text) == []
+
+
 def test_corpus_replies_read_once_equal_lexing_their_code() -> None:
     for case in CORPUS:
         output = read_output(case["output"], case.get("finish_reason", "stop"))

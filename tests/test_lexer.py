@@ -149,3 +149,16 @@ def test_identifier_character_classes_match_the_functions_for_every_code_point()
         char = chr(code)
         assert bool(start.fullmatch(char)) is is_identifier_start(char), hex(code)
         assert bool(rest.fullmatch(char)) is is_identifier_rest(char), hex(code)
+
+
+def test_a_comment_opener_glued_to_a_symbol_is_an_error_not_a_comment() -> None:
+    # Lean reads `//` (subtype) and `\/` (Or) as tokens, so the `-` that follows opens no comment
+    for code in ("{x : ℤ //-x = x} axiom a : False", "True \\/-1 = 1", "a +--b", "x :=/- c -/ 1"):
+        error = lex_error(lex(code))
+        assert error is not None, code
+        assert not any(token.kind in (Kind.line_comment, Kind.block_comment) for token in lex(code)), code
+    # after whitespace, a name, a number, a closing bracket or a comma Lean reads the comment too
+    for code in ("x --c", "foo--c", "5/- c -/", "(h)-- c", "[a]/- c -/", "⟨a, b⟩-- c", "a,-- c"):
+        tokens = lex(code)
+        assert lex_error(tokens) is None, code
+        assert any(token.kind in (Kind.line_comment, Kind.block_comment) for token in tokens), code

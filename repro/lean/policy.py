@@ -133,7 +133,10 @@ def scan(
         for label in characters[:5]:
             result.refuse(f"{label} (only \\n may break a line; no control or format characters)")
     if source.error is not None:
-        result.unterminated = f"unterminated comment, string, char or «name» at {source.where(source.error)}"
+        result.unterminated = (
+            "unterminated comment, string, char or «name», or a comment opener glued to a symbol,"
+            f" at {source.where(source.error)}"
+        )
         return result
     try:
         tables = gate_tables()

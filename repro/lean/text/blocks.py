@@ -110,7 +110,8 @@ def _clip(body: str, tokens: list[Token], start: int, end: int) -> list[Token]:
             )
             break
         high = min(token.end, end)
-        clipped.append(make_token(token.kind, body[low:high], low - start, high - start))
+        if high > low:  # a whitespace run that only touches the slice adds no (empty) token
+            clipped.append(make_token(token.kind, body[low:high], low - start, high - start))
     return clipped
 
 

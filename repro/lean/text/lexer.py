@@ -173,6 +173,9 @@ def identifier_parts(text: str) -> list[str]:
 # skipped by the regex engine, so an unterminated one costs a search, not a Python loop per character.
 _COMMENT_MARK = re.compile(r"/-|-/")
 _STRING_STOP = re.compile(r'[\\"]')
+# symbols after which a glued ``--`` or ``/-`` is read as a comment by Lean too: no token of Lean's
+# table starts with a closing bracket or a comma followed by ``-`` or ``/``
+_SAFE_BEFORE_COMMENT = frozenset({")", "]", "}", "⟩", ",", "»"})
 _SYMBOLS_BY_FIRST: dict[str, list[str]] = {}
 for _symbol in _SYMBOLS:
     _SYMBOLS_BY_FIRST.setdefault(_symbol[0], []).append(_symbol)  # longest first, as in _SYMBOLS
@@ -243,9 +246,13 @@ class _Scanner:
         if char in _WHITESPACE:
             return self.emit(Kind.whitespace, index, _WHITESPACE_RUN.match(code, index).end())  # type: ignore[union-attr]
         if char == "-" and code.startswith("-", index + 1):
+            if self.glued_to_symbol(index):
+                return self.emit(Kind.error, index, self.length)
             end = code.find("\n", index)
             return self.emit(Kind.line_comment, index, self.length if end == -1 else end)
         if char == "/" and code.startswith("-", index + 1):
+            if self.glued_to_symbol(index):
+                return self.emit(Kind.error, index, self.length)
             return self.block_comment(index)
         if char == '"':
             return self.string(index, index + 1, Kind.string)
@@ -272,6 +279,23 @@ class _Scanner:
             if self.at(index, symbol):
                 return self.emit(Kind.symbol, index, index + len(symbol))
         return self.emit(Kind.symbol, index, index + 1)
+
+    def glued_to_symbol(self, index: int) -> bool:
+        """Whether a comment opener at ``index`` directly follows a character of a symbol token.
+
+        Lean tests for ``--`` and ``/-`` only where a token may start; a symbol token of its table
+        that began earlier can swallow the opener's first character (``//-`` is the token ``//``
+        then ``-``; ``\\/-`` is ``\\/`` then ``-``), and the rest is code to Lean but a comment to
+        a scanner that does not know that token. Our symbol list is not Lean's whole token table,
+        so every opener glued to a symbol character is refused (an error token) rather than guessed.
+        The test reads the text, not earlier tokens, so a scan that starts mid-text (a code block,
+        a clipped token) decides exactly as the scan of the whole text. After whitespace, an
+        identifier or number character, a closing bracket or a comma Lean reads the comment too.
+        """
+        if index == 0:
+            return False
+        before = self.code[index - 1]
+        return not (before in _WHITESPACE or before in _SAFE_BEFORE_COMMENT or is_identifier_rest(before))
 
     def block_comment(self, index: int) -> int:
         # Lean reads ``/--`` and ``/-!`` as one token: their body starts after the third character,
