@@ -109,7 +109,6 @@ CASES = [
     ("initialize prefix", _with_tactic("initializeFoo"), "initializeFoo ("),
     ("compile_ prefix", _with_tactic("compile_foo"), "compile_foo ("),
     ("mk_iff_of_ prefix", _with_tactic("mk_iff_of_foo"), "mk_iff_of_foo ("),
-    ("variable prefix", _with_tactic("variable_foo"), "variable_foo ("),
     ("unknown name glued to % and a space", _with_tactic("foo% x"), "foo%"),
     ("unknown command at column zero", THEOREM + "foo_cmd\n", "at the start of a line"),
     ("partial declaration", THEOREM + "  partial\n", "partial ("),
@@ -409,3 +408,10 @@ def test_a_number_takes_only_ascii_digits() -> None:
     """``1e5٣``: Lean's number stops at the non-ASCII digit (``Char.isDigit`` is ASCII-only)."""
     assert [(t.kind, t.text) for t in lex("1e5\u0663")][:1] == [(Kind.number, "1e5")]
     assert [(t.kind, t.text) for t in lex("12\u0663")][:1] == [(Kind.number, "12")]
+
+
+def test_helper_names_starting_with_variable_are_honest_but_variable_is_a_command() -> None:
+    helper = "lemma variable_step : (3600 : ℕ) / 12 = 300 := by norm_num\n\n"
+    assert _refusals(helper + THEOREM.replace("  norm_num\n", "  exact variable_step\n")) == []
+    for command in ("variable (y : ℕ)", "variables (y : ℕ)", "variable? (y : ℕ)", "  variable (y : ℕ)"):
+        assert any(r.startswith(command.split()[0]) for r in _refusals(f"{command}\n" + THEOREM)), command

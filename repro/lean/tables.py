@@ -243,7 +243,9 @@ FORBIDDEN_NAMES.update({name: f"search tactic {name}" for name in sorted(SEARCH_
 NATIVE_NAMES = frozenset({"native_decide", "native"})
 # Name shapes of commands that extend Lean (``declare_uint_simprocs``, ``register_tactic_tag``, ...):
 # no lemma a proof uses is named so, and a keyword among them begins a command wherever it stands.
-COMMAND_PREFIXES = ("declare_", "register_", "builtin_", "initialize", "compile_", "mk_iff_of_", "variable")
+# ``variable`` is not among them: ``variable_sum`` is one identifier to Lean (the longest name wins over
+# the keyword), an honest helper name; ``variable``/``variables`` themselves are command keywords.
+COMMAND_PREFIXES = ("declare_", "register_", "builtin_", "initialize", "compile_", "mk_iff_of_")
 # First name components that lead into metaprogramming, the compiler or I/O (``_root_`` removed):
 # a proof of a competition statement needs none of them, and each can run code at elaboration time.
 METAPROGRAMMING_ROOTS = frozenset(
