@@ -322,3 +322,15 @@ async def test_deleting_special_tokens_cannot_assemble_a_cheat_the_gate_misses()
                     assert ReasonCode.forbidden_construct in verdict.reasons, variant.label
     finally:
         await verifier.close()
+
+
+@pytest.mark.parametrize(
+    "reason",
+    [ReasonCode.reply_too_long, ReasonCode.too_many_fences, ReasonCode.too_many_tokens, ReasonCode.static_timeout],
+)
+def test_a_reply_refused_by_the_gate_s_size_caps_is_never_salvaged(reason: ReasonCode) -> None:
+    """Adversary 5c: salvage re-read uncapped, on the event loop, the multi-MB replies the caps refused."""
+    from repro.lean.gate import Verdict
+
+    verdict = Verdict.model_construct(verified=False, reasons=[reason])
+    assert not worth_salvaging(verdict)

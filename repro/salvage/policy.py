@@ -14,6 +14,10 @@ NOT_SALVAGED = frozenset(
         ReasonCode.sorry,
         ReasonCode.axiom_violation,
         ReasonCode.statement_not_single_theorem,
+        # the gate's size caps: salvage would read, uncapped, what the gate refused to read (adversary 5c)
+        ReasonCode.reply_too_long,
+        ReasonCode.too_many_fences,
+        ReasonCode.too_many_tokens,
     }
     | INFRASTRUCTURE
 )
