@@ -10,11 +10,14 @@ first verified one ends the salvage of that sample, so a sample costs at most ``
 
 from __future__ import annotations
 
+import asyncio
+
 from pydantic import BaseModel
 
 from repro.config import StaticLimits
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
+from repro.lean.text import StaticTimeout, time_limit
 from repro.records import ReasonCode
 from repro.salvage import SalvageVariant, salvage_variants
 from repro.salvage.policy import worth_salvaging
@@ -49,7 +52,18 @@ async def salvage_sample(
     # the same code again is worth a check only where the gate refused the raw text before Lean saw the
     # code (special tokens around it, the length limit); cheats never get here
     checked = original.checked_code if original.lean_steps else None
-    for variant in salvage_variants(statement, text, finish_reason, limit=limit, original_code=checked):
+    seconds = (limits or StaticLimits()).timeout_s
+
+    def variants() -> list[SalvageVariant]:
+        # off the event loop and under the static layer's time limit (adversary 5c): salvage reads the
+        # prover's reply again, and a slow read must not stall every other sample
+        with time_limit(seconds):
+            try:
+                return list(salvage_variants(statement, text, finish_reason, limit=limit, original_code=checked))
+            except StaticTimeout:
+                return []
+
+    for variant in await asyncio.to_thread(variants):
         clock = Stopwatch()
         verdict = await verify_proof(
             statement, variant.text, verifier, header=header, allow_native_decide=allow_native_decide, limits=limits
