@@ -235,3 +235,17 @@ def test_status_and_the_study_report_count_vacuous_and_refuted_statements(checke
     report = build_report(exported, [], [], k=1, strategy="parallel")
     assert report.statement_checks["by_level"] == {"Level 1": {"vacuous": 1, "refuted": 1}}
     assert report.statement_checks["by_type"] == {"Algebra": {"vacuous": 1, "refuted": 1}}
+
+
+def test_pinned_values_that_double_per_variable_pin_nothing_instead_of_growing_without_bound() -> None:
+    # adversary round 3: x_{i+1} = x_i + x_i wrote each value out twice per step (26 variables ~ 540 MB)
+    from repro.lean.statement_checks import MAX_PINNED_VALUE_CHARS, pinned_values
+    from repro.lean.text import read_statement
+
+    binders = ["(x0 : ℕ) (h0 : x0 = 1)"] + [f"(x{i} : ℕ) (h{i} : x{i} = x{i - 1} + x{i - 1})" for i in range(1, 27)]
+    chain = read_statement(f"theorem blowup {' '.join(binders)} : x26 = 67108864 := by sorry")
+    assert pinned_values(chain) is None
+    short = read_statement("theorem fine (x0 : ℕ) (h0 : x0 = 1) (x1 : ℕ) (h1 : x1 = x0 + x0) : x1 = 2 := by sorry")
+    pins = pinned_values(short)
+    assert pins is not None and pins[1] == {"x0": "1", "x1": "(1) + (1)"}
+    assert all(len(value) <= MAX_PINNED_VALUE_CHARS for value in pins[1].values())

@@ -217,6 +217,11 @@ def restated_hypothesis(parsed: Statement) -> str | None:
 
 Pins = tuple[list[tuple[str, str]], dict[str, str]]
 
+# A value is written out with the earlier values substituted into it, so a chain ``x₁ = x₀ + x₀``,
+# ``x₂ = x₁ + x₁``, ... doubles per variable (a 664-character statement made an 8.4 MB command). Past
+# this size nothing is pinned: the statement is not checked for satisfiability (flagged, never refused).
+MAX_PINNED_VALUE_CHARS = 2_000
+
 
 def pinned_values(parsed: Statement) -> Pins | None:
     """The signature's explicit arguments in order, as (kind, name), and the pinned value of every variable.
@@ -257,6 +262,8 @@ def pinned_values(parsed: Statement) -> Pins | None:
             mentioned = {t.text for t in value_tokens if t.kind == Kind.identifier} & set(variables)
             if mentioned <= set(values):
                 values[name] = " ".join(f"({values[t.text]})" if t.text in mentioned else t.text for t in value_tokens)
+                if len(values[name]) > MAX_PINNED_VALUE_CHARS:
+                    return None  # values substituted into values can double per variable: pin nothing
     if set(values) != set(variables):
         return None  # a statement with no variables (a let-chain) has nothing to pin: Lean still checks it
     return arguments, values
