@@ -415,3 +415,20 @@ def test_helper_names_starting_with_variable_are_honest_but_variable_is_a_comman
     assert _refusals(helper + THEOREM.replace("  norm_num\n", "  exact variable_step\n")) == []
     for command in ("variable (y : ℕ)", "variables (y : ℕ)", "variable? (y : ℕ)", "  variable (y : ℕ)"):
         assert any(r.startswith(command.split()[0]) for r in _refusals(f"{command}\n" + THEOREM)), command
+
+
+@pytest.mark.parametrize("prefix", ["0B", "0b", "0X", "0x", "0O", "0o"])
+def test_every_radix_prefix_ends_its_number_where_lean_does(prefix: str) -> None:
+    # a lexer without one prefix would read `0B1sorry` as `0` then the name `B1sorry`, hiding `sorry`
+    digit = "F" if prefix in ("0X", "0x") else "1"
+    tokens = lex(f"{prefix}{digit}sorry")
+    assert [(token.kind, token.text) for token in tokens] == [
+        (Kind.number, f"{prefix}{digit}"),
+        (Kind.identifier, "sorry"),
+    ]
+
+
+@pytest.mark.parametrize("opening", ["open Lean in", "open Lean", "open Lean Meta in", "open _root_.Lean in"])
+def test_opening_the_lean_namespace_alone_is_refused(opening: str) -> None:
+    # the name rules catch `Meta`, `Elab`, `evalExpr`...; this pins the open allowlist itself
+    assert any("open" in refusal for refusal in _refusals(f"{opening}\n{THEOREM}"))
