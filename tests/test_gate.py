@@ -51,6 +51,10 @@ def test_every_hole_class_has_at_least_three_refused_variants() -> None:
     assert refused["search_tactic"] >= 3
     # issue 19 §3: five relaxations, three honest variants each, and the cheats each must still refuse
     assert passing["honest_style"] >= 15 and refused["honest_style_attack"] >= 15
+    # issue 19 §3, second half: the prover's own sections, opens, Prop-valued instances, `Matrix.trace`
+    for relaxation in ["scope", "open_namespace", "prop_instance", "math_field"]:
+        assert passing[relaxation] >= 3, f"{relaxation} has only {passing[relaxation]} honest variants"
+        assert refused[f"{relaxation}_attack"] >= 3, f"{relaxation} has only {refused[relaxation + '_attack']} cheats"
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[case["name"] for case in CORPUS])

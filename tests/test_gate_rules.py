@@ -436,3 +436,68 @@ def test_every_radix_prefix_ends_its_number_where_lean_does(prefix: str) -> None
 def test_opening_the_lean_namespace_alone_is_refused(opening: str) -> None:
     # every name after ``open`` gets the name rules: the root alone is refused
     assert any("the Lean namespace" in refusal for refusal in _refusals(f"{opening}\n{THEOREM}"))
+
+
+# Issue 19 §3, second half: the prover's own sections, any namespace in ``open``, Prop-valued
+# instances and mathematical fields named like metaprogramming (``Matrix.trace``). Each relaxation
+# passes its honest forms; each rule that still refuses has a minimal case refused by it alone.
+MATRIX = "theorem robe_total (A : Matrix (Fin 2) (Fin 2) ℕ) : A.trace = A.trace := by\n  norm_num\n"
+HONEST_SECOND_HALF = {
+    "anonymous section closed": "section\n" + THEOREM + "end\n",
+    "noncomputable section closed": "noncomputable section\n" + THEOREM + "end\n",
+    "section left open": "section\n" + THEOREM,
+    "open of a namespace outside the old allowlist": "open ProbabilityTheory in\n" + THEOREM,
+    "plain open of several namespaces": "open LinearMap Submodule\n" + THEOREM,
+    "Prop-valued instance": "instance : Fact (Nat.Prime 7) := ⟨by norm_num⟩\n" + THEOREM,
+    "named Prop-valued instance with binders": "instance foo {n : ℕ} [Fact (n = 2)] : NeZero n := ⟨by simp⟩\n"
+    + THEOREM,
+    "Matrix.trace": MATRIX.replace("A.trace = A.trace", "Matrix.trace A = A.trace"),
+    "LinearMap.trace": THEOREM.replace("  norm_num\n", "  norm_num [LinearMap.trace]\n"),
+    "trace of a bracketed term": MATRIX.replace("A.trace = A.trace", "(A * 1).trace = [A].sum.trace"),
+    "trace after a pipe": MATRIX.replace("A.trace = A.trace", "(A |>.trace) = (A).trace"),
+}
+
+
+@pytest.mark.parametrize("code", list(HONEST_SECOND_HALF.values()), ids=list(HONEST_SECOND_HALF))
+def test_second_half_honest_forms_pass(code: str) -> None:
+    assert _refusals(code) == []
+
+
+CASES_SECOND_HALF = [
+    ("named section", "section Foo\n" + THEOREM, "section ("),
+    ("named end", THEOREM + "end Foo\n", "end ("),
+    ("section sharing its line", "section " + THEOREM, "section ("),
+    ("end sharing its line", THEOREM.replace("  norm_num\n", "  norm_num end\n"), "end ("),
+    ("namespace", "namespace Foo\n" + THEOREM, "namespace ("),
+    ("open of a metaprogramming name under a math namespace", "open Nat.Elab in\n" + THEOREM, "name Elab"),
+    ("open of a root", "open System in\n" + THEOREM, "the System namespace"),
+    ("open of a forbidden name", "open sorryAx in\n" + THEOREM, "sorryAx ("),
+    ("instance of a Type-valued class", "instance : OfNat ℕ 5 := ⟨6⟩\n" + THEOREM, "instance of OfNat"),
+    ("instance of a class behind binders", "instance : ∀ n : ℕ, Fact (n = n) := ⟨rfl⟩\n" + THEOREM, "instance of ∀"),
+    ("instance with a priority", "instance (priority := 10) : Fact (1 = 1) := ⟨rfl⟩\n" + THEOREM, "priority"),
+    ("instance through _root_", "instance _root_.foo : Fact (1 = 1) := ⟨rfl⟩\n" + THEOREM, "through _root_"),
+    ("helper named like a Prop class", "def Nat.Fact (p : Prop) : Prop := p\n" + THEOREM, "like a Prop class"),
+    ("trace first in a name", _with_tactic("trace.foo"), "metaprogramming name trace"),
+    ("trace through _root_", _with_tactic("_root_.trace"), "metaprogramming name trace"),
+    ("trace_state", THEOREM.replace("  norm_num\n", "  trace_state\n  norm_num\n"), "name trace_state"),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"), [(c, e) for _, c, e in CASES_SECOND_HALF], ids=[n for n, _, _ in CASES_SECOND_HALF]
+)
+def test_second_half_rules_each_refuse_their_minimal_case(code: str, expected: str) -> None:
+    refusals = _refusals(code)
+    assert len(refusals) == 1 and expected in refusals[0], refusals
+
+
+@pytest.mark.parametrize("spelling", ["trace", ". trace", ".trace", "(trace)", "A .trace", "h |> trace"])
+def test_trace_where_it_may_be_the_tactic_is_refused(spelling: str) -> None:
+    # only glued to ``.`` after a closing bracket, to ``|>.``, or after a dot inside a name is it a field
+    code = THEOREM.replace("  norm_num\n", f"  {spelling}\n  norm_num\n")
+    assert any("trace" in refusal for refusal in _refusals(code)), spelling
+
+
+@pytest.mark.parametrize("name", ["Linarith", "Polyrith", "Omega", "NormNum", "Positivity", "Parser", "Tactic"])
+def test_tactic_namespaces_may_not_be_opened(name: str) -> None:
+    assert any(name in refusal for refusal in _refusals(f"open {name} in\n{THEOREM}"))
