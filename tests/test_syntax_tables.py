@@ -73,8 +73,79 @@ def test_tables_exist_per_toolchain_and_record_what_they_read() -> None:
         table = raw_table(toolchain)
         libraries = {source["library"] for source in table["sources"]}  # type: ignore[index, union-attr]
         assert {"batteries", "aesop"} <= libraries
-        assert all(len(source["revision"]) == 40 for source in table["sources"])  # type: ignore[index, union-attr]
+        for source in table["sources"]:  # type: ignore[union-attr]
+            assert isinstance(source, dict)
+            if "read_through_index" in source:
+                # read file by file: every file names the stored version read and how much of it
+                files = source["read_through_index"]["files"]
+                assert files and all(entry["stored_version"] and entry["characters_read"] for entry in files.values())
+                assert "not" in source["revision"]  # says it is not a release tag
+            else:
+                assert len(source["revision"]) == 40
     assert "plausible" in load_tables("v4.15.0").keywords["tactic"]
+
+
+# Tactics real prover outputs write at column 0 (issue 19 section 3), read from Lean core and Mathlib
+PROVER_TACTICS = [
+    "have",
+    "rw",
+    "nlinarith",
+    "norm_num",
+    "linarith",
+    "positivity",
+    "field_simp",
+    "omega",
+    "all_goals",
+    "rcases",
+    "obtain",
+    "intro",
+    "simp",
+    "exact",
+    "apply",
+    "refine",
+    "constructor",
+    "nlinarith!",
+    "ring",
+    "ring_nf",
+    "rintro",
+    "cases",
+    "induction",
+    "simpa",
+    "any_goals",
+]
+
+
+@pytest.mark.parametrize("word", PROVER_TACTICS)
+def test_core_and_mathlib_tactics_are_known_tactic_keywords(word: str) -> None:
+    assert TABLES.is_tactic(word), word
+    assert TABLES.category(word) == "tactic"
+    assert word in TABLES.tactics or keyword_key(word) in TABLES.tactics
+
+
+def test_a_word_that_is_both_command_and_tactic_is_a_command() -> None:
+    both = replace(
+        TABLES,
+        keywords={**TABLES.keywords, "tactic": TABLES.keywords["tactic"] | {"open", "frobnicate"}}
+        | {"command": TABLES.commands | {"frobnicate"}},
+    )
+    for word in ("open", "frobnicate", "frobnicate!"):
+        assert both.category(word) == "command"
+        assert not both.is_tactic(word)
+        assert keyword_key(word) not in both.tactics
+    assert both.tactics.isdisjoint(both.commands)
+    for category in ("tactic", "conv", "term"):
+        assert both.keywords_of(category).isdisjoint(both.commands)
+
+
+def test_the_committed_tactic_table_holds_no_command() -> None:
+    assert TABLES.tactics and TABLES.tactics.isdisjoint(TABLES.commands)
+    overlap = TABLES.keywords["tactic"] & TABLES.commands
+    assert all(TABLES.category(word) == "command" and not TABLES.is_tactic(word) for word in overlap)
+
+
+def test_an_unknown_word_has_no_category() -> None:
+    assert TABLES.category("frobnicate_xyz") is None
+    assert not TABLES.is_tactic("frobnicate_xyz")
 
 
 def test_unknown_toolchain_fails_closed() -> None:

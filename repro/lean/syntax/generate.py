@@ -375,6 +375,22 @@ def scan_library(library: str, root: Path) -> tuple[list[Found], dict[str, dict[
     return keywords, evaluating, len(files)
 
 
+# A source tree assembled file by file from a library index of public repositories (when the whole
+# repository could not be fetched) carries this manifest at its root: per file, the stored version read
+# (index id, commit where the index reports one) and whether it is the whole file or an excerpt.
+MANIFEST = "INDEX_READ.json"
+INDEX_REVISION = "per file, read through a library index: see read_through_index (not a release tag)"
+
+
+def read_manifest(root: Path) -> dict[str, object] | None:
+    """The manifest of a tree read file by file (:data:`MANIFEST`), or ``None`` for a checkout."""
+    path = root / MANIFEST
+    if not path.is_file():
+        return None
+    loaded: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
 def generate(toolchain: str, libraries: dict[str, Path], origins: dict[str, str]) -> dict[str, object]:
     """The table of one toolchain: keywords per category (each with where it is declared) and evaluators."""
     table: dict[str, dict[str, list[str]]] = {category: {} for category in CATEGORIES}
@@ -382,14 +398,18 @@ def generate(toolchain: str, libraries: dict[str, Path], origins: dict[str, str]
     sources = []
     for library, root in sorted(libraries.items()):
         found, evaluating, count = scan_library(library, root)
-        sources.append(
-            {
-                "library": library,
-                "revision": origins.get(library) or _revision(root) or "unknown",
-                "files_read": count,
-                "keywords": len(found),
-            }
-        )
+        source: dict[str, object] = {
+            "library": library,
+            "revision": origins.get(library) or _revision(root) or "unknown",
+            "files_read": count,
+            "keywords": len(found),
+        }
+        manifest = read_manifest(root)
+        if manifest is not None:
+            # read file by file (no whole tree could be had): which file, which stored version, how much
+            source["revision"] = origins.get(library) or INDEX_REVISION
+            source["read_through_index"] = manifest
+        sources.append(source)
         for item in found:
             if item.category in table:
                 table[item.category].setdefault(item.keyword, []).append(f"{library}:{item.path}")
