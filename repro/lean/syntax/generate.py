@@ -231,27 +231,69 @@ def _at_column_zero(file: _File, token: Token) -> bool:
 
 
 def _leading_parsers(file: _File) -> Iterator[Found]:
-    """Core's ``def x := leading_parser "kw" ...``: the category from the attribute, else from the file."""
+    """Core's ``def x := leading_parser "kw" ...``: the category from the parser attribute.
+
+    An unannotated helper of a Parser file (``def «theorem» := leading_parser "theorem " ...``) is a
+    keyword of its category only when an annotated parser of the same file names it
+    (``@[builtin_command_parser] def declaration := ... («abbrev» <|> definition <|> «theorem» ...)``):
+    helpers that only build parts of a command (``computedFields := leading_parser "with" ...``,
+    ``whereStructInst``, ``«extends»``) would otherwise turn ``with``, ``where`` and ``extends`` into
+    commands, and every honest ``rcases h with`` would be refused.
+    """
     stem = Path(file.path).stem
     default = _PARSER_FILES.get(stem) if "/Parser/" in file.path or file.path.startswith("Parser/") else None
     words = file.tokens
+    annotated: list[tuple[str, int]] = []  # (category, chunk) of every annotated leading_parser
+    helpers: list[tuple[str, str, int]] = []  # (name, keyword, chunk) of unannotated ones
     for index, token in enumerate(words):
         if token.text != "leading_parser":
             continue
         chunk = _chunk_of(file, token.start)
         start, end = file.chunks[chunk]
         header = file.text[start : token.start]
-        category = next((c for attribute, c in _PARSER_ATTRIBUTES.items() if attribute in header), default)
-        if category is None:
+        category = next((c for attribute, c in _PARSER_ATTRIBUTES.items() if attribute in header), None)
+        keywords = _first_atoms(words, index, end)
+        if category is not None:
+            annotated.append((category, chunk))
+            for keyword in keywords:
+                yield Found(keyword, category, file.path, None, chunk)
+        elif default is not None:
+            defined = re.search(r"\bdef\s+([^\s:(]+)", header)
+            if defined is not None:
+                helper = defined.group(1).strip("«»").split(".")[-1]
+                helpers.extend((helper, keyword, chunk) for keyword in keywords)
+    named_by: dict[str, str] = {}
+    for category, chunk in annotated:
+        start, end = file.chunks[chunk]
+        for quoted, plain in re.findall(r"«([^»]+)»|([A-Za-z_][A-Za-z0-9_'.]*)", file.text[start:end]):
+            named_by.setdefault((quoted or plain).split(".")[-1], category)
+    for helper, keyword, chunk in helpers:
+        if helper in named_by:
+            yield Found(keyword, named_by[helper], file.path, None, chunk)
+
+
+def _first_atoms(words: list[Token], index: int, end: int) -> list[str]:
+    """The keywords of the first string literal after ``leading_parser`` (within its chunk) and of the
+    string alternatives that directly follow it (``"initialize " <|> "builtin_initialize "``)."""
+    for position in range(index + 1, min(len(words), index + 40)):
+        following = words[position]
+        if following.start >= end:
+            return []
+        if following.kind != Kind.string:
             continue
-        for following in words[index + 1 : index + 40]:
-            if following.start >= end:
-                break
-            if following.kind == Kind.string:
-                keyword = _atom(following)
-                if keyword is not None:
-                    yield Found(keyword, category, file.path, None, chunk)
-                break
+        atoms = [_atom(following)]
+        if atoms[0] is None:
+            return []  # a symbol leads (``" := " <|> " where "`` inside ``«structure»``): no keyword
+        while (
+            position + 2 < len(words)
+            and words[position + 1].text == "<|>"
+            and words[position + 2].kind == Kind.string
+            and words[position + 2].start < end
+        ):
+            position += 2
+            atoms.append(_atom(words[position]))
+        return [atom for atom in atoms if atom is not None]
+    return []
 
 
 def _implementation(file: _File, found: Found, defined: dict[str, int]) -> set[int]:
