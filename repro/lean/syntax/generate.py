@@ -190,8 +190,8 @@ def _skip_prefix_items(file: _File, words: list[Token], cursor: int) -> int:
         if cursor >= len(words):
             return cursor
         word = words[cursor]
-        if word.text in ("&", "("):
-            cursor += 1
+        if word.text in ("&", "(", ")", "?") and word.kind != Kind.string:
+            cursor += 1  # ``&"kw"``, and an optional prefix parser ``(docComment)? attrKind "unif_hint"``
         elif (
             word.kind == Kind.identifier
             and cursor + 1 < len(words)
