@@ -356,6 +356,8 @@ MATHLIB_ONLY_THEIRS = {
     "refine": "the conv form, not in the older Conv.lean read",
     "with_reducible": "the conv form, not in the older Conv.lean read",
     "register_hint": "in the part of Hint.lean not read (characters 0-2000); a curated command",
+    "whnf": "in the part of DefEqTransformations.lean not read (characters 0-4000)",
+    "unfold_let": "not in the part of DefEqTransformations.lean read (characters 4000-13566)",
     "clear_value": "no longer in the (newer) Mathlib/Tactic/Basic.lean read",
     "field_simp_discharge": "no longer in the (newer, 2025 rewrite) FieldSimp.lean read",
     "only": 'not a leading keyword: their row is the `&" only"` inside `syntax linarithArgsRest := ...`',
