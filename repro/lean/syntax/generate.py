@@ -86,7 +86,7 @@ _PARSER_ATTRIBUTES = {
     "term_parser": "term",
 }
 _PARSER_FILES = {"Command": "command", "Term": "term", "Tactic": "tactic"}
-_WORD = re.compile(r"#?[A-Za-z_][A-Za-z0-9_'!?.]*[%!?]?")
+_WORD = re.compile(r"#?[^\W\d][\w'!?.]*[%!?]?")  # Lean identifiers: Unicode letters, subscripts (`aux_group₂`)
 _OPEN = frozenset("([{⟨")
 _CLOSE = frozenset(")]}⟩")
 
