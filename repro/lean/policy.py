@@ -297,7 +297,7 @@ def _starts_line(source: LeanCode, index: int) -> bool:
 def _is_layout_tactic(text: str, tables: SyntaxTables) -> bool:
     """A tactic keyword (generated table or :data:`LAYOUT_TACTICS`) that no table knows as a command."""
     key = keyword_key(text)
-    known = key in tables.keywords["tactic"] or key in LAYOUT_TACTICS or text in LAYOUT_TACTICS
+    known = tables.is_tactic(text) or key in LAYOUT_TACTICS or text in LAYOUT_TACTICS
     return (
         known
         and not tables.is_command(text)
