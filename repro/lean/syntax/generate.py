@@ -86,7 +86,7 @@ _PARSER_ATTRIBUTES = {
     "term_parser": "term",
 }
 _PARSER_FILES = {"Command": "command", "Term": "term", "Tactic": "tactic"}
-_WORD = re.compile(r"#?[A-Za-z_][A-Za-z0-9_'!?.]*[%!?]?")
+_WORD = re.compile(r"#?[^\W\d][\w'!?.]*[%!?]?")  # Lean identifiers: Unicode letters, subscripts (`aux_group₂`)
 _OPEN = frozenset("([{⟨")
 _CLOSE = frozenset(")]}⟩")
 
@@ -190,8 +190,8 @@ def _skip_prefix_items(file: _File, words: list[Token], cursor: int) -> int:
         if cursor >= len(words):
             return cursor
         word = words[cursor]
-        if word.text in ("&", "("):
-            cursor += 1
+        if word.text in ("&", "(", ")", "?") and word.kind != Kind.string:
+            cursor += 1  # ``&"kw"``, and an optional prefix parser ``(docComment)? attrKind "unif_hint"``
         elif (
             word.kind == Kind.identifier
             and cursor + 1 < len(words)
