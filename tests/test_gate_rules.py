@@ -475,6 +475,7 @@ LAYOUT_CASES = [
     ("unknown word inside a column-0 block", COLUMN_ZERO_BLOCK + "reassoc_axiom robe_total\n", "reassoc_axiom at"),
     ("tactic after a command closed the block", COLUMN_ZERO_BLOCK + "example : True := trivial\nsimp\n", "simp at"),
     ("tactic after where closed the block", COLUMN_ZERO_BLOCK + "where\nsimp\n", "simp at"),
+    ("tactic after a blanked #check by", THEOREM + "#check by\nnlinarith\n", "nlinarith at the start"),
     ("name after where at column zero", THEOREM + "where\naux : True := trivial\n", "aux at the start"),
     ("a suffix word is not a tactic opener", THEOREM + "termination_by\nsimp\n", "simp at the start"),
     ("decide!", THEOREM.replace("  norm_num\n", "  decide!\n"), "decide!: kernel reduction"),
