@@ -352,6 +352,9 @@ def _run_phase(
         if time.monotonic() > deadline:
             print(f"budget spent: {phase} phase stopped", flush=True)
             return
+        if phase == "quick" and _equivalent(mutant):  # known not to change behaviour: nothing to run
+            mutant.status, mutant.phase = "survived", "-"
+            continue
         path = overlay / mutant.module
         original = path.read_text(encoding="utf-8")
         path.write_text(_apply(tree, mutant.index), encoding="utf-8")
