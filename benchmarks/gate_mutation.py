@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -73,6 +73,7 @@ _SLOW_PROPERTIES = (
 # Fastest killers first: ``-x`` stops at the first failure.
 QUICK_TESTS = (
     "tests/test_gate_rules.py",
+    "tests/test_gate_pins.py",
     "tests/test_gate_corpus_fast.py",
     "tests/test_statement_reader.py",
     "tests/test_syntax_tables.py",
@@ -128,6 +129,8 @@ class Mutant:
     function: str  # the enclosing function or class (``<module>`` at top level)
     snippet: str  # the source of the node the mutation changes, shortened
     occurrence: int = 1  # the same name more than once in one module: numbered in walk order
+    # lines of the mutated node in the overlay's copy of the module (``ast.unparse`` of the original)
+    span: tuple[int, int] = (0, 0)
     status: str = "pending"  # killed | survived | timeout | error
     phase: str = ""  # quick | slow: the suite that decided
     seconds: float = 0.0
@@ -210,6 +213,8 @@ def enumerate_mutants(module: str, tree: ast.Module) -> list[Mutant]:
     owner = _enclosing(tree)
     found: list[Mutant] = []
     seen: Counter[str] = Counter()
+    # the overlay holds ``ast.unparse(tree)``: its walk meets the same nodes in the same order
+    spans = [(getattr(n, "lineno", 0), getattr(n, "end_lineno", 0)) for n, *_ in _walk(ast.parse(ast.unparse(tree)))]
     for index, (node, _, kind, description) in enumerate(_walk(tree)):
         mutant = Mutant(
             module,
@@ -220,6 +225,7 @@ def enumerate_mutants(module: str, tree: ast.Module) -> list[Mutant]:
             owner.get(id(node), "<module>"),
             _snippet(node),
         )
+        mutant.span = spans[index]
         seen[mutant.name] += 1
         mutant.occurrence = seen[mutant.name]
         found.append(mutant)
@@ -296,6 +302,107 @@ def _warm_up(tests: list[str]) -> None:
         pytest.main([*_PYTEST, "--collect-only", *tests])
 
 
+def _enter_overlay(overlay: Path) -> None:
+    """In a forked child: forget ``repro`` and ``tests``, import them from ``overlay``, output to its log."""
+    os.setpgid(0, 0)  # its own process group: a timeout also ends the fake REPLs it started
+    for name in [m for m in sys.modules if m in ("repro", "tests") or m.startswith(("repro.", "tests."))]:
+        del sys.modules[name]
+    sys.path.insert(0, str(overlay))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(overlay), str(REPO)])  # the fake REPL's subprocesses
+    os.chdir(REPO)
+    log = os.open(overlay / "child.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+
+
+def _wait(pid: int, timeout_s: float) -> int | None:
+    """The child's exit code, or None when it ran past ``timeout_s`` (then it and its group are killed)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    return None
+
+
+class _TestContexts:
+    """A pytest plugin that names each test's coverage context by its node id, in run order."""
+
+    def __init__(self, coverage: object) -> None:
+        self.coverage = coverage
+        self.order: list[str] = []
+
+    def pytest_runtest_setup(self, item: object) -> None:
+        nodeid = str(getattr(item, "nodeid", ""))
+        self.order.append(nodeid)
+        self.coverage.switch_context(nodeid)  # type: ignore[attr-defined]
+
+
+def coverage_map(overlay: Path, tests: list[str], modules: list[str], timeout_s: float) -> Coverage | None:
+    """Which quick tests run each line of the (unmutated) overlay modules: one run under ``coverage``.
+
+    A mutant then runs only the tests that execute its lines. Lines run outside any test (imports,
+    collection) or inside an ``lru_cache``d function (a later test reuses an earlier test's call)
+    select every quick test; see :func:`_selection`.
+    """
+    out = overlay / "coverage.json"
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _enter_overlay(overlay)
+            import coverage
+            import pytest
+
+            measured = coverage.Coverage(data_file=None, include=[str(overlay / m) for m in modules])
+            contexts = _TestContexts(measured)
+            measured.start()
+            code = pytest.main([*_PYTEST[1:], *tests], plugins=[contexts])
+            measured.stop()
+            data = measured.get_data()
+            lines = {m: data.contexts_by_lineno(str(overlay / m)) for m in modules}
+            found = {m: {str(n): sorted(c) for n, c in by_line.items()} for m, by_line in lines.items()}
+            out.write_text(json.dumps({"order": contexts.order, "lines": found}), encoding="utf-8")
+            os._exit(0 if code == 0 else 1)
+        except BaseException:
+            os._exit(70)
+    if _wait(pid, timeout_s) != 0 or not out.is_file():
+        return None
+    loaded = json.loads(out.read_text(encoding="utf-8"))
+    return Coverage(loaded["order"], {m: {int(n): set(c) for n, c in v.items()} for m, v in loaded["lines"].items()})
+
+
+@dataclass
+class Coverage:
+    order: list[str]  # quick test node ids in run order
+    lines: dict[str, dict[int, set[str]]]  # module -> line -> node ids ("" outside any test)
+
+
+def _cached_functions(tree: ast.Module) -> set[str]:
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any("cache" in ast.unparse(d) for d in node.decorator_list)
+    }
+
+
+def _selection(mutant: Mutant, covered: Coverage, cached: set[str]) -> list[str] | None:
+    """The quick tests to run against ``mutant`` (None: all of them; empty: none runs its lines)."""
+    if mutant.function == "<module>" or mutant.function in cached:
+        return None
+    by_line = covered.lines.get(mutant.module, {})
+    chosen: set[str] = set()
+    for line in range(mutant.span[0], mutant.span[1] + 1):
+        chosen |= by_line.get(line, set())
+    if "" in chosen:
+        return None
+    return [nodeid for nodeid in covered.order if nodeid in chosen]
+
+
 def _run_child(overlay: Path, tests: list[str], timeout_s: float) -> str:
     """Run the tests in a forked child importing ``repro`` from ``overlay``: killed, survived, timeout or error.
 
@@ -304,33 +411,16 @@ def _run_child(overlay: Path, tests: list[str], timeout_s: float) -> str:
     pid = os.fork()
     if pid == 0:  # child
         try:
-            os.setpgid(0, 0)  # its own process group: a timeout also ends the fake REPLs it started
-            for name in [m for m in sys.modules if m in ("repro", "tests") or m.startswith(("repro.", "tests."))]:
-                del sys.modules[name]
-            sys.path.insert(0, str(overlay))
-            os.environ["PYTHONPATH"] = os.pathsep.join([str(overlay), str(REPO)])  # the fake REPL's subprocesses
-            os.chdir(REPO)
-            log = os.open(overlay / "child.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            os.dup2(log, 1)
-            os.dup2(log, 2)
+            _enter_overlay(overlay)
             import pytest
 
-            code = pytest.main([*_PYTEST, *tests])
+            exit_code = pytest.main([*_PYTEST, *tests])
             # 1: a test failed; 2: interrupted, as when collection fails (the mutant breaks an import)
-            os._exit({0: 0, 1: 1, 2: 1}.get(int(code), 70))
+            os._exit({0: 0, 1: 1, 2: 1}.get(int(exit_code), 70))
         except BaseException:
             os._exit(70)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            code = os.waitstatus_to_exitcode(status)
-            return "survived" if code == 0 else "killed" if code == 1 else "error"
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
-    os.waitpid(pid, 0)
-    return "timeout"
+    code = _wait(pid, timeout_s)
+    return "timeout" if code is None else "survived" if code == 0 else "killed" if code == 1 else "error"
 
 
 def _baseline(overlay: Path, tests: list[str], label: str, timeout_s: float | None) -> float | None:
@@ -346,8 +436,15 @@ def _baseline(overlay: Path, tests: list[str], label: str, timeout_s: float | No
 
 
 def _run_phase(
-    overlay: Path, mutants: list[tuple[Mutant, ast.Module]], tests: list[str], phase: str, limit: float, deadline: float
+    overlay: Path,
+    mutants: list[tuple[Mutant, ast.Module]],
+    tests: list[str],
+    phase: str,
+    limit: float,
+    deadline: float,
+    select: Callable[[Mutant], list[str] | None] | None = None,
 ) -> None:
+    """Run each mutant against ``tests`` (or, with ``select``, against the tests that run its lines)."""
     for mutant, tree in mutants:
         if time.monotonic() > deadline:
             print(f"budget spent: {phase} phase stopped", flush=True)
@@ -355,11 +452,16 @@ def _run_phase(
         if phase == "quick" and _equivalent(mutant):  # known not to change behaviour: nothing to run
             mutant.status, mutant.phase = "survived", "-"
             continue
+        chosen = select(mutant) if select else None
+        if chosen is not None and not chosen:  # no quick test runs these lines: left to the slow phase
+            mutant.status, mutant.phase = "survived", "quick"
+            print(f"{phase:5} {'no test':9} {0.0:6.1f}s {mutant.module}:{mutant.line} {mutant.name}", flush=True)
+            continue
         path = overlay / mutant.module
         original = path.read_text(encoding="utf-8")
         path.write_text(_apply(tree, mutant.index), encoding="utf-8")
         began = time.monotonic()
-        mutant.status = _run_child(overlay, tests, limit)
+        mutant.status = _run_child(overlay, tests if chosen is None else chosen, limit)
         mutant.phase = phase
         mutant.seconds = round(mutant.seconds + time.monotonic() - began, 1)
         path.write_text(original, encoding="utf-8")
@@ -381,6 +483,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=3600, help="stop starting mutants after this long")
     parser.add_argument("--out", type=Path, help="write every mutant with its status as JSON")
     parser.add_argument("--rerun", type=Path, help="run only the survivors listed in this earlier --out file")
+    parser.add_argument(
+        "--no-coverage", action="store_true", help="run every quick test against every mutant (no selection)"
+    )
     parser.add_argument("--list", action="store_true", help="only list the mutants (module:line name)")
     parser.add_argument("--summarize", type=Path, help="only print the summary of an earlier --out file")
     arguments = parser.parse_args(argv)
@@ -417,11 +522,23 @@ def main(argv: list[str] | None = None) -> int:
         for module in modules:  # unparsed originals: the baseline must pass, or unparse changed something
             tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
             (overlay / module).write_text(ast.unparse(tree), encoding="utf-8")
-        quick_limit = _baseline(overlay, arguments.tests, "quick", arguments.timeout_s)
+        select = None
+        if arguments.no_coverage:
+            quick_limit = _baseline(overlay, arguments.tests, "quick", arguments.timeout_s)
+        else:
+            began = time.monotonic()
+            covered = coverage_map(overlay, arguments.tests, modules, 1800)
+            seconds = time.monotonic() - began
+            print(f"baseline quick under coverage: {'passed' if covered else 'FAILED'} in {seconds:.1f} s", flush=True)
+            quick_limit = (arguments.timeout_s or max(30.0, 2 * seconds)) if covered else None
+            if covered:
+                cached = {m: _cached_functions(ast.parse((REPO / m).read_text(encoding="utf-8"))) for m in modules}
+                select = lambda mutant: _selection(mutant, covered, cached[mutant.module])  # noqa: E731
         if quick_limit is None:
             print("the quick suite fails without a mutant: fix the tests first", flush=True)
+            print((overlay / "child.log").read_text(encoding="utf-8", errors="replace")[-3000:], flush=True)
             return 2
-        _run_phase(overlay, chosen, arguments.tests, "quick", quick_limit, deadline)
+        _run_phase(overlay, chosen, arguments.tests, "quick", quick_limit, deadline, select)
         left = [(m, t) for m, t in chosen if m.status == "survived" and not _equivalent(m)]
         if left and arguments.slow_tests:
             print(f"{len(left)} survivors (not known equivalent) against the slow tests", flush=True)

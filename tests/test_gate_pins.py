@@ -1,0 +1,78 @@
+"""Rules of the gate and its readers that only a surviving mutant showed to be unpinned (issue 19 §6).
+
+Each test names the behaviour a user would notice if the rule stopped working: a refused output
+let through, an honest output refused, an answer read from the wrong place. The mutation benchmark
+(``benchmarks/gate_mutation.py``) found each one: a one-token change to the rule that no other
+test noticed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.lean import verify_proof
+from repro.lean.policy import scan
+from repro.lean.text import final_proposition
+from repro.lean.text.statement import ends_in_sorry
+from repro.records import ReasonCode
+
+HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
+MAIN = "robe_total"
+STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
+THEOREM = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+
+
+def _refusals(code: str, header: str = HEADER) -> list[str]:
+    result = scan(code, header=header, main_name=MAIN)
+    return ([result.unterminated] if result.unterminated else []) + result.forbidden
+
+
+def test_the_names_a_header_opens_end_at_the_next_command() -> None:
+    """``open Foo`` then ``set_option ...`` in the header opens Foo only: ``set_option`` is no namespace."""
+    header = "import Mathlib\nopen Foo\nset_option maxHeartbeats 400000\n"
+    assert _refusals("open Foo in\n" + THEOREM, header) == []
+    refused = _refusals("open maxHeartbeats in\n" + THEOREM, header)
+    assert len(refused) == 1 and "open maxHeartbeats" in refused[0]
+
+
+def test_a_formal_statement_must_end_in_sorry_to_be_one() -> None:
+    assert ends_in_sorry("theorem t : 1 = 1 := by sorry")
+    assert ends_in_sorry("theorem t : 1 = 1 := sorry")
+    assert not ends_in_sorry("theorem t : 1 = 1 := by rfl")
+    assert not ends_in_sorry("theorem t : 1 = 1 := by simp; sorry")
+    assert not ends_in_sorry("theorem t : 1 = 1 := rfl -- := by sorry")
+
+
+def test_a_let_whose_value_starts_on_the_next_line_is_skipped_whole() -> None:
+    """The binding ends after its value, not at the first line break inside ``let x : T\\n := v``."""
+    assert final_proposition("let x : ℕ\n    := 5\n  x + 1 = 6") == ("x + 1 = 6", False)
+
+
+def test_a_let_value_ends_at_a_top_level_semicolon_or_line_break_only() -> None:
+    assert final_proposition("let k := 2; k + 1 = 3") == ("k + 1 = 3", False)
+    # a `;` or a line break inside the value's brackets does not end the binding
+    assert final_proposition("let k : ℕ := (by simp; exact 2)\n  k + 1 = 3") == ("k + 1 = 3", False)
+    assert final_proposition("let k : ℕ := (2 +\n    3)\n  k = 5") == ("k = 5", False)
+    # a named argument's `:=` inside the type is not the binding's
+    assert final_proposition("have h : f (x := 1)\n    = 2 := rfl\n  f 1 = 2") == ("f 1 = 2", False)
+    # a binding with nothing after it is left as it is (no answer is read from it)
+    assert final_proposition("let k := 2") == ("let k := 2", False)
+
+
+async def test_a_comment_closed_in_a_later_block_is_read_closed_there() -> None:
+    """An unclosed comment in a draft block does not make the next block's closed comment unclosed.
+
+    The lexer remembers, from the first block's scan, that its comment never closes; the second
+    block's comment starts at a nested opener of the first and closes where Lean closes it.
+    """
+    reply = "```lean4\n/- draft\n```\n\n```lean4\n/- note -/\n" + THEOREM + "```\n"
+    verdict = await verify_proof(STATEMENT, reply, None, header=HEADER)
+    assert verdict.static_passed and verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
+    assert verdict.checked_code is not None and verdict.checked_code.startswith("/- note -/\ntheorem robe_total")
+
+
+@pytest.mark.parametrize("namespace", ["BigOperators", "Real", "Nat", "Topology", "Rat"])
+def test_the_namespaces_the_usual_header_opens_are_allowed_under_any_header(namespace: str) -> None:
+    """The allowlist holds them itself: a profile header that opens nothing still lets a prover open them."""
+    assert _refusals(f"open {namespace} in\n" + THEOREM, header="import Mathlib\n") == []
+    assert _refusals(f"open {namespace}Extra in\n" + THEOREM, header="import Mathlib\n") != []
