@@ -100,13 +100,59 @@ _FLIPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
 }
 _WIDENING = ("Lean", "unsafe", "debug.skipKernelTC", "sorry")
 # Mutants reviewed and found unable to change behaviour, by (module, mutant name): why. The name is
-# ``function | kind: description | source of the node`` (see ``Mutant.name``), stable across line shifts.
-EQUIVALENT: dict[tuple[str, str], str] = {}
+# ``function | kind: description | source of the node`` (see ``Mutant.name``), stable across line shifts;
+# ``function | kind: description`` alone names every mutant of that description in the function.
+_STATEMENT = "repro/lean/text/statement.py"
+_CONNECTIVE = (
+    "every connective is also refused by the allowlist that follows (a symbol outside _TERM_SYMBOLS, or"
+    " fun/λ/if in _NON_TERM_WORDS), so the early return only saves the second loop"
+)
+_ALSO_CONNECTIVE = "also in top_level_equation's connectives, which return None first"
+_NEVER_LEXED = "the lexer has no such token (it reads ⌋₊ as ⌋ then ₊), so the entry is never compared"
+EQUIVALENT: dict[tuple[str, str], str] = {
+    **{
+        (_STATEMENT, f"top_level_equation | delete-element: delete {word!r}"): _CONNECTIVE
+        for word in ["∧", "∨", "↔", "¬", "≠", "→", "->", "<->", "/\\", "\\/", "∃", "∀", "fun", "λ", "=>", "if"]
+    },
+    **{(_STATEMENT, f"<module> | delete-element: delete {word!r}"): _ALSO_CONNECTIVE for word in ["fun", "λ", "if"]},
+    **{(_STATEMENT, f"<module> | delete-element: delete {word!r}"): _NEVER_LEXED for word in ["⌊₊", "⌋₊", "⌈₊", "⌉₊"]},
+    (_STATEMENT, "<module> | delete-element: delete 'then'"): (
+        "`then` only occurs with `if`, which is a connective: top_level_equation returns None first"
+    ),
+    (_STATEMENT, "<module> | delete-element: delete 'else'"): (
+        "`else` only occurs with `if`, which is a connective: top_level_equation returns None first"
+    ),
+    (
+        _STATEMENT,
+        "_binders | drop-condition: drop operand 2 of and | depth == 0 and token.kind == Kind.symbol and"
+        " (token.text in _CLOSE_...",
+    ): (
+        "between a depth-0 open bracket and its close no depth-0 token occurs, so the first depth-0 symbol"
+        " after group_start is always the closing bracket"
+    ),
+    **{
+        (_STATEMENT, f"depths | drop-condition: drop operand 0 of and | {test}"): (
+            "only symbol tokens can have the text of a bracket"
+        )
+        for test in [
+            "token.kind == Kind.symbol and token.text in _CLOSE_BRACKETS",
+            "token.kind == Kind.symbol and token.text in _OPEN_BRACKETS",
+        ]
+    },
+    ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
+        "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
+    ),
+    (
+        "repro/lean/gate.py",
+        "_judge_lean | drop-condition: drop operand 1 of or | _first_lines(axioms.messages) or 'no message'",
+    ): ("changes only the wording of a detail when #print axioms printed nothing; the verdict is the same"),
+}
 
 
 def _equivalent(mutant: Mutant) -> str | None:
     """Why ``mutant`` cannot change behaviour, or None: reviewed cases, and deletions made redundant."""
-    reviewed = EQUIVALENT.get((mutant.module, mutant.name))
+    short = f"{mutant.function} | {mutant.kind}: {mutant.description}"
+    reviewed = EQUIVALENT.get((mutant.module, mutant.name)) or EQUIVALENT.get((mutant.module, short))
     if reviewed:
         return reviewed
     if mutant.module.endswith("tables.py") and mutant.kind == "delete-element":

@@ -13,7 +13,7 @@ import pytest
 from repro.lean import verify_proof
 from repro.lean.policy import scan
 from repro.lean.text import final_proposition
-from repro.lean.text.statement import ends_in_sorry
+from repro.lean.text.statement import ends_in_sorry, top_level_equation
 from repro.records import ReasonCode
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
@@ -76,3 +76,72 @@ def test_the_namespaces_the_usual_header_opens_are_allowed_under_any_header(name
     """The allowlist holds them itself: a profile header that opens nothing still lets a prover open them."""
     assert _refusals(f"open {namespace} in\n" + THEOREM, header="import Mathlib\n") == []
     assert _refusals(f"open {namespace}Extra in\n" + THEOREM, header="import Mathlib\n") != []
+
+
+@pytest.mark.parametrize("binding", ["let", "have", "haveI", "letI"])
+def test_every_leading_binding_word_is_skipped_before_the_answer_is_read(binding: str) -> None:
+    assert final_proposition(f"{binding} k : ℕ := 2\n  k + 1 = 3") == ("k + 1 = 3", False)
+
+
+# Depth-0 tokens that keep ``a = b`` an equation of a and b (statement.py's _TERM_SYMBOLS), copied here
+# on purpose, each with a conclusion whose deterministic reading needs exactly it.
+PINNED_TERM_SYMBOLS = {
+    "+": "a + b = 3",
+    "-": "a - b = 3",
+    "*": "a * b = 3",
+    "/": "a / b = 3",
+    "%": "a % b = 3",
+    "^": "a ^ 2 = 9",
+    "·": "a · b = 3",
+    "•": "a • b = 3",
+    "↑": "↑n * 2 = 10",
+    "∑": "∑ i in s, f i = 3",
+    "∏": "∏ i in s, f i = 3",
+    ",": "∑ i in s, f i = 3",
+    "∈": "∑ i ∈ s, f i = 3",
+    "(": "f (a) = 3",
+    ")": "f (a) = 3",
+    "[": "l[0] = 3",
+    "]": "l[0] = 3",
+    "{": "f {x} = 3",
+    "}": "f {x} = 3",
+    "⟨": "f ⟨1, 2⟩ = 3",
+    "⟩": "f ⟨1, 2⟩ = 3",
+    "|": "|a| = 3",
+    ".": "(a).b = 3",
+    "⌊": "⌊a⌋ = 3",
+    "⌋": "⌊a⌋ = 3",
+    "⌈": "⌈a⌉ = 3",
+    "⌉": "⌈a⌉ = 3",
+    "√": "√a = 3",
+}
+
+
+@pytest.mark.parametrize(("symbol", "conclusion"), sorted(PINNED_TERM_SYMBOLS.items()))
+def test_every_term_symbol_keeps_the_equation_readable(symbol: str, conclusion: str) -> None:
+    left, right = conclusion.rsplit(" = ", 1)
+    assert symbol in left
+    assert top_level_equation(conclusion) == (left, right)
+
+
+# Words that may make Lean read ``a = b`` as part of something else: no deterministic answer. Each
+# case holds exactly one of them (``fun``/``λ``/``if`` are also connectives; ``then``/``else`` need ``if``).
+PINNED_NON_TERM_WORDS = {
+    "let": "let x = 5",
+    "have": "have x = 5",
+    "show": "show x = 5",
+    "from": "x = 5 from h",
+    "by": "x = by exact 5",
+    "match": "match x = 5",
+    "with": "x = 5 with",
+    "do": "do x = 5",
+    "at": "x = 5 at h",
+    "Not": "Not x = 5",
+}
+
+
+@pytest.mark.parametrize(("word", "conclusion"), sorted(PINNED_NON_TERM_WORDS.items()))
+def test_every_binder_word_at_the_top_level_leaves_no_answer(word: str, conclusion: str) -> None:
+    assert word in conclusion.split()
+    assert top_level_equation(conclusion) is None
+    assert top_level_equation(conclusion.replace(word, "c")) is not None  # the word alone decides
