@@ -21,8 +21,8 @@ holding the one mutated file (about two seconds to collect). Phase 1 runs the qu
 syntax tables, the statement reader, the deterministic lexer and text tests) with ``-x``, so most mutants die
 within seconds. Phase 2 runs only the survivors that are not known equivalents against the slow
 tests (``SLOW_TESTS``: the property-based lexer/text tests, the limits, and the corpus through the
-fake REPL in a subprocess behind the real worker pool). The per-mutant time limit is five times the
-baseline run of that phase.
+fake REPL in a subprocess behind the real worker pool). A test running past 20 s (120 s in phase 2)
+fails, so a mutant that loops dies fast.
 
 Mutants are named by their module, enclosing function and the source of the node they change (not
 by line number), so the reviewed equivalent mutants in ``EQUIVALENT`` stay valid while the modules
@@ -53,6 +53,8 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # The four modules of issue 19 (source.py and lexer.py now live in repro/lean/text/), and the tables they read
@@ -375,6 +377,29 @@ def _wait(pid: int, timeout_s: float) -> int | None:
     return None
 
 
+class _PerTestAlarm:
+    """A pytest plugin that fails any one test running past ``seconds``: a mutant that loops dies fast.
+
+    The whole child's limit stays as a backstop (a loop inside C code cannot be interrupted).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: object) -> Iterator[None]:
+        def ring(signum: int, frame: object) -> None:
+            raise TimeoutError(f"one test ran past {self.seconds:g} s")
+
+        previous = signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
 class _TestContexts:
     """A pytest plugin that names each test's coverage context by its node id, in run order."""
 
@@ -449,7 +474,7 @@ def _selection(mutant: Mutant, covered: Coverage, cached: set[str]) -> list[str]
     return [nodeid for nodeid in covered.order if nodeid in chosen]
 
 
-def _run_child(overlay: Path, tests: list[str], timeout_s: float) -> str:
+def _run_child(overlay: Path, tests: list[str], timeout_s: float, per_test_s: float = 20.0) -> str:
     """Run the tests in a forked child importing ``repro`` from ``overlay``: killed, survived, timeout or error.
 
     The child's output goes to ``overlay/child.log`` (overwritten by the next child).
@@ -460,7 +485,7 @@ def _run_child(overlay: Path, tests: list[str], timeout_s: float) -> str:
             _enter_overlay(overlay)
             import pytest
 
-            exit_code = pytest.main([*_PYTEST, *tests])
+            exit_code = pytest.main([*_PYTEST, *tests], plugins=[_PerTestAlarm(per_test_s)])
             # 1: a test failed; 2: interrupted, as when collection fails (the mutant breaks an import)
             os._exit({0: 0, 1: 1, 2: 1}.get(int(exit_code), 70))
         except BaseException:
@@ -472,13 +497,13 @@ def _run_child(overlay: Path, tests: list[str], timeout_s: float) -> str:
 def _baseline(overlay: Path, tests: list[str], label: str, timeout_s: float | None) -> float | None:
     """Run the unmutated overlay: the per-mutant limit, or None when the baseline itself fails."""
     began = time.monotonic()
-    status = _run_child(overlay, tests, timeout_s or 1800)
+    status = _run_child(overlay, tests, timeout_s or 1800, 20.0 if label == "quick" else 120.0)
     seconds = time.monotonic() - began
     print(f"baseline {label}: {status} in {seconds:.1f} s", flush=True)
     if status != "survived":
         print((overlay / "child.log").read_text(encoding="utf-8", errors="replace")[-3000:], flush=True)
         return None
-    return timeout_s or max(30.0, 5 * seconds)
+    return timeout_s or max(30.0, 2 * seconds)
 
 
 def _run_phase(
@@ -507,7 +532,8 @@ def _run_phase(
         original = path.read_text(encoding="utf-8")
         path.write_text(_apply(tree, mutant.index), encoding="utf-8")
         began = time.monotonic()
-        mutant.status = _run_child(overlay, tests if chosen is None else chosen, limit)
+        per_test = 20.0 if phase == "quick" else 120.0
+        mutant.status = _run_child(overlay, tests if chosen is None else chosen, limit, per_test)
         mutant.phase = phase
         mutant.seconds = round(mutant.seconds + time.monotonic() - began, 1)
         path.write_text(original, encoding="utf-8")
@@ -576,7 +602,7 @@ def main(argv: list[str] | None = None) -> int:
             covered = coverage_map(overlay, arguments.tests, modules, 1800)
             seconds = time.monotonic() - began
             print(f"baseline quick under coverage: {'passed' if covered else 'FAILED'} in {seconds:.1f} s", flush=True)
-            quick_limit = (arguments.timeout_s or max(30.0, 2 * seconds)) if covered else None
+            quick_limit = (arguments.timeout_s or max(30.0, 1.5 * seconds)) if covered else None
             if covered:
                 cached = {m: _cached_functions(ast.parse((REPO / m).read_text(encoding="utf-8"))) for m in modules}
                 select = lambda mutant: _selection(mutant, covered, cached[mutant.module])  # noqa: E731
