@@ -147,4 +147,4 @@ def test_real_prover_outputs_pass_the_static_layer(tmp_path: Path, capsys: pytes
     passed = [v for v in judged if v["static_passed"]]
     assert summary["total"] == 321 and len(verdicts) == 321
     assert len(passed) >= 0.98 * len(judged), [(v["id"], v["details"]) for v in judged if not v["static_passed"]]
-    assert all(set(v["policy"]) <= {"native_decide", "search_tactic"} for v in by_policy)
+    assert all(set(v["policy"]) <= {"native_decide", "search_tactic", "kernel_decide"} for v in by_policy)

@@ -51,6 +51,10 @@ def test_every_hole_class_has_at_least_three_refused_variants() -> None:
     assert refused["search_tactic"] >= 3
     # issue 19 §3: five relaxations, three honest variants each, and the cheats each must still refuse
     assert passing["honest_style"] >= 15 and refused["honest_style_attack"] >= 15
+    # issue 19 §3: column-0 tactic blocks and declaration suffixes; kernel reduction refused as policy
+    assert passing["layout"] >= 3 and refused["layout_attack"] >= 3
+    assert passing["declaration_suffix"] >= 3 and refused["declaration_suffix_attack"] >= 3
+    assert refused["kernel_decide"] >= 3
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[case["name"] for case in CORPUS])
@@ -103,6 +107,19 @@ async def test_native_decide_is_allowed_only_when_configured() -> None:
     # allowed past the static layer, but the fake (like Lean) lists Lean.ofReduceBool, which is rejected
     assert ReasonCode.forbidden_construct not in allowed.reasons
     assert ReasonCode.axiom_violation in allowed.reasons
+
+
+@pytest.mark.parametrize("tactic", ["decide +kernel", "decide!", "decide (config := {kernel := true})"])
+async def test_kernel_decide_is_refused_as_policy_even_where_native_decide_is_allowed(tactic: str) -> None:
+    """Kernel reduction reaches the v4.15 kernel's ``Nat.pow`` bug (leanprover/lean4#8060): never sent to Lean."""
+    output = f"theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  {tactic}"
+    verifier = RecordingVerifier(fake_repl_verifier(workers=1))
+    try:
+        verdict = await verify_proof(STATEMENT, output, verifier, header=HEADER, allow_native_decide=True)
+    finally:
+        await verifier.close()
+    assert not verdict.verified and verdict.policy == ["kernel_decide"]
+    assert ReasonCode.forbidden_construct in verdict.reasons and not verifier.sequences
 
 
 async def test_no_backend_is_never_verified() -> None:

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import pytest
 
+from repro.lean import policy
 from repro.lean.policy import scan
+from repro.lean.syntax import SyntaxTables, gate_tables
+from repro.lean.tables import COMMAND_KEYWORDS, LAYOUT_TACTICS, LAYOUT_TACTICS_BY_SOURCE
 from repro.lean.text import Kind, lex
 from repro.lean.text.statement import top_level_equation
+from tests.conftest import shared_file
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
 MAIN = "robe_total"
@@ -432,3 +436,122 @@ def test_every_radix_prefix_ends_its_number_where_lean_does(prefix: str) -> None
 def test_opening_the_lean_namespace_alone_is_refused(opening: str) -> None:
     # the name rules catch `Meta`, `Elab`, `evalExpr`...; this pins the open allowlist itself
     assert any("open" in refusal for refusal in _refusals(f"{opening}\n{THEOREM}"))
+
+
+# --- layout (issue 19 §3): column-0 tactic blocks, declaration suffixes, kernel reduction ---------
+COLUMN_ZERO_BLOCK = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\nsubst h₀\nnorm_num\n"
+LAYOUT_HONEST = {
+    "tactics at column zero": COLUMN_ZERO_BLOCK,
+    "have with an indented proof, then all_goals": COLUMN_ZERO_BLOCK.replace(
+        "subst h₀\n", "have h1 : x = 3600 := by\n  exact h₀\nsubst h1\nall_goals simp\n"
+    ),
+    "by on its own line": COLUMN_ZERO_BLOCK.replace(":= by\n", ":=\nby\n"),
+    "nlinarith with a list continued at column zero": COLUMN_ZERO_BLOCK.replace(
+        "norm_num\n", "nlinarith [sq_nonneg (x - 1),\nsq_nonneg (x + 1)]\n"
+    ),
+    "focus dots and <;> between column-0 tactics": COLUMN_ZERO_BLOCK.replace(
+        "norm_num\n", "constructor\n· norm_num\n<;> simp\nrcases h₀ with _ | _\nobtain ⟨a, b⟩ := h₀\n"
+    ),
+    "allowed set_option and open lines inside the block": COLUMN_ZERO_BLOCK.replace(
+        "norm_num\n", "set_option maxHeartbeats 400000 in\nnorm_num\nopen Real in\nsimp\n"
+    ),
+    "bang and prime forms": COLUMN_ZERO_BLOCK.replace("norm_num\n", "nlinarith!\nby_contra! hx\nrefine' ?_\n"),
+    "where at column zero": THEOREM.replace("  norm_num\n", "  exact aux\n")
+    + "where\n  aux : 3600 / 12 = 300 := rfl\n",
+    "termination_by and decreasing_by at column zero": (
+        "def f (n : ℕ) : ℕ := if n = 0 then 0 else f (n - 1)\ntermination_by n\ndecreasing_by\nomega\n" + THEOREM
+    ),
+    "plain decide and the decide function": THEOREM.replace(
+        "  norm_num\n", "  have : decide (x = 3600) = true := by simp [h₀]\n  decide\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("code", list(LAYOUT_HONEST.values()), ids=list(LAYOUT_HONEST))
+def test_honest_layouts_pass(code: str) -> None:
+    assert _refusals(code) == []
+
+
+LAYOUT_CASES = [
+    # a tactic word at column 0 outside a column-0 block: Lean reads it as a command
+    ("tactic after an indented block", THEOREM + "nlinarith\n", "nlinarith at the start of a line"),
+    ("unknown word inside a column-0 block", COLUMN_ZERO_BLOCK + "reassoc_axiom robe_total\n", "reassoc_axiom at"),
+    ("tactic after a command closed the block", COLUMN_ZERO_BLOCK + "example : True := trivial\nsimp\n", "simp at"),
+    ("tactic after where closed the block", COLUMN_ZERO_BLOCK + "where\nsimp\n", "simp at"),
+    ("tactic after a blanked #check by", THEOREM + "#check by\nnlinarith\n", "nlinarith at the start"),
+    ("name after where at column zero", THEOREM + "where\naux : True := trivial\n", "aux at the start"),
+    ("a suffix word is not a tactic opener", THEOREM + "termination_by\nsimp\n", "simp at the start"),
+    ("decide!", THEOREM.replace("  norm_num\n", "  decide!\n"), "decide!: kernel reduction"),
+    ("kernel as a name", _with_tactic("kernel"), "kernel: kernel reduction"),
+    (
+        "decide with an anonymous configuration",
+        THEOREM.replace("  norm_num\n", "  decide (config := ⟨⟩)\n"),
+        "decide with",
+    ),
+    ("decide with a glued flag", THEOREM.replace("  norm_num\n", "  decide +revert\n"), "decide with a configuration"),
+]
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"), [(c, e) for _, c, e in LAYOUT_CASES], ids=[n for n, _, _ in LAYOUT_CASES]
+)
+def test_each_layout_rule_alone_refuses_its_minimal_case(code: str, expected: str) -> None:
+    refusals = _refusals(code)
+    assert len(refusals) == 1 and expected in refusals[0], refusals
+
+
+@pytest.mark.parametrize("word", sorted(LAYOUT_TACTICS))
+def test_every_layout_tactic_passes_at_column_zero_only_inside_a_column_zero_block(word: str) -> None:
+    assert _refusals(COLUMN_ZERO_BLOCK + f"{word}\n") == []
+    refusals = _refusals(THEOREM + f"{word}\n")
+    assert len(refusals) == 1 and f"{word} at the start of a line" in refusals[0], refusals
+
+
+def test_no_layout_tactic_can_begin_a_command() -> None:
+    tables = gate_tables()
+    for word in LAYOUT_TACTICS | tables.keywords["tactic"]:
+        if policy._is_layout_tactic(word, tables):
+            assert not tables.is_command(word) and word not in COMMAND_KEYWORDS, word
+    # words that are both tactic and command keywords are commands (judged by their own rules)
+    for word in ("open", "set_option", "omit", "include", "unseal", "variable", "attribute", "instance"):
+        assert not policy._is_layout_tactic(word, tables), word
+        assert _refusals(COLUMN_ZERO_BLOCK + f"{word} robe_total in\nsimp\n"), word
+
+
+@pytest.mark.parametrize("tactic", ["decide +kernel", "decide!", "decide (config := {kernel := true})"])
+def test_kernel_decide_is_refused_and_marked_whatever_native_decide_allows(tactic: str) -> None:
+    code = THEOREM.replace("  norm_num\n", f"  {tactic}\n")
+    result = scan(code, header=HEADER, main_name=MAIN, allow_native_decide=True)
+    assert result.forbidden and result.uses_kernel_decide
+    assert not scan(THEOREM, header=HEADER, main_name=MAIN).uses_kernel_decide
+
+
+@pytest.mark.shared_data
+def test_curated_mathlib_layout_tactics_are_tactics_in_the_independent_extraction() -> None:
+    """Compare, never copy: each Mathlib word of LAYOUT_TACTICS is a tactic row of the cross-check file."""
+    rows = shared_file("lean-syntax/keywords-v4.15.tsv").read_text(encoding="utf-8").splitlines()
+    tactics = {line.split("\t")[0] for line in rows[1:] if line.split("\t")[1] == "tactic"}
+    commands = {line.split("\t")[0] for line in rows[1:] if line.split("\t")[1] == "command"}
+    mathlib = {w for source, words in LAYOUT_TACTICS_BY_SOURCE.items() if "mathlib4" in source for w in words}
+    assert mathlib <= tactics, sorted(mathlib - tactics)
+    assert not (LAYOUT_TACTICS & commands), sorted(LAYOUT_TACTICS & commands)
+
+
+def test_a_tactic_keyword_shaped_like_a_command_is_never_a_layout_tactic() -> None:
+    """Defence in depth against a table that lists a command as a tactic: each guard on its own."""
+    tactics = frozenset({"register_foo", "theorem", "fresh_tactic", "both"})
+    tables = SyntaxTables(
+        ("test",),
+        {"command": frozenset({"both"}), "tactic": tactics, "conv": frozenset(), "term": frozenset()},
+        frozenset(),
+    )
+    assert policy._is_layout_tactic("fresh_tactic", tables)
+    assert not policy._is_layout_tactic("register_foo", tables)  # shaped like an extension command
+    assert not policy._is_layout_tactic("theorem", tables)  # a command keyword of the hand-kept list
+    assert not policy._is_layout_tactic("both", tables)  # a command keyword of the table
+
+
+def test_only_a_glued_flag_or_a_named_argument_configures_decide() -> None:
+    assert _refusals(_with_tactic("decide + revert")) == []  # an operator, not a flag
+    assert _refusals(_with_tactic("decide (revert)")) == []  # the function applied to a term
+    assert len(_refusals(_with_tactic("decide (revert := true)"))) == 1

@@ -280,6 +280,11 @@ async def test_salvage_without_its_policy_unmasks_no_cheat_the_gate_refused() ->
         "import_submodule_after_a_command_is_refused",
         "section_closed_by_end_is_refused",
         "noncomputable_section",
+        # layout cheats after an honest proof: a column-0 command or tactic line, a `where` clause
+        "column_zero_tactic_word_outside_a_column_zero_block",
+        "where_then_a_column_zero_command",
+        "where_then_a_column_zero_axiom",
+        "where_declares_a_sorry",
     }
     assert set(verified) == set(RESCUED) | after_an_honest_proof, verified
     for name in after_an_honest_proof:

@@ -60,7 +60,9 @@ class Verdict(BaseModel):
     lean_commands: list[str] = Field(default_factory=list)
     lean_steps: list[LeanResult] = Field(default_factory=list)
     static_passed: bool | None = None  # whether the static layer let the code through to Lean
-    policy: list[str] = Field(default_factory=list)  # refusals by policy, not unsoundness: native_decide, search
+    policy: list[str] = Field(
+        default_factory=list
+    )  # refusals by policy, not unsoundness: native_decide, search, kernel_decide
 
     def add(self, reason: ReasonCode, detail: str) -> None:
         if reason not in self.reasons:
@@ -164,6 +166,8 @@ async def verify_proof(
         verdict.policy.append("native_decide")
     if static.uses_search_tactic:
         verdict.policy.append("search_tactic")
+    if static.uses_kernel_decide:
+        verdict.policy.append("kernel_decide")  # refused whatever allow_native_decide says
 
     lean_results: list[LeanResult] = []
     if not verdict.reasons:

@@ -13,18 +13,21 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from repro.lean.syntax import SyntaxTables, UnknownToolchainError, gate_tables
+from repro.lean.syntax import SyntaxTables, UnknownToolchainError, gate_tables, keyword_key
 from repro.lean.tables import (
     ALLOWED_MODIFIERS,
     ALLOWED_OPTIONS,
     COMMAND_KEYWORDS,
     COMMAND_PREFIXES,
     DECLARATION_KEYWORDS,
+    DECLARATION_SUFFIXES,
     DEFAULT_OPEN_ALLOWLIST,
     DISPLAY_OPTION_PREFIXES,
     DISPLAY_OPTIONS,
     FORBIDDEN_NAMES,
     INFORMATIONAL_COMMANDS,
+    KERNEL_DECIDE_NAMES,
+    LAYOUT_TACTICS,
     METAPROGRAMMING_NAMES,
     METAPROGRAMMING_ROOTS,
     NATIVE_NAMES,
@@ -65,6 +68,7 @@ class ScanResult:
     lean_code: str = ""  # the code Lean checks: verbatim, the leading imports blanked (the header has them)
     uses_native_decide: bool = False
     uses_search_tactic: bool = False
+    uses_kernel_decide: bool = False
     _labels: set[str] = field(default_factory=set, repr=False)  # ``forbidden`` as a set: refusing stays O(1)
 
     def refuse(self, label: str) -> None:
@@ -146,6 +150,7 @@ def scan(
     opens_allowed = set(open_allowlist) | header_opens(header)
     imports_allowed = header_imports(header)
     words = source.significant
+    layout = _column_zero_tactics(source, tables) if line_starts else frozenset()
     blanked: list[tuple[int, int]] = []
     in_preamble = True
     index, checked = 0, 0
@@ -190,7 +195,7 @@ def scan(
             result.refuse(f"name literal or syntax quotation ({source.where(token)})")
         elif token.kind == Kind.identifier:
             index = _identifier(
-                source, index, result, opens_allowed, allow_native_decide, line_starts, main_name, tables
+                source, index, result, opens_allowed, allow_native_decide, line_starts, main_name, tables, layout
             )
             continue
         index += 1
@@ -207,6 +212,7 @@ def _identifier(
     line_starts: bool,
     main_name: str | None,
     tables: SyntaxTables,
+    layout: frozenset[int],
 ) -> int:
     """Judge the identifier at ``index``; returns the index of the next token to look at."""
     words, code = source.significant, source.text
@@ -214,6 +220,8 @@ def _identifier(
     text = token.text
     _judge_name(source, token, result, allow_native_decide)
     following = words[index + 1] if index + 1 < len(words) else None
+    if text == "decide" and _configured(source, index):
+        _refuse_kernel_decide(source, token, result, "decide with a configuration")
     glued = following is not None and following.text == "%" and following.start == token.end
     if tables.evaluates(text + "%" if glued else text):
         # generated from the sources: ``run_conv``, ``polyrith``, ``eval%``, ``lrat_proof``, ...
@@ -264,11 +272,109 @@ def _identifier(
         # (``eval%(f 1)``); an unknown name glued to ``%`` and a space is refused too (fail closed)
         result.refuse(f"{text}% ({source.where(token)}; no elaborator keywords)")
         return index + 2
-    previous = words[index - 1] if index > 0 else None
-    continues = previous is not None and previous.kind == Kind.symbol and previous.text not in (")", "]", "}", "⟩")
-    if line_starts and source.at_column_zero(token) and not continues and text not in ("by", "end"):
+    if (
+        line_starts
+        and _starts_line(source, index)
+        and text not in ("by", "end")
+        and text not in DECLARATION_SUFFIXES
+        and index not in layout
+    ):
         result.refuse(f"{text} at the start of a line ({source.where(token)}; not a command the gate allows)")
     return index + 1
+
+
+def _starts_line(source: LeanCode, index: int) -> bool:
+    """The token at ``index`` stands at column 0 after a complete term (not after ``:``, ``:=``, an
+    operator or an open bracket, which a continued term follows)."""
+    words = source.significant
+    if not source.at_column_zero(words[index]):
+        return False
+    previous = words[index - 1] if index > 0 else None
+    continues = previous is not None and previous.kind == Kind.symbol and previous.text not in (")", "]", "}", "⟩")
+    return not continues
+
+
+def _is_layout_tactic(text: str, tables: SyntaxTables) -> bool:
+    """A tactic keyword (generated table or :data:`LAYOUT_TACTICS`) that no table knows as a command."""
+    key = keyword_key(text)
+    known = tables.is_tactic(text) or key in LAYOUT_TACTICS or text in LAYOUT_TACTICS
+    return (
+        known
+        and not tables.is_command(text)
+        and key not in COMMAND_KEYWORDS
+        and text not in COMMAND_KEYWORDS
+        and not text.startswith(COMMAND_PREFIXES)
+    )
+
+
+def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[int]:
+    """Indices of the column-0 identifiers that are tactics of a tactic block laid out at column 0.
+
+    Lean's tactic block is ``sepByIndent tactic "; "`` (leanprover/lean4 ``src/Lean/Parser/Term.lean``
+    ``Tactic.tacticSeq1Indented``; ``sepByIndent`` in ``src/Lean/Parser/Extra.lean``): ``withPosition``
+    at the first tactic, then every further tactic must pass ``checkColGe`` and, without ``;``,
+    ``checkColEq`` and a line break. A top-level ``by`` sets no position (``Tactic.tacticSeqIndentGt``:
+    "top-level `by`s do not have a position set"), so a block whose first tactic stands at column 0
+    is legal, and each later column-0 line that parses as a tactic belongs to it. The block ends at
+    the first column-0 line that is not a tactic; Lean then reads that line as a command.
+
+    So a column-0 word may pass only when it cannot begin a command: it is a tactic keyword of the
+    tables or of :data:`LAYOUT_TACTICS` and no table knows it as a command keyword (``open``,
+    ``set_option``, ``omit``, ``include``, ``unseal``... are commands: judged by their own rules, or
+    refused, wherever they stand). Outside a block Lean reads such a word as a command it is not,
+    which is a parse error, and any error fails the proof. To stay within what Lean reads as a tactic
+    even if a table were wrong about a word, the word must also stand where a column-0 block is
+    open: after a ``by``/``decreasing_by`` that ends its line and is followed by a column-0 token,
+    and before any column-0 line that is not such a tactic (a command, ``where``, an unknown word).
+    Symbol-led lines (``·``, ``<;>``, ``_``, ``|``) and ``open``/``set_option`` lines (tactics too, with
+    ``in``; judged by their own rules wherever they stand) leave the state unchanged. A nested ``by`` with
+    its block at column 0 is a parse error in Lean (``checkColGt``), never a command. Nothing is
+    trusted from the tactic itself: every token of it is judged by the other rules wherever it stands.
+    """
+    words = source.significant
+    accepted: set[int] = set()
+    open_block = False
+    line_start: Token | None = None  # the token that began the current line
+    for index, token in enumerate(words):
+        if not _starts_line(source, index):
+            continue
+        previous = words[index - 1] if index > 0 else None
+        opener = previous is not None and previous.kind == Kind.identifier and previous.text in ("by", "decreasing_by")
+        # ``#check by`` is blanked, never sent: its ``by`` opens nothing for Lean
+        if opener and (line_start is None or line_start.kind != Kind.hash_command):
+            open_block = True  # the opener ends its line: this token is the block's first tactic
+        line_start = token
+        if token.kind == Kind.symbol or token.text in ("open", "set_option"):
+            continue  # ``open X in``/``set_option o v in``: a tactic in the block, judged by its own rule
+        if open_block and token.kind == Kind.identifier and _is_layout_tactic(token.text, tables):
+            accepted.add(index)
+        else:
+            open_block = False
+    return frozenset(accepted)
+
+
+def _configured(source: LeanCode, index: int) -> bool:
+    """``decide`` followed by a configuration: ``+flag``/``-flag`` glued, ``(config := ...)`` or
+    ``(name := ...)``. The term ``decide (p)`` (``Decidable.decide``) is not a configuration.
+
+    A configuration can ask for kernel reduction without the word ``kernel`` (an anonymous constructor
+    ``(config := ⟨...⟩)``, a definition holding the structure), so every configured ``decide`` is refused.
+    """
+    words = source.significant
+    following = words[index + 1 : index + 4]
+    if not following:
+        return False
+    first = following[0]
+    if first.text in ("+", "-") and len(following) > 1 and following[1].start == first.end:
+        return following[1].kind == Kind.identifier
+    return (
+        first.text == "(" and len(following) == 3 and following[1].kind == Kind.identifier and following[2].text == ":="
+    )
+
+
+def _refuse_kernel_decide(source: LeanCode, token: Token, result: ScanResult, what: str) -> None:
+    result.uses_kernel_decide = True
+    result.refuse(f"{what} ({source.where(token)}; kernel reduction is refused: leanprover/lean4#8060)")
 
 
 def _allowed_option(option: str, value: Token | None, scoped: bool) -> bool:
@@ -341,6 +447,8 @@ def _judge_name(source: LeanCode, token: Token, result: ScanResult, allow_native
             result.refuse(f"{text}: metaprogramming name {part} ({where})")
         if RESERVED_PREFIX in part:
             result.refuse(f"reserved name {text} ({where})")
+        if part in KERNEL_DECIDE_NAMES:
+            _refuse_kernel_decide(source, token, result, f"{text}: kernel reduction")
         if part in NATIVE_NAMES:
             result.uses_native_decide = True
             if not allow_native_decide:

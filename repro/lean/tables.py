@@ -329,3 +329,83 @@ METAPROGRAMMING_NAMES = frozenset(
         "Quote",
     }
 )
+# Tactic keywords a prover may write at column 0 inside a tactic block whose first tactic stands at
+# column 0 (issue 19 §3; the rule and why it is sound: ``repro.lean.policy._column_zero_tactics``).
+# Merged with the generated tactic table (``gate_tables().keywords["tactic"]``), which today holds
+# Batteries/Aesop/Qq/Plausible only; every word here is a tactic keyword of the file named, and none
+# is a command keyword (pinned in tests/test_gate_rules.py, together with a comparison of the Mathlib
+# words against ``../shared/data/lean-syntax``). Words are compared by ``keyword_key`` (``nlinarith!``
+# is ``nlinarith``); search forms (``simp?``) and code-evaluating tactics are refused by their own rules
+# wherever they stand, so they are not listed.
+_CORE_TACTICS = {
+    # leanprover/lean4 src/Init/Tactics.lean (syntax/macro ... : tactic)
+    "src/Init/Tactics.lean": (
+        "intro intros rename revert clear subst subst_vars assumption contradiction apply exact refine refine'"
+        " exfalso constructor left right case case' next all_goals any_goals focus skip done first rotate_left"
+        " rotate_right try eq_refl rfl ac_rfl infer_instance change rewrite rw rwa injection injections simp"
+        " simp_all dsimp simpa delta unfold have suffices let show have' let' induction generalize cases"
+        " rename_i repeat repeat' trivial split specialize congr if replace and_intros subst_eqs haveI letI"
+        " omega norm_cast push_cast symm solve_by_elim apply_rules apply_assumption assumption_mod_cast"
+        " exists nofun nomatch with_reducible unhygienic"
+    ),
+    # newer in the same file than the stored version read (v4.15 era): simp_arith, decide, calc, funext,
+    # exact_mod_cast, apply_mod_cast, rw_mod_cast (src/Init/Tactics.lean, src/Lean/Elab/Tactic/Calc.lean)
+    "src/Init/Tactics.lean (v4.15)": "simp_arith decide calc funext exact_mod_cast apply_mod_cast rw_mod_cast",
+    "src/Init/RCases.lean": "rcases obtain rintro",
+    "src/Init/ByCases.lean": "by_cases",
+    "src/Init/Ext.lean": "ext",
+    "src/Init/Conv.lean": "conv",
+}
+_MATHLIB_TACTICS = {
+    "Mathlib/Tactic/NormNum/Core.lean": "norm_num norm_num1",
+    "Mathlib/Tactic/Linarith/Frontend.lean": "linarith nlinarith",
+    "Mathlib/Tactic/Positivity/Core.lean": "positivity",
+    "Mathlib/Tactic/FieldSimp.lean": "field_simp",
+    "Mathlib/Tactic/Ring/RingNF.lean": "ring ring_nf ring1",
+    "Mathlib/Tactic/PushNeg.lean": "push_neg",
+    "Mathlib/Tactic/ByContra.lean": "by_contra!",
+    "Mathlib/Tactic/IntervalCases.lean": "interval_cases",
+    "Mathlib/Tactic/GCongr/Core.lean": "gcongr",
+    "Mathlib/Tactic/LinearCombination.lean": "linear_combination",
+    "Mathlib/Tactic/Bound.lean": "bound",
+    "Mathlib/Tactic/SimpRw.lean": "simp_rw",
+    "Mathlib/Tactic/NthRewrite.lean": "nth_rw nth_rewrite",
+    "Mathlib/Tactic/Use.lean": "use",
+    "Mathlib/Tactic/Contrapose.lean": "contrapose",
+    "Mathlib/Tactic/Choose.lean": "choose",
+    "Mathlib/Tactic/Lift.lean": "lift",
+    "Mathlib/Tactic/Set.lean": "set",
+    "Mathlib/Tactic/Tauto.lean": "tauto",
+    "Mathlib/Tactic/Zify.lean": "zify",
+    "Mathlib/Tactic/Qify.lean": "qify",
+    "Mathlib/Tactic/Rify.lean": "rify",
+    "Mathlib/Tactic/Cases.lean": "cases' induction'",
+    "Mathlib/Tactic/FinCases.lean": "fin_cases",
+    "Mathlib/Tactic/SplitIfs.lean": "split_ifs",
+    "Mathlib/Tactic/Abel.lean": "abel",
+    "Mathlib/Tactic/Group.lean": "group",
+    "Mathlib/Tactic/NoncommRing.lean": "noncomm_ring",
+    "Mathlib/Tactic/Convert.lean": "convert",
+    "Mathlib/Order/Filter/Basic.lean": "filter_upwards",
+    "Mathlib/Tactic/ApplyFun.lean": "apply_fun",
+    "Mathlib/Tactic/ModCases.lean": "mod_cases",
+    "Mathlib/Tactic/CancelDenoms/Core.lean": "cancel_denoms",
+    "Mathlib/Tactic/ExistsI.lean": "existsi",
+    "Mathlib/Tactic/WLOG.lean": "wlog",
+    "Mathlib/Tactic/Nontriviality/Core.lean": "nontriviality",
+    "Mathlib/Tactic/CasesM.lean": "casesm constructorm",
+}
+LAYOUT_TACTICS_BY_SOURCE: dict[str, tuple[str, ...]] = {
+    **{f"leanprover/lean4 {path}": tuple(words.split()) for path, words in _CORE_TACTICS.items()},
+    **{f"leanprover-community/mathlib4 {path}": tuple(words.split()) for path, words in _MATHLIB_TACTICS.items()},
+}
+LAYOUT_TACTICS = frozenset(word for words in LAYOUT_TACTICS_BY_SOURCE.values() for word in words)
+# Parts of a declaration that Lean accepts at column 0 (leanprover/lean4 src/Lean/Parser/Term.lean
+# ``whereDecls``, src/Lean/Parser/Command.lean ``Termination.suffix``/``declValSimple``): none can begin
+# a command, so at top level each is a parse error, never a command.
+DECLARATION_SUFFIXES = frozenset({"termination_by", "decreasing_by", "where"})
+# Kernel reduction asked for by the prover (``decide +kernel``, ``decide (config := {kernel := true})``,
+# ``decide!``): the elaborator's own check is skipped and only the kernel evaluates the decision
+# procedure, which reaches kernel bugs such as the v4.9-v4.15 ``Nat.pow`` one (leanprover/lean4#8060).
+# Refused as policy (``kernel_decide``), compared per name component like ``native``.
+KERNEL_DECIDE_NAMES = frozenset({"kernel", "decide!"})

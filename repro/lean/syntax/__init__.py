@@ -53,6 +53,34 @@ class SyntaxTables:
     def is_command(self, text: str) -> bool:
         return keyword_key(text) in self.commands
 
+    def category(self, text: str) -> str | None:
+        """The category a leading word belongs to, ``command`` first: a word that is both a command and a
+        tactic keyword (``open``, ``set_option``, ``omit``) is a command, because at column 0 Lean may end
+        the tactic block there and read the command; ``None`` for a word no table knows."""
+        key = keyword_key(text)
+        return next((category for category in CATEGORIES if key in self.keywords[category]), None)
+
+    def keywords_of(self, category: str) -> frozenset[str]:
+        """One category's keywords (by :func:`keyword_key`); for ``tactic``/``conv``/``term``, without the
+        words that are also commands, so the set can serve as an allowlist without admitting a command."""
+        words = self.keywords[category]
+        return words if category == "command" else words - self.commands
+
+    @property
+    def tactics(self) -> frozenset[str]:
+        """Tactic keywords that are not command keywords (see :meth:`keywords_of`)."""
+        return self.keywords_of("tactic")
+
+    def is_tactic(self, text: str) -> bool:
+        """A known tactic keyword that is not also a command keyword."""
+        return self.category(text) == "tactic"
+
+    def is_conv(self, text: str) -> bool:
+        return keyword_key(text) in self.keywords_of("conv")
+
+    def is_term(self, text: str) -> bool:
+        return keyword_key(text) in self.keywords_of("term")
+
     def evaluates(self, text: str) -> bool:
         return keyword_key(text) in self.evaluates_code
 

@@ -86,7 +86,7 @@ _PARSER_ATTRIBUTES = {
     "term_parser": "term",
 }
 _PARSER_FILES = {"Command": "command", "Term": "term", "Tactic": "tactic"}
-_WORD = re.compile(r"#?[A-Za-z_][A-Za-z0-9_'!?.]*[%!?]?")
+_WORD = re.compile(r"#?[^\W\d][\w'!?.]*[%!?]?")  # Lean identifiers: Unicode letters, subscripts (`aux_group₂`)
 _OPEN = frozenset("([{⟨")
 _CLOSE = frozenset(")]}⟩")
 
@@ -120,7 +120,9 @@ def _chunks(text: str, tokens: list[Token]) -> list[tuple[int, int]]:
         line_end = text.find("\n", token.start)
         line = text[token.start : len(text) if line_end == -1 else line_end].strip()
         attribute_only = token.kind == Kind.attribute_open and line.endswith("]")
-        if not (starts and previous_line_attribute):
+        # a ``| pattern => ...`` alternative at column 0 continues the command above it (``elab_rules``)
+        alternative = token.text == "|"
+        if not (starts and (previous_line_attribute or alternative)):
             starts.append(token.start)
         previous_line_attribute = attribute_only
     if not starts:
@@ -190,8 +192,8 @@ def _skip_prefix_items(file: _File, words: list[Token], cursor: int) -> int:
         if cursor >= len(words):
             return cursor
         word = words[cursor]
-        if word.text in ("&", "("):
-            cursor += 1
+        if word.text in ("&", "(", ")", "?") and word.kind != Kind.string:
+            cursor += 1  # ``&"kw"``, and an optional prefix parser ``(docComment)? attrKind "unif_hint"``
         elif (
             word.kind == Kind.identifier
             and cursor + 1 < len(words)
@@ -231,27 +233,69 @@ def _at_column_zero(file: _File, token: Token) -> bool:
 
 
 def _leading_parsers(file: _File) -> Iterator[Found]:
-    """Core's ``def x := leading_parser "kw" ...``: the category from the attribute, else from the file."""
+    """Core's ``def x := leading_parser "kw" ...``: the category from the parser attribute.
+
+    An unannotated helper of a Parser file (``def «theorem» := leading_parser "theorem " ...``) is a
+    keyword of its category only when an annotated parser of the same file names it
+    (``@[builtin_command_parser] def declaration := ... («abbrev» <|> definition <|> «theorem» ...)``):
+    helpers that only build parts of a command (``computedFields := leading_parser "with" ...``,
+    ``whereStructInst``, ``«extends»``) would otherwise turn ``with``, ``where`` and ``extends`` into
+    commands, and every honest ``rcases h with`` would be refused.
+    """
     stem = Path(file.path).stem
     default = _PARSER_FILES.get(stem) if "/Parser/" in file.path or file.path.startswith("Parser/") else None
     words = file.tokens
+    annotated: list[tuple[str, int]] = []  # (category, chunk) of every annotated leading_parser
+    helpers: list[tuple[str, str, int]] = []  # (name, keyword, chunk) of unannotated ones
     for index, token in enumerate(words):
         if token.text != "leading_parser":
             continue
         chunk = _chunk_of(file, token.start)
         start, end = file.chunks[chunk]
         header = file.text[start : token.start]
-        category = next((c for attribute, c in _PARSER_ATTRIBUTES.items() if attribute in header), default)
-        if category is None:
+        category = next((c for attribute, c in _PARSER_ATTRIBUTES.items() if attribute in header), None)
+        keywords = _first_atoms(words, index, end)
+        if category is not None:
+            annotated.append((category, chunk))
+            for keyword in keywords:
+                yield Found(keyword, category, file.path, None, chunk)
+        elif default is not None:
+            defined = re.search(r"\bdef\s+([^\s:(]+)", header)
+            if defined is not None:
+                helper = defined.group(1).strip("«»").split(".")[-1]
+                helpers.extend((helper, keyword, chunk) for keyword in keywords)
+    named_by: dict[str, str] = {}
+    for category, chunk in annotated:
+        start, end = file.chunks[chunk]
+        for quoted, plain in re.findall(r"«([^»]+)»|([A-Za-z_][A-Za-z0-9_'.]*)", file.text[start:end]):
+            named_by.setdefault((quoted or plain).split(".")[-1], category)
+    for helper, keyword, chunk in helpers:
+        if helper in named_by:
+            yield Found(keyword, named_by[helper], file.path, None, chunk)
+
+
+def _first_atoms(words: list[Token], index: int, end: int) -> list[str]:
+    """The keywords of the first string literal after ``leading_parser`` (within its chunk) and of the
+    string alternatives that directly follow it (``"initialize " <|> "builtin_initialize "``)."""
+    for position in range(index + 1, min(len(words), index + 40)):
+        following = words[position]
+        if following.start >= end:
+            return []
+        if following.kind != Kind.string:
             continue
-        for following in words[index + 1 : index + 40]:
-            if following.start >= end:
-                break
-            if following.kind == Kind.string:
-                keyword = _atom(following)
-                if keyword is not None:
-                    yield Found(keyword, category, file.path, None, chunk)
-                break
+        atoms = [_atom(following)]
+        if atoms[0] is None:
+            return []  # a symbol leads (``" := " <|> " where "`` inside ``«structure»``): no keyword
+        while (
+            position + 2 < len(words)
+            and words[position + 1].text == "<|>"
+            and words[position + 2].kind == Kind.string
+            and words[position + 2].start < end
+        ):
+            position += 2
+            atoms.append(_atom(words[position]))
+        return [atom for atom in atoms if atom is not None]
+    return []
 
 
 def _implementation(file: _File, found: Found, defined: dict[str, int]) -> set[int]:
@@ -375,6 +419,22 @@ def scan_library(library: str, root: Path) -> tuple[list[Found], dict[str, dict[
     return keywords, evaluating, len(files)
 
 
+# A source tree assembled file by file from a library index of public repositories (when the whole
+# repository could not be fetched) carries this manifest at its root: per file, the stored version read
+# (index id, commit where the index reports one) and whether it is the whole file or an excerpt.
+MANIFEST = "INDEX_READ.json"
+INDEX_REVISION = "per file, read through a library index: see read_through_index (not a release tag)"
+
+
+def read_manifest(root: Path) -> dict[str, object] | None:
+    """The manifest of a tree read file by file (:data:`MANIFEST`), or ``None`` for a checkout."""
+    path = root / MANIFEST
+    if not path.is_file():
+        return None
+    loaded: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
 def generate(toolchain: str, libraries: dict[str, Path], origins: dict[str, str]) -> dict[str, object]:
     """The table of one toolchain: keywords per category (each with where it is declared) and evaluators."""
     table: dict[str, dict[str, list[str]]] = {category: {} for category in CATEGORIES}
@@ -382,14 +442,18 @@ def generate(toolchain: str, libraries: dict[str, Path], origins: dict[str, str]
     sources = []
     for library, root in sorted(libraries.items()):
         found, evaluating, count = scan_library(library, root)
-        sources.append(
-            {
-                "library": library,
-                "revision": origins.get(library) or _revision(root) or "unknown",
-                "files_read": count,
-                "keywords": len(found),
-            }
-        )
+        source: dict[str, object] = {
+            "library": library,
+            "revision": origins.get(library) or _revision(root) or "unknown",
+            "files_read": count,
+            "keywords": len(found),
+        }
+        manifest = read_manifest(root)
+        if manifest is not None:
+            # read file by file (no whole tree could be had): which file, which stored version, how much
+            source["revision"] = origins.get(library) or INDEX_REVISION
+            source["read_through_index"] = manifest
+        sources.append(source)
         for item in found:
             if item.category in table:
                 table[item.category].setdefault(item.keyword, []).append(f"{library}:{item.path}")

@@ -37,7 +37,7 @@ def find_special_tokens(text: str) -> list[str]:
     return SPECIAL_TOKEN.findall(text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CodeBlock:
     """One fenced block: ``language`` is ``lean4``, ``lean`` or ``""`` (untagged)."""
 
@@ -45,15 +45,31 @@ class CodeBlock:
     start: int  # offsets into the reply's body (after any ``</think>``)
     end: int
     closed: bool
-    tokens: list[Token]  # lexed from ``start``; may run past ``end`` (see :func:`_clip`)
 
 
-def _closing_fence(body: str, start: int, tokens: list[Token], unclosed: Unclosed) -> re.Match[str] | None:
-    """The first closing fence after ``start`` that no comment or string lexed from ``start`` hides."""
-    lexer: Iterator[Token] = lex_from(body, start, unclosed)
+@dataclass(frozen=True, slots=True)
+class _LexedBlock:
+    """A block with the tokens lexed while finding its end, offsets counted from ``code_start``.
+
+    ``code_start`` is the block's start past its leading newlines: where its code starts when
+    the reply is read normally, so those tokens become the code's tokens as they are. The tokens
+    may run past ``block.end`` (see :func:`_clip`).
+    """
+
+    block: CodeBlock
+    code_start: int
+    tokens: list[Token]
+
+
+def _closing_fence(body: str, code_start: int, tokens: list[Token], unclosed: Unclosed) -> re.Match[str] | None:
+    """The first closing fence from ``code_start`` on that no comment or string lexed from there hides.
+
+    Only newlines lie between the opening fence and ``code_start``, so no fence starts before it.
+    """
+    lexer: Iterator[Token] = lex_from(body, code_start, unclosed, base=code_start)
     current: Token | None = None
-    for fence in _CLOSING_FENCE.finditer(body, start):
-        position = fence.start()
+    for fence in _CLOSING_FENCE.finditer(body, code_start):
+        position = fence.start() - code_start
         while current is None or current.end <= position:
             current = next(lexer, None)
             if current is None:
@@ -66,52 +82,66 @@ def _closing_fence(body: str, start: int, tokens: list[Token], unclosed: Unclose
     return None
 
 
-def fenced_blocks(body: str) -> list[CodeBlock]:
-    """Each ```lean4, ```lean and untagged ``` block; an untagged fence counts only when its line says nothing else."""
-    blocks: list[CodeBlock] = []
+def _lexed_blocks(body: str) -> Iterator[_LexedBlock]:
+    """Each block in order, with its tokens; a reader keeps the tokens of the blocks it may choose only."""
     unclosed = Unclosed()
     cursor = 0
     while (opening := _OPENING_FENCE.search(body, cursor)) is not None:
         language, rest = opening.group(1) or "", opening.group(2)
-        start = opening.end()
+        start = code_start = opening.end()
+        while code_start < len(body) and body[code_start] == "\n":
+            code_start += 1
         check_time()
         tokens: list[Token] = []
-        closing = _closing_fence(body, start, tokens, unclosed)
+        closing = _closing_fence(body, code_start, tokens, unclosed)
         end = closing.start() if closing else len(body)
         if language or not rest.strip():
-            blocks.append(CodeBlock(language, start, end, closing is not None, tokens))
+            yield _LexedBlock(CodeBlock(language, start, end, closing is not None), code_start, tokens)
         if closing is None:
             break
         cursor = body.find("```", closing.start()) + 3
-    return blocks
 
 
-def _clip(body: str, tokens: list[Token], start: int, end: int) -> list[Token]:
-    """The tokens of ``body[start:end]``, rebased to offset 0: what lexing that slice alone gives.
+def fenced_blocks(body: str) -> list[CodeBlock]:
+    """Each ```lean4, ```lean and untagged ``` block; an untagged fence counts only when its line says nothing else."""
+    return [lexed.block for lexed in _lexed_blocks(body)]
 
-    ``start`` only skips leading newlines, so no token crosses it but whitespace. A token crossing
-    ``end`` (the closing fence's line) is whitespace, an error token, or a ``«»`` name that ran over
-    the fence; all but whitespace are lexed again from their start within the slice, so the result
-    is exactly the slice's own tokens. An error token (lexed without its text) gets its text here.
+
+def _clip(body: str, lexed: _LexedBlock, start: int, end: int) -> list[Token]:
+    """The tokens of ``body[start:end]``, offsets from ``start``: what lexing that slice alone gives.
+
+    ``start`` is ``lexed.code_start`` (the tokens are kept as they are) or, for a cut reply's code
+    kept as it stands, the block's start: its leading newlines join the first whitespace token.
+    A token crossing ``end`` (the closing fence's line) is whitespace, an error token, or a ``«»``
+    name that ran over the fence; all but whitespace are lexed again from their start within the
+    slice, so the result is exactly the slice's own tokens. An error token (lexed without its text)
+    gets its text here.
     """
+    base, shift = lexed.code_start, lexed.code_start - start
+    limit = end - base  # the slice's end, in the tokens' offsets
     clipped: list[Token] = []
-    for token in tokens:
-        if token.end <= start:
-            continue
-        if token.start >= end:
+    for token in lexed.tokens:
+        if token.start >= limit:
             break
-        if start <= token.start and token.end <= end and token.kind != Kind.error:
-            clipped.append(make_token(token.kind, token.text, token.start - start, token.end - start))
-            continue
-        low = max(token.start, start)
-        if token.end > end and token.kind != Kind.whitespace:
-            clipped.extend(
-                make_token(t.kind, t.text, t.start - start, t.end - start) for t in lex_from(body[:end], low)
+        if token.end <= limit and token.kind != Kind.error:
+            clipped.append(
+                token if not shift else make_token(token.kind, token.text, token.start + shift, token.end + shift)
             )
+            continue
+        if token.end > limit and token.kind != Kind.whitespace:
+            relexed = lex_from(body[:end], base + token.start)
+            clipped.extend(make_token(t.kind, t.text, t.start - start, t.end - start) for t in relexed)
             break
-        high = min(token.end, end)
-        if high > low:  # a whitespace run that only touches the slice adds no (empty) token
-            clipped.append(make_token(token.kind, body[low:high], low - start, high - start))
+        high = min(token.end, limit)
+        if high > token.start:  # a whitespace run that only touches the slice adds no (empty) token
+            text = body[base + token.start : base + high]
+            clipped.append(make_token(token.kind, text, token.start + shift, high + shift))
+    if shift:
+        newlines = body[start:base]
+        if clipped and clipped[0].kind == Kind.whitespace:
+            clipped[0] = make_token(Kind.whitespace, newlines + clipped[0].text, 0, clipped[0].end)
+        else:
+            clipped.insert(0, make_token(Kind.whitespace, newlines, 0, shift))
     return clipped
 
 
@@ -176,24 +206,25 @@ def read_output(text: str, finish_reason: str = "stop") -> ProverOutput:
     special = find_special_tokens(text)
     offset = text.rfind(_THINK_END) + len(_THINK_END) if _THINK_END in text else 0
     body = text[offset:]
-    blocks = fenced_blocks(body)
+    blocks: list[CodeBlock] = []
+    last: dict[str, _LexedBlock] = {}  # the last block per language: only these can be chosen
+    for lexed in _lexed_blocks(body):
+        blocks.append(lexed.block)
+        last[lexed.block.language] = lexed
     if not blocks:
         missing = "generation_truncated" if finish_reason == "length" else "no_lean_block"
         return ProverOutput(text, finish_reason, special, blocks, None, missing, None)
-    lean4 = [block for block in blocks if block.language == "lean4"]
-    lean = [block for block in blocks if block.language == "lean"]
-    chosen = (lean4 or lean or blocks)[-1]
-    start, end = chosen.start, chosen.end
+    chosen = last.get("lean4") or last.get("lean") or last[""]
+    start, end = chosen.block.start, chosen.block.end
     failure: str | None = None
-    if not chosen.closed and finish_reason == "length":
+    if not chosen.block.closed and finish_reason == "length":
         failure = "generation_truncated"  # the cut code is kept as it stands, for the audit
     else:
-        while start < end and body[start] == "\n":
-            start += 1
+        start = min(chosen.code_start, end)  # past the leading newlines
         while end > start and body[end - 1] == "\n":
             end -= 1
-    code = LeanCode(body[start:end], _clip(body, chosen.tokens, start, end))
-    return ProverOutput(text, finish_reason, special, blocks, chosen, failure, code)
+    code = LeanCode(body[start:end], _clip(body, chosen, start, end))
+    return ProverOutput(text, finish_reason, special, blocks, chosen.block, failure, code)
 
 
 def extract_lean_block(text: str, finish_reason: str = "stop") -> LeanExtraction:

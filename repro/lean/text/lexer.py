@@ -206,9 +206,10 @@ _new_tuple = tuple.__new__
 
 
 class _Scanner:
-    def __init__(self, code: str, unclosed: Unclosed | None = None) -> None:
+    def __init__(self, code: str, unclosed: Unclosed | None = None, base: int = 0) -> None:
         self.code = code
         self.length = len(code)
+        self.base = base  # tokens' offsets count from here (a code block's start: its tokens are its code's own)
         self.tokens: list[Token] = []
         self.unclosed = unclosed or Unclosed()
         # scans that share ``unclosed`` leave an error token's text empty: it runs to the end of the
@@ -217,7 +218,7 @@ class _Scanner:
 
     def emit(self, kind: Kind, start: int, end: int) -> int:
         text = "" if kind is Kind.error and not self.error_text else self.code[start:end]
-        self.tokens.append(make_token(kind, text, start, end))
+        self.tokens.append(make_token(kind, text, start - self.base, end - self.base))
         return end
 
     def at(self, index: int, text: str) -> bool:
@@ -460,14 +461,16 @@ def lex(code: str) -> list[Token]:
     return _Scanner(code).run()
 
 
-def lex_from(text: str, start: int, unclosed: Unclosed | None = None) -> Iterator[Token]:
-    """The tokens of ``text[start:]`` (offsets into ``text``), lazily: a reader may stop early.
+def lex_from(text: str, start: int, unclosed: Unclosed | None = None, *, base: int = 0) -> Iterator[Token]:
+    """The tokens of ``text[start:]`` (offsets into ``text`` less ``base``), lazily: a reader may stop early.
 
     Lexing from an offset is lexing the slice: no rule of the scanner looks behind a token's start.
+    With ``base=start`` the offsets are the slice's own, so a reader that keeps the slice's code
+    keeps these tokens as they are (no second, rebased copy of a long reply's tokens).
     Scans of the same ``text`` may share ``unclosed``, so none rescans an unterminated construct;
     their error tokens then carry no text (their offsets say where it is).
     """
-    return _Scanner(text, unclosed).scan_from(start)
+    return _Scanner(text, unclosed, base).scan_from(start)
 
 
 def significant(tokens: list[Token]) -> list[Token]:
