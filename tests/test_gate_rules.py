@@ -12,7 +12,7 @@ import pytest
 
 from repro.lean import policy
 from repro.lean.policy import scan
-from repro.lean.syntax import gate_tables
+from repro.lean.syntax import SyntaxTables, gate_tables
 from repro.lean.tables import COMMAND_KEYWORDS, LAYOUT_TACTICS, LAYOUT_TACTICS_BY_SOURCE
 from repro.lean.text import Kind, lex
 from repro.lean.text.statement import top_level_equation
@@ -475,6 +475,7 @@ LAYOUT_CASES = [
     ("unknown word inside a column-0 block", COLUMN_ZERO_BLOCK + "reassoc_axiom robe_total\n", "reassoc_axiom at"),
     ("tactic after a command closed the block", COLUMN_ZERO_BLOCK + "example : True := trivial\nsimp\n", "simp at"),
     ("tactic after where closed the block", COLUMN_ZERO_BLOCK + "where\nsimp\n", "simp at"),
+    ("tactic after a blanked #check by", THEOREM + "#check by\nnlinarith\n", "nlinarith at the start"),
     ("name after where at column zero", THEOREM + "where\naux : True := trivial\n", "aux at the start"),
     ("a suffix word is not a tactic opener", THEOREM + "termination_by\nsimp\n", "simp at the start"),
     ("decide!", THEOREM.replace("  norm_num\n", "  decide!\n"), "decide!: kernel reduction"),
@@ -531,3 +532,23 @@ def test_curated_mathlib_layout_tactics_are_tactics_in_the_independent_extractio
     mathlib = {w for source, words in LAYOUT_TACTICS_BY_SOURCE.items() if "mathlib4" in source for w in words}
     assert mathlib <= tactics, sorted(mathlib - tactics)
     assert not (LAYOUT_TACTICS & commands), sorted(LAYOUT_TACTICS & commands)
+
+
+def test_a_tactic_keyword_shaped_like_a_command_is_never_a_layout_tactic() -> None:
+    """Defence in depth against a table that lists a command as a tactic: each guard on its own."""
+    tactics = frozenset({"register_foo", "theorem", "fresh_tactic", "both"})
+    tables = SyntaxTables(
+        ("test",),
+        {"command": frozenset({"both"}), "tactic": tactics, "conv": frozenset(), "term": frozenset()},
+        frozenset(),
+    )
+    assert policy._is_layout_tactic("fresh_tactic", tables)
+    assert not policy._is_layout_tactic("register_foo", tables)  # shaped like an extension command
+    assert not policy._is_layout_tactic("theorem", tables)  # a command keyword of the hand-kept list
+    assert not policy._is_layout_tactic("both", tables)  # a command keyword of the table
+
+
+def test_only_a_glued_flag_or_a_named_argument_configures_decide() -> None:
+    assert _refusals(_with_tactic("decide + revert")) == []  # an operator, not a flag
+    assert _refusals(_with_tactic("decide (revert)")) == []  # the function applied to a term
+    assert len(_refusals(_with_tactic("decide (revert := true)"))) == 1

@@ -333,12 +333,16 @@ def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[in
     words = source.significant
     accepted: set[int] = set()
     open_block = False
+    line_start: Token | None = None  # the token that began the current line
     for index, token in enumerate(words):
         if not _starts_line(source, index):
             continue
         previous = words[index - 1] if index > 0 else None
-        if previous is not None and previous.kind == Kind.identifier and previous.text in ("by", "decreasing_by"):
+        opener = previous is not None and previous.kind == Kind.identifier and previous.text in ("by", "decreasing_by")
+        # ``#check by`` is blanked, never sent: its ``by`` opens nothing for Lean
+        if opener and (line_start is None or line_start.kind != Kind.hash_command):
             open_block = True  # the opener ends its line: this token is the block's first tactic
+        line_start = token
         if token.kind == Kind.symbol:
             continue
         if open_block and token.kind == Kind.identifier and _is_layout_tactic(token.text, tables):
