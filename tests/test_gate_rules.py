@@ -452,6 +452,9 @@ LAYOUT_HONEST = {
     "focus dots and <;> between column-0 tactics": COLUMN_ZERO_BLOCK.replace(
         "norm_num\n", "constructor\n· norm_num\n<;> simp\nrcases h₀ with _ | _\nobtain ⟨a, b⟩ := h₀\n"
     ),
+    "allowed set_option and open lines inside the block": COLUMN_ZERO_BLOCK.replace(
+        "norm_num\n", "set_option maxHeartbeats 400000 in\nnorm_num\nopen Real in\nsimp\n"
+    ),
     "bang and prime forms": COLUMN_ZERO_BLOCK.replace("norm_num\n", "nlinarith!\nby_contra! hx\nrefine' ?_\n"),
     "where at column zero": THEOREM.replace("  norm_num\n", "  exact aux\n")
     + "where\n  aux : 3600 / 12 = 300 := rfl\n",

@@ -331,7 +331,8 @@ def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[in
     even if a table were wrong about a word, the word must also stand where a column-0 block is
     open: after a ``by``/``decreasing_by`` that ends its line and is followed by a column-0 token,
     and before any column-0 line that is not such a tactic (a command, ``where``, an unknown word).
-    Symbol-led lines (``·``, ``<;>``, ``_``, ``|``) leave the state unchanged. A nested ``by`` with
+    Symbol-led lines (``·``, ``<;>``, ``_``, ``|``) and ``open``/``set_option`` lines (tactics too, with
+    ``in``; judged by their own rules wherever they stand) leave the state unchanged. A nested ``by`` with
     its block at column 0 is a parse error in Lean (``checkColGt``), never a command. Nothing is
     trusted from the tactic itself: every token of it is judged by the other rules wherever it stands.
     """
@@ -348,8 +349,8 @@ def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[in
         if opener and (line_start is None or line_start.kind != Kind.hash_command):
             open_block = True  # the opener ends its line: this token is the block's first tactic
         line_start = token
-        if token.kind == Kind.symbol:
-            continue
+        if token.kind == Kind.symbol or token.text in ("open", "set_option"):
+            continue  # ``open X in``/``set_option o v in``: a tactic in the block, judged by its own rule
         if open_block and token.kind == Kind.identifier and _is_layout_tactic(token.text, tables):
             accepted.add(index)
         else:
