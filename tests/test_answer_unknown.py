@@ -53,6 +53,8 @@ NAT_MEAN = "theorem mean_demo : ∃ m : ℕ, m = (3 + 4) / 2 := by sorry"
         "theorem t : (7 : ℕ) = 7 := by sorry",
         "theorem t : (15 : ℚ) / 4 = (15 : ℚ) / 4 := by sorry",
         "theorem t : let x : ℚ := 5 / 2; x = 5 / 2 := by sorry",
+        # a hypothesis given back: a number of the problem, not its unknown
+        "theorem t (x y : ℕ) (h₀ : x + 2 = 6) (h₁ : y = 9) : y = 9 := by sorry",
     ],
 )
 def test_no_answer_is_read_from_an_equation_that_is_not_about_the_unknown(statement: str) -> None:

@@ -7,10 +7,14 @@ statement itself pins it down.
   top-level ``=`` whose type our binders and ascriptions show to be ℕ, ℤ, ℚ, ℝ or ℂ, and whose right
   side is a plain numeral of that type (ℕ: digits; ℤ: a sign allowed; ℚ/ℝ/ℂ: also ``a/b`` or a
   decimal). A premise, disjunction, negation or ``∀`` at depth 0, an unknown type (a library function,
-  ``ZMod``, ``Fin``, a cast) or an operator on the right means no deterministic answer.
-- Witness: for a conclusion ``∃ x, P x`` whose body has no depth-0 premise or disjunction, the
-  extraction model (shown the question and our statement, never the prover's code) proposes numeric
-  literals and our own Lean command must prove the statement with them
+  ``ZMod``, ``Fin``, a cast) or an operator on the right means no deterministic answer. The equation
+  must be about the statement's unknown (round 4, A4): numerals and type names keep their meaning
+  (:mod:`repro.lean.text.answer_scope`) and the left side depends on the signature's variables
+  (:mod:`repro.stages.answer_probe`) or, with none, computes something.
+- Witness: for a conclusion ``∃ x : T, P x`` (T ℕ, ℤ, ℚ or ℝ, written in our statement) whose body has
+  no depth-0 premise or disjunction, the extraction model (shown the question and our statement, never
+  the prover's code) proposes literals of those types (A5: no ``7/2`` for an ℕ variable) and our own
+  Lean command must prove the statement with their normal forms, which are what is released
   (:func:`repro.lean.statement_checks.check_witness`).
 - Anything else (``IsLeast S 5``, ``x = 3 ∨ x = 7``, ``P → x = 5``) is rejected as
   ``answer_not_grounded``: a token of the statement is not an answer the statement entails.
@@ -28,7 +32,13 @@ from pydantic import BaseModel, field_validator, model_validator
 
 from repro.config import ModelSettings
 from repro.lean.protocol import Verifier
-from repro.lean.statement_checks import CheckOutcome, check_witness, normal_witness, witness_variables
+from repro.lean.statement_checks import (
+    CheckOutcome,
+    check_witness,
+    normal_witness,
+    restated_hypothesis,
+    witness_variables,
+)
 from repro.lean.text import (
     LeanCode,
     StatementError,
@@ -101,15 +111,16 @@ def deterministic_answer(statement: str) -> str | None:
     substituted (so a ``let x := 5`` shadowing the signature's x is seen), must depend on the
     signature's variables (:func:`repro.stages.answer_probe.depends_on_variables`). A statement with no
     variables (a ``let`` chain, a closed computation) must at least compute something: a bare numeral
-    on the left (``(7 : ℕ) = 7``, ``let x : ℝ := 5; x = 5``) is a constant equation and gives nothing.
+    on the left (``(7 : ℕ) = 7``, ``let x : ℝ := 5; x = 5``) is a constant equation and gives nothing,
+    and so does a conclusion that restates a hypothesis token for token.
     """
     try:
         parsed = read_statement(statement)
     except StatementError:
         return None
     scope = answer_scope(parsed.binders, parsed.conclusion)
-    if scope is None:
-        return None
+    if scope is None or restated_hypothesis(parsed) is not None:
+        return None  # ``(h₁ : y = 9) : y = 9`` gives back a number of the problem, not its unknown
     types = dict(scope.variables) | {b.name: b.type_name for b in scope.lets}
     equation = top_level_equation(unwrapped(scope.proposition))
     if equation is None:
