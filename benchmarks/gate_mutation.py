@@ -145,6 +145,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "repro/lean/text/lexer.py",
         "block_comment | drop-condition: drop operand 1 of or | self.at(index, '/--') or self.at(index, '/-!')",
     ): "`!` cannot begin a comment mark, so the body scan finds the same marks from the `!` as after it",
+    **{
+        ("repro/lean/text/lexer.py", f"<module> | delete-element: delete {symbol!r}"): (
+            f"read as {' then '.join(halves)} instead, every reader decides the same: no rule names {symbol},"
+            " none of the parts is a term symbol of the equation reader, and a split-off `=` only makes it"
+            " return None sooner"
+        )
+        for symbol, halves in {">=": (">", "="), "<=": ("<", "="), "...": ("..", ".")}.items()
+    },
     ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),

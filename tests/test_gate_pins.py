@@ -12,7 +12,7 @@ import pytest
 
 from repro.lean import verify_proof
 from repro.lean.policy import scan
-from repro.lean.text import final_proposition
+from repro.lean.text import final_proposition, lex
 from repro.lean.text.statement import ends_in_sorry, top_level_equation
 from repro.records import ReasonCode
 
@@ -163,3 +163,12 @@ def test_a_linter_option_may_be_set_for_the_rest_of_the_file() -> None:
     """``linter.*`` changes only warnings: allowed without ``in`` (unlike ``pp.*``, which reaches our axiom report)."""
     assert _refusals("set_option linter.unusedVariables false\n" + THEOREM) == []
     assert _refusals("set_option pp.all true\n" + THEOREM) != []
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [("2x5", ["2", "x5"]), ("1+1", ["1", "+", "1"]), ("2e5", ["2e5"]), ("2E-5", ["2E-5"]), ("2e", ["2", "e"])],
+)
+def test_only_e_or_E_and_a_digit_continue_a_number_as_its_exponent(text: str, tokens: list[str]) -> None:
+    """``2x5`` is the number 2 and the name ``x5``: a lexer reading it as one number would hide the name."""
+    assert [token.text for token in lex(text)] == tokens
