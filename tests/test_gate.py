@@ -90,7 +90,7 @@ async def test_gate_corpus(case: dict[str, Any]) -> None:
         assert commands[0] == f"theorem {reserved} {signature} := by sorry\n\nsection {reserved}"
         closing, bridge = commands[2].rsplit("\n", 1)
         assert closing.endswith(f"end {reserved}") and set(closing.splitlines()[:-1]) <= {"end"}
-        assert bridge == f"example : type_of% @{reserved} := @_root_.{name}"
+        assert bridge == f"theorem {reserved}_bridge : type_of% @{reserved} := @_root_.{name}"
         assert commands[3] == f"#print axioms _root_.{name}"
         assert len(commands) == 4
 
@@ -159,7 +159,7 @@ async def test_checked_code_is_the_provers_code_and_rechecks_identically() -> No
 
 
 async def test_infrastructure_failure_at_any_step_is_never_verified() -> None:
-    rules = [{"match": "(?m)^example : type_of%", "action": "crash"}]
+    rules = [{"match": r"(?m)^theorem repro_target_\w+_bridge : type_of%", "action": "crash"}]
     verifier = fake_repl_verifier(rules, workers=1)
     try:
         verdict = await verify_proof(STATEMENT, CORPUS[0]["output"], verifier, header=HEADER)

@@ -86,4 +86,5 @@ async def test_gate_corpus_in_process(case: dict[str, Any]) -> None:
     for commands in verifier.sequences:
         reserved, name = reserved_name(statement), statement.split()[1]
         assert commands[0].startswith(f"theorem {reserved} ") and commands[0].endswith(" := by sorry")
-        assert commands[2:] == [f"example : type_of% @{reserved} := @_root_.{name}", f"#print axioms _root_.{name}"]
+        bridge = f"theorem {reserved}_bridge : type_of% @{reserved} := @_root_.{name}"
+        assert commands[2:] == [bridge, f"#print axioms _root_.{name}"]

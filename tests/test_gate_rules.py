@@ -752,3 +752,27 @@ def test_an_instance_priority_is_refused_by_its_own_rule() -> None:
     # in a ``(name := ...)``; the priority rule is pinned on its own label)
     refusals = _refusals("instance (priority := 10) : Fact (1 = 1) := ⟨rfl⟩\n" + THEOREM)
     assert any(r.startswith("instance with a priority (") for r in refusals), refusals
+
+
+@pytest.mark.parametrize(
+    "type_text",
+    [
+        "Fact True → OfNat ℕ 4",
+        "Fact True -> OfNat ℕ 4",
+        "Fact (1 = 1) ∧ True",
+        "Fact fun _ => True",
+        "Fact ∀ n : ℕ, n = n",
+    ],
+)
+def test_an_instance_whose_type_is_more_than_a_prop_class_applied_is_refused(type_text: str) -> None:
+    # the class of ``Fact P → C`` is ``C`` (red team round 4, A3): the first word names the class only
+    # when the arguments stand in brackets
+    refusals = _refusals(f"instance : {type_text} := sorry_free_value\n" + THEOREM)
+    assert any(r.startswith("instance type that is not `Fact args`") for r in refusals), refusals
+
+
+@pytest.mark.parametrize(
+    "type_text", ["Fact (Nat.Prime 7)", "Fact (1 < 2)", "NeZero (3 : ℕ)", "Fact (∀ n : ℕ, n = n)", "Nonempty ℕ"]
+)
+def test_a_prop_class_applied_to_bracketed_arguments_is_an_honest_instance(type_text: str) -> None:
+    assert _refusals(f"instance : {type_text} := sorry_free_value\n" + THEOREM) == []

@@ -46,7 +46,7 @@ async def test_our_section_wraps_the_prover_code_which_is_sent_verbatim() -> Non
     statement, prover, bridge, axioms = verdict.lean_commands
     assert statement.endswith(f":= by sorry\n\nsection {RESERVED}")
     assert prover == code.rstrip("\n")  # the text the gate checked: Lean's positions in it are the prover's
-    assert bridge.startswith(f"end\nend {RESERVED}\nexample : type_of% @{RESERVED}")
+    assert bridge.startswith(f"end\nend {RESERVED}\ntheorem {RESERVED}_bridge : type_of% @{RESERVED}")
     assert axioms == "#print axioms _root_.robe_total"
 
 

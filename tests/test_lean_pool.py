@@ -245,9 +245,9 @@ async def test_kimina_backend_uses_the_same_verdict_rules(kimina: KiminaStub) ->
     code = sent["snippets"][0]["code"]
     assert sent["timeout"] == 5 and code.startswith(HEADER.rstrip())
     assert len(checks) == 4, "one snippet per check"
-    assert code.index("theorem repro_target_") < code.index("theorem k :") < code.index("example : type_of%")
+    assert code.index("theorem repro_target_") < code.index("theorem k :") < code.index("_bridge : type_of%")
     assert (
-        code.index("example : type_of%") < code.index("#print axioms _root_.k") < code.rindex('#print "repro_sentinel_')
+        code.index("_bridge : type_of%") < code.index("#print axioms _root_.k") < code.rindex('#print "repro_sentinel_')
     )
 
 

@@ -10,7 +10,7 @@ Actions: ``reply`` (give ``messages``/``sorries`` verbatim), ``hang``, ``crash``
 ``repl_error`` and ``slow`` (sleep ``delay_s`` then fall through to the default).
 
 The default imitates Lean coarsely, on lexed tokens: ``sorry`` gives the sorry warning; the bridge
-``example : type_of% @A := @B`` elaborates only if B's signature equals A's after lexing and
+``theorem A_bridge : type_of% @A := @B`` elaborates only if B's signature equals A's after lexing and
 normalising whitespace, comments, binder grouping and ``ℕ``/``Nat``-style spellings (otherwise a
 type mismatch: conservative, since real Lean also accepts other definitionally equal forms);
 ``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
@@ -38,7 +38,7 @@ from repro.lean.text.lexer import Kind, Token, identifier_parts, lex, line_colum
 
 _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
 _STANDARD = ["propext", "Classical.choice", "Quot.sound"]
-_BRIDGE = re.compile(r"^\s*example\s*:\s*type_of%\s*@(\S+)\s*:=\s*@(\S+)\s*$")
+_BRIDGE = re.compile(r"^\s*(?:example|theorem\s+\S+)\s*:\s*type_of%\s*@(\S+)\s*:=\s*@(\S+)\s*$")
 _AXIOMS = re.compile(r"^\s*#print\s+axioms\s+(\S+)\s*$")
 _CLOSING_LINES = re.compile(r"(?:[ \t]*end\b[^\n]*\n)+")
 
@@ -198,7 +198,7 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
             return {"messages": [_message(code, 0, len(code), "error", f"unknown constant '{name}'")]}
         ours = ("theorem repro_target_", "example : type_of%", "#print axioms")
         prover_code = "\n".join(
-            c for c in history if not c.lstrip().startswith(ours) and "example : type_of% @repro_target_" not in c
+            c for c in history if not c.lstrip().startswith(ours) and " : type_of% @repro_target_" not in c
         )
         prover_tokens = significant(lex(prover_code))
         axioms = list(_STANDARD)

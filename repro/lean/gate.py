@@ -9,7 +9,7 @@ Lean decides identity and axioms; the gate's own reading of the text only decide
    (0) our statement, elaborated before the prover's code exists, as
    ``theorem repro_target_<id> <our signature> := by sorry``; (1) the prover's code, verbatim
    (leading imports blanked: the header has them); (2) the bridge
-   ``example : type_of% @repro_target_<id> := @<name>``, which elaborates only if the prover's
+   ``theorem repro_target_<id>_bridge : type_of% @repro_target_<id> := @<name>``, which elaborates only if the prover's
    theorem proves our statement as elaborated in (0); (3) ``#print axioms <name>`` alone.
 3. Verdict: (0) no error; (1) no error and no sorry; (2) no error; (3) exactly one message, Lean's
    axiom list for exactly that name, within {propext, Classical.choice, Quot.sound}.
@@ -87,10 +87,20 @@ def lean_commands(
         f"theorem {reserved} {parsed.signature} := by sorry" + section_opening(reserved),
         prover_code,
         # ``_root_``: an ``open X in`` left dangling at the end of the prover's code (Kimina joins the
-        # commands into one file) must not make ``@name`` resolve to a library lemma ``X.name``
-        section_closing(reserved, prover_closers or []) + f"example : type_of% @{reserved} := @_root_.{parsed.name}",
+        # commands into one file) must not make ``@name`` resolve to a library lemma ``X.name``.
+        # ``theorem``, not ``example``: ``@reserved`` elaborates with universe *metavariables*, and only a
+        # theorem header turns them into parameters before its body is elaborated (leanprover/lean4
+        # ``src/Lean/Elab/MutualDef.lean`` ``levelMVarToParamHeaders``: ``view.kind.isTheorem``; examples
+        # only since leanprover/lean4#4493, after v4.9.0). In an ``example`` the body may assign them,
+        # so a proof for ``Type`` would pass for our ``Type*`` statement (red team round 4, A6).
+        section_closing(reserved, prover_closers or []) + bridge_command(reserved, parsed.name),
         f"#print axioms _root_.{parsed.name}",
     ]
+
+
+def bridge_command(reserved: str, name: str) -> str:
+    """Our command (2): it elaborates only if the prover's theorem has our statement's type."""
+    return f"theorem {reserved}_bridge : type_of% @{reserved} := @_root_.{name}"
 
 
 def forbidden_constructs(

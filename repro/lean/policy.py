@@ -48,6 +48,7 @@ from repro.lean.text import Kind, LeanCode, Token, check_time, identifier_parts,
 # where they appear, our reading of comments and lines may differ from what Lean is sent.
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 _SAFE_CONTROLS = frozenset("\n\t")
+_BINDER_WORDS = frozenset({"fun", "λ", "∀", "Π", "∃", "forall", "exists", "let", "have", "show", "by", "if", "match"})
 _SIMPLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LITERAL_KINDS = {
     Kind.string: "string literal",
@@ -639,7 +640,29 @@ def _instance(source: LeanCode, index: int, result: ScanResult, allow_native_dec
     if head is None or head.kind != Kind.identifier or head.name not in PROP_CLASSES:
         shown = head.text if head is not None else "nothing"
         result.refuse(f"instance of {shown} ({where}; only classes in Prop: {', '.join(sorted(PROP_CLASSES))})")
+    elif not _plain_application(words, scan_at + 2):
+        # ``Fact True → OfNat ℕ 4``: the class is the arrow's conclusion, not the first word (red team
+        # round 4, A3); arguments in brackets only, so the first word is the head of the whole type
+        result.refuse(f"instance type that is not `{head.text} args` ({where}; arguments in brackets only)")
     return cursor
+
+
+def _plain_application(words: list[Token], start: int) -> bool:
+    """From ``start`` to the instance's ``:=``/``where``/``|``, only names, numbers and bracketed groups
+    stand at depth 0: no arrow, binder, operator or ``fun`` could make the type something else."""
+    depth = 0
+    for word in words[start:]:
+        if depth == 0 and (word.text in (":=", "where", "|") or word.text in COMMAND_KEYWORDS):
+            return True
+        if word.kind == Kind.symbol and word.text in ("(", "[", "{", "⦃", "⟨"):
+            depth += 1
+        elif word.kind == Kind.symbol and word.text in (")", "]", "}", "⦄", "⟩"):
+            depth -= 1
+            if depth < 0:
+                return False
+        elif depth == 0 and (word.kind not in (Kind.identifier, Kind.number) or word.text in _BINDER_WORDS):
+            return False
+    return True
 
 
 def _refuse_class_shadows(source: LeanCode, result: ScanResult) -> None:

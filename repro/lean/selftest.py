@@ -130,6 +130,16 @@ async def _changed_let(context: _Context) -> tuple[bool, str]:
     return not verified and ReasonCode.statement_mismatch in reasons, detail
 
 
+async def _universe_specialized(context: _Context) -> tuple[bool, str]:
+    """A proof for ``Type`` must not pass for our ``Type*`` statement: the bridge is a ``theorem``, whose
+    header's universe metavariables become parameters before the body (in an ``example`` on v4.9.0 the
+    body could assign them: red team round 4, A6)."""
+    statement = "theorem selftest_univ (α : Type*) (x : α) : x = x := by sorry"
+    proof = "theorem selftest_univ (α : Type) (x : α) : x = x := rfl"
+    verified, reasons, detail, _ = await _verdict_case(context, statement, proof)
+    return not verified and ReasonCode.statement_mismatch in reasons, detail
+
+
 async def _cosmetic(context: _Context) -> tuple[bool, str]:
     proof = "lemma selftest_div (x: Nat) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num"
     verified, _, detail, _ = await _verdict_case(context, STATEMENT, proof)
@@ -214,6 +224,12 @@ CASES: tuple[Case, ...] = (
         True,
     ),
     Case("changed_target_let", "a let-style statement with a changed body fails the bridge", _changed_let, True),
+    Case(
+        "universe_specialized",
+        "a proof for Type does not pass for a Type* statement (the bridge is a theorem)",
+        _universe_specialized,
+        True,
+    ),
     Case("cosmetic_restatement", "lemma/Nat/tight binders: the same type, verified", _cosmetic, True),
     Case("sorry_detected", "sorry is refused, and the backend reports it (sorries, warning)", _sorry, True),
     Case("custom_axiom_reported", "#print axioms lists a custom axiom, in the shape we parse", _custom_axiom, True),
