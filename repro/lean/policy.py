@@ -336,6 +336,8 @@ def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[in
     open_block = False
     line_start: Token | None = None  # the token that began the current line
     for index, token in enumerate(words):
+        if index % 4096 == 0:
+            check_time()
         if not _starts_line(source, index):
             continue
         previous = words[index - 1] if index > 0 else None
