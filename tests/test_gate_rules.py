@@ -478,6 +478,7 @@ LAYOUT_CASES = [
     ("unknown word inside a column-0 block", COLUMN_ZERO_BLOCK + "reassoc_axiom robe_total\n", "reassoc_axiom at"),
     ("tactic after a command closed the block", COLUMN_ZERO_BLOCK + "example : True := trivial\nsimp\n", "simp at"),
     ("tactic after where closed the block", COLUMN_ZERO_BLOCK + "where\nsimp\n", "simp at"),
+    ("unknown word after a closing bracket", THEOREM.replace("norm_num\n", "norm_num [h₀]\n") + "foo\n", "foo at"),
     ("tactic after a blanked #check by", THEOREM + "#check by\nnlinarith\n", "nlinarith at the start"),
     ("name after where at column zero", THEOREM + "where\naux : True := trivial\n", "aux at the start"),
     ("a suffix word is not a tactic opener", THEOREM + "termination_by\nsimp\n", "simp at the start"),
@@ -555,3 +556,5 @@ def test_only_a_glued_flag_or_a_named_argument_configures_decide() -> None:
     assert _refusals(_with_tactic("decide + revert")) == []  # an operator, not a flag
     assert _refusals(_with_tactic("decide (revert)")) == []  # the function applied to a term
     assert len(_refusals(_with_tactic("decide (revert := true)"))) == 1
+    # other tactics' configurations are not kernel reduction
+    assert _refusals(THEOREM.replace("  norm_num\n", "  simp +arith\n  omega (config := {})\n")) == []
