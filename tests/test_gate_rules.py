@@ -543,13 +543,15 @@ def test_a_tactic_keyword_shaped_like_a_command_is_never_a_layout_tactic() -> No
     tactics = frozenset({"register_foo", "theorem", "fresh_tactic", "both"})
     tables = SyntaxTables(
         ("test",),
-        {"command": frozenset({"both"}), "tactic": tactics, "conv": frozenset(), "term": frozenset()},
+        {"command": frozenset({"both", "calc"}), "tactic": tactics, "conv": frozenset(), "term": frozenset()},
         frozenset(),
     )
     assert policy._is_layout_tactic("fresh_tactic", tables)
     assert not policy._is_layout_tactic("register_foo", tables)  # shaped like an extension command
-    assert not policy._is_layout_tactic("theorem", tables)  # a command keyword of the hand-kept list
+    assert not policy._is_layout_tactic("theorem!", tables)  # a command keyword of the hand-kept list
     assert not policy._is_layout_tactic("both", tables)  # a command keyword of the table
+    assert not policy._is_layout_tactic("calc", tables)  # in LAYOUT_TACTICS, but the table says command
+    assert policy._is_layout_tactic("calc", gate_tables())
 
 
 def test_only_a_glued_flag_or_a_named_argument_configures_decide() -> None:

@@ -302,8 +302,7 @@ def _is_layout_tactic(text: str, tables: SyntaxTables) -> bool:
     return (
         (tables.is_tactic(text) or key in _LAYOUT_KEYS)
         and not tables.is_command(text)
-        and key not in COMMAND_KEYWORDS
-        and text not in COMMAND_KEYWORDS
+        and key not in COMMAND_KEYWORDS  # the hand-kept list holds no word ending in ``!``/``?``
         and not text.startswith(COMMAND_PREFIXES)
     )
 
