@@ -558,5 +558,9 @@ def test_only_a_glued_flag_or_a_named_argument_configures_decide() -> None:
     assert _refusals(_with_tactic("decide + revert")) == []  # an operator, not a flag
     assert _refusals(_with_tactic("decide (revert)")) == []  # the function applied to a term
     assert len(_refusals(_with_tactic("decide (revert := true)"))) == 1
+    for not_configured in ("decide x := 1", "decide (1 := 2)"):
+        assert _refusals(_with_tactic(not_configured)) == [], not_configured
+    for cut in ("  decide +", "  decide (x", "  decide (x :"):  # code ending mid-way: read, never crashed on
+        assert _refusals(THEOREM + cut) == [], cut
     # other tactics' configurations are not kernel reduction
     assert _refusals(THEOREM.replace("  norm_num\n", "  simp +arith\n  omega (config := {})\n")) == []
