@@ -172,3 +172,15 @@ def test_a_linter_option_may_be_set_for_the_rest_of_the_file() -> None:
 def test_only_e_or_E_and_a_digit_continue_a_number_as_its_exponent(text: str, tokens: list[str]) -> None:
     """``2x5`` is the number 2 and the name ``x5``: a lexer reading it as one number would hide the name."""
     assert [token.text for token in lex(text)] == tokens
+
+
+@pytest.mark.parametrize("line", ["  have := (h₀)", "  norm_num [h₀]", "  exact foo {x}", "  exact ⟨h₀⟩"])
+def test_an_unknown_command_after_a_closed_bracket_at_a_line_end_is_refused(line: str) -> None:
+    """A closing bracket ends a term: a name at column 0 after it starts a command (fail closed)."""
+    refused = _refusals(THEOREM + line + "\nfoo_command 3\n")
+    assert len(refused) == 1 and refused[0].startswith("foo_command at the start of a line"), refused
+
+
+def test_a_name_at_column_zero_after_an_operator_continues_the_term() -> None:
+    continued = "theorem robe_total (x : ℕ)\n(h₀ : x = 3600) :\nx / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+    assert _refusals(continued) == []
