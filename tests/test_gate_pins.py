@@ -12,6 +12,7 @@ import pytest
 
 from repro.lean import verify_proof
 from repro.lean.policy import scan
+from repro.lean.protocol import InfraStatus, LeanResult
 from repro.lean.text import final_proposition, lex
 from repro.lean.text.statement import ends_in_sorry, top_level_equation
 from repro.records import ReasonCode
@@ -184,3 +185,37 @@ def test_an_unknown_command_after_a_closed_bracket_at_a_line_end_is_refused(line
 def test_a_name_at_column_zero_after_an_operator_continues_the_term() -> None:
     continued = "theorem robe_total (x : ℕ)\n(h₀ : x = 3600) :\nx / 12 = 300 := by\n  subst h₀\n  norm_num\n"
     assert _refusals(continued) == []
+
+
+def test_only_print_axioms_is_blanked_among_print_commands() -> None:
+    """``#print eqns robe_total`` (Mathlib) is another command than ``#print axioms robe_total``: refused."""
+    assert _refusals(THEOREM + "#print axioms robe_total\n") == []
+    refused = _refusals(THEOREM + "#print eqns robe_total\n")
+    assert len(refused) == 1 and refused[0].startswith("#print"), refused
+
+
+class _TimesOutAt:
+    """A Lean backend whose answer to one step of the four is the pool's timeout result."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "timeout-at-a-step", False, "fake", "fake"
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        ok = LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)
+        timeout = LeanResult(infra_status=InfraStatus.timeout, backend_id=self.backend_id, real_lean=False)
+        return [ok] * self.step + [timeout]  # the pool stops at a step that did not answer
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("step", [0, 1, 2, 3])
+async def test_a_lean_timeout_at_any_step_is_reported_as_a_timeout_never_verified(step: int) -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _TimesOutAt(step), header=HEADER)
+    assert not verdict.verified
+    assert verdict.reasons == [ReasonCode.lean_timeout], verdict.details
