@@ -14,7 +14,7 @@ from repro.lean import verify_proof
 from repro.lean.policy import scan
 from repro.lean.protocol import InfraStatus, LeanResult
 from repro.lean.text import final_proposition, lex
-from repro.lean.text.statement import ends_in_sorry, top_level_equation
+from repro.lean.text.statement import ends_in_sorry, top_level_equation, without_header
 from repro.records import ReasonCode
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
@@ -219,3 +219,18 @@ async def test_a_lean_timeout_at_any_step_is_reported_as_a_timeout_never_verifie
     verdict = await verify_proof(STATEMENT, THEOREM, _TimesOutAt(step), header=HEADER)
     assert not verdict.verified
     assert verdict.reasons == [ReasonCode.lean_timeout], verdict.details
+
+
+def test_a_text_of_header_lines_only_leaves_nothing() -> None:
+    assert without_header("import Mathlib\nopen Real\n") == ""
+    assert without_header("import Mathlib\nset_option maxHeartbeats 400000") == ""
+
+
+def test_a_command_word_in_a_proposition_leaves_no_answer() -> None:
+    assert top_level_equation("«end» = 5") is None
+    assert top_level_equation("«x» = 5") == ("«x»", "5")
+
+
+def test_a_hash_before_a_bracket_is_an_array_literal_not_a_command() -> None:
+    code = THEOREM.replace("  norm_num\n", "  norm_num [show (#[1, 2] : Array ℕ).size = 2 from rfl]\n")
+    assert _refusals(code) == []
