@@ -239,3 +239,11 @@ def test_a_command_word_in_a_proposition_leaves_no_answer() -> None:
 def test_a_hash_before_a_bracket_is_an_array_literal_not_a_command() -> None:
     code = THEOREM.replace("  norm_num\n", "  norm_num [show (#[1, 2] : Array ℕ).size = 2 from rfl]\n")
     assert _refusals(code) == []
+
+
+@pytest.mark.parametrize("ending", ["@[simp]", "@[simp] private", "open Real", "open"])
+def test_code_that_ends_inside_a_command_is_judged_not_crashed_on(ending: str) -> None:
+    """The readers look ahead past the last token only after checking there is one."""
+    result = scan(THEOREM + ending, header=HEADER, main_name=MAIN)
+    assert result.unterminated is None
+    assert (ending == "open Real") is (result.forbidden == [])
