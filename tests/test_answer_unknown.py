@@ -55,6 +55,10 @@ NAT_MEAN = "theorem mean_demo : ∃ m : ℕ, m = (3 + 4) / 2 := by sorry"
         "theorem t : let x : ℚ := 5 / 2; x = 5 / 2 := by sorry",
         # a hypothesis given back: a number of the problem, not its unknown
         "theorem t (x y : ℕ) (h₀ : x + 2 = 6) (h₁ : y = 9) : y = 9 := by sorry",
+        # a `have` that may be an instance, or a proof that shadows the variable
+        "theorem t (x : ℕ) (h₀ : x = 3) : have i : OfNat ℕ 4 := ⟨3⟩; x + 1 = 4 := by sorry",
+        "theorem t (x : ℕ) (h₀ : x = 3) : have x : x = 3 := h₀; x = 3 := by sorry",
+        "theorem t : (2.5 : ℝ) = 5 / 2 := by sorry",
     ],
 )
 def test_no_answer_is_read_from_an_equation_that_is_not_about_the_unknown(statement: str) -> None:
@@ -80,6 +84,11 @@ def test_no_answer_is_read_from_an_equation_that_is_not_about_the_unknown(statem
         ("theorem t (x : ℤ) (h₀ : |x| = 3) (h₁ : x < 0) : x = -3 := by sorry", "-3"),
         ("theorem t (f : ℕ → ℕ) (h : ∀ n, f n = 2 * n) : f 3 = 6 := by sorry", "6"),
         ("theorem t (a b : ℕ) (h₀ : a = 3) (h₁ : b = a * 4) : b - a = 9 := by sorry", "9"),
+        # a proof in the conclusion is no value; a default argument is still a variable
+        ("theorem t (x : ℕ) (h₀ : x = 3) : have hx : x + 1 = 4 := by omega\n  x * 2 = 6 := by sorry", "6"),
+        ("theorem t (k : ℕ := 3) : k * 2 = 6 := by sorry", "6"),
+        ("theorem t : (10 : ℕ) / 2 = 5 := by sorry", "5"),  # ℕ division is a computation
+        ("theorem t : (6 : ℚ) / 4 = 3 / 2 := by sorry", "3 / 2"),  # so is reducing a fraction
     ],
 )
 def test_honest_equations_about_the_unknown_keep_their_answer(statement: str, answer: str) -> None:

@@ -12,8 +12,9 @@ import pytest
 
 from repro.lean import verify_proof
 from repro.lean.policy import scan
-from repro.lean.text import final_proposition, lex
-from repro.lean.text.statement import ends_in_sorry, top_level_equation
+from repro.lean.protocol import InfraStatus, LeanResult
+from repro.lean.text import StatementError, final_proposition, lex, read_statement
+from repro.lean.text.statement import ends_in_sorry, top_level_equation, without_header
 from repro.records import ReasonCode
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
@@ -177,3 +178,100 @@ def test_a_linter_option_may_be_set_for_the_rest_of_the_file() -> None:
 def test_only_e_or_E_and_a_digit_continue_a_number_as_its_exponent(text: str, tokens: list[str]) -> None:
     """``2x5`` is the number 2 and the name ``x5``: a lexer reading it as one number would hide the name."""
     assert [token.text for token in lex(text)] == tokens
+
+
+@pytest.mark.parametrize("line", ["  have := (h₀)", "  norm_num [h₀]", "  exact foo {x}", "  exact ⟨h₀⟩"])
+def test_an_unknown_command_after_a_closed_bracket_at_a_line_end_is_refused(line: str) -> None:
+    """A closing bracket ends a term: a name at column 0 after it starts a command (fail closed)."""
+    refused = _refusals(THEOREM + line + "\nfoo_command 3\n")
+    assert len(refused) == 1 and refused[0].startswith("foo_command at the start of a line"), refused
+
+
+def test_a_name_at_column_zero_after_an_operator_continues_the_term() -> None:
+    continued = "theorem robe_total (x : ℕ)\n(h₀ : x = 3600) :\nx / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+    assert _refusals(continued) == []
+
+
+def test_only_print_axioms_is_blanked_among_print_commands() -> None:
+    """``#print eqns robe_total`` (Mathlib) is another command than ``#print axioms robe_total``: refused."""
+    assert _refusals(THEOREM + "#print axioms robe_total\n") == []
+    refused = _refusals(THEOREM + "#print eqns robe_total\n")
+    assert len(refused) == 1 and refused[0].startswith("#print"), refused
+
+
+class _TimesOutAt:
+    """A Lean backend whose answer to one step of the four is the pool's timeout result."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "timeout-at-a-step", False, "fake", "fake"
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        ok = LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)
+        timeout = LeanResult(infra_status=InfraStatus.timeout, backend_id=self.backend_id, real_lean=False)
+        return [ok] * self.step + [timeout]  # the pool stops at a step that did not answer
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("step", [0, 1, 2, 3])
+async def test_a_lean_timeout_at_any_step_is_reported_as_a_timeout_never_verified(step: int) -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _TimesOutAt(step), header=HEADER)
+    assert not verdict.verified
+    assert verdict.reasons == [ReasonCode.lean_timeout], verdict.details
+
+
+def test_a_text_of_header_lines_only_leaves_nothing() -> None:
+    assert without_header("import Mathlib\nopen Real\n") == ""
+    assert without_header("import Mathlib\nset_option maxHeartbeats 400000") == ""
+
+
+def test_a_command_word_in_a_proposition_leaves_no_answer() -> None:
+    assert top_level_equation("«end» = 5") is None
+    assert top_level_equation("«x» = 5") == ("«x»", "5")
+
+
+def test_a_hash_before_a_bracket_is_an_array_literal_not_a_command() -> None:
+    code = THEOREM.replace("  norm_num\n", "  norm_num [show (#[1, 2] : Array ℕ).size = 2 from rfl]\n")
+    assert _refusals(code) == []
+
+
+@pytest.mark.parametrize("ending", ["@[simp]", "@[simp] private", "open Real", "open"])
+def test_code_that_ends_inside_a_command_is_judged_not_crashed_on(ending: str) -> None:
+    """The readers look ahead past the last token only after checking there is one."""
+    result = scan(THEOREM + ending, header=HEADER, main_name=MAIN)
+    assert result.unterminated is None
+    assert (ending == "open Real") is (result.forbidden == [])
+
+
+def test_a_conclusion_in_parentheses_is_read_inside_them() -> None:
+    assert final_proposition("(x = 5)") == ("x = 5", False)
+    assert final_proposition("(a) + (b) = 3") == ("(a) + (b) = 3", False)
+
+
+def test_a_lone_theorem_keyword_is_no_statement() -> None:
+    with pytest.raises(StatementError):
+        read_statement("theorem")
+
+
+def test_a_number_takes_a_fraction_only_when_a_digit_follows_the_dot() -> None:
+    assert [token.text for token in lex("2.x")] == ["2", ".", "x"]
+    assert [token.text for token in lex("2.5")] == ["2.5"]
+
+
+async def test_native_decide_when_allowed_is_not_marked_as_policy() -> None:
+    code = THEOREM.replace("  norm_num\n", "  native_decide\n")
+    allowed = await verify_proof(STATEMENT, code, None, header=HEADER, allow_native_decide=True)
+    assert allowed.static_passed and allowed.policy == []
+    refused = await verify_proof(STATEMENT, code, None, header=HEADER)
+    assert not refused.static_passed and refused.policy == ["native_decide"]
+
+
+def test_a_refused_control_character_is_named_in_the_refusal() -> None:
+    refused = _refusals(THEOREM.replace("  subst h₀", "  subst h₀\u2028"))
+    assert refused and all("U+2028" in label for label in refused), refused

@@ -132,23 +132,30 @@ def deterministic_answer(statement: str) -> str | None:
     value = _plain_numeral(right)
     if value is None or not _NUMERAL_FORMS[kind].match(value.replace(" ", "")):
         return None
-    return value if _about_the_unknown(left, kind, scope) else None
+    return value if _about_the_unknown(left, right, kind, scope) else None
 
 
-def _about_the_unknown(left: str, kind: str, scope: AnswerScope) -> bool:
+def _about_the_unknown(left: str, right: str, kind: str, scope: AnswerScope) -> bool:
     """The left side depends on the signature's variables, or, with none, computes something."""
     expanded = expand_lets(significant(lex(left)), scope.lets)
     if expanded is None:
         return False
     if scope.variables:
         return depends_on_variables(expanded, kind, scope.variables)
-    return not _bare_numeral([token for token, _ in expanded])
+    return not _restates_a_numeral([token for token, _ in expanded], right, kind)
 
 
-def _bare_numeral(tokens: list[Token]) -> bool:
-    """Whether the tokens are a numeral, a sign or a fraction of numerals, with brackets and ascriptions."""
-    kept = [t.text for t in tokens if t.text not in ("(", ")", ":") and t.name not in NUMERIC_TYPE_NAMES]
-    return re.fullmatch(r"-?[\d.]+(?:/-?[\d.]+)?", "".join(kept)) is not None
+def _restates_a_numeral(tokens: list[Token], right: str, kind: str) -> bool:
+    """Whether the left side is only a numeral: ``(7 : ℕ)``, ``((5))``, ``2.5``, or the right's fraction.
+
+    Brackets and ascriptions aside. A fraction is a numeral only in ℚ ℝ ℂ, and only as the right side
+    writes it: ``(10 : ℕ) / 2`` is a division and ``(6 : ℚ) / 4 = 3 / 2`` reduces a fraction.
+    """
+    kept = "".join(t.text for t in tokens if t.text not in ("(", ")", ":") and t.name not in NUMERIC_TYPE_NAMES)
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", kept):
+        return True
+    fraction = kind in ("ℚ", "ℝ", "ℂ") and re.fullmatch(r"-?\d+/\d+", kept) is not None
+    return fraction and kept == "".join(literal_text(right).split())
 
 
 _NUMERIC_TYPES = {"ℕ": "ℕ", "Nat": "ℕ", "ℤ": "ℤ", "Int": "ℤ", "ℚ": "ℚ", "Rat": "ℚ", "ℝ": "ℝ", "Real": "ℝ"}

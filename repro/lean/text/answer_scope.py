@@ -117,25 +117,43 @@ def signature_variables(binders: list[str]) -> dict[str, str] | None:
         if any(t.kind != Kind.identifier or t.name in NUMERIC_TYPE_NAMES for t in names):
             return None
         body = tokens[colon + 1 : -1]
-        if any(level[colon + 1 + i] == 1 and t.text == ":=" for i, t in enumerate(body)):
-            return None  # an optional parameter
-        kind = _canonical_type(body)
+        default = next((i for i, t in enumerate(body) if level[colon + 1 + i] == 1 and t.text == ":="), None)
+        # ``(k : ℕ := 3)`` is a variable of type ``optParam ℕ 3``, reducibly ℕ: still every k
+        kind = _canonical_type(body if default is None else body[:default])
         if kind is not None:
             variables.update({t.name: kind for t in names})
-        elif not is_proposition(group[tokens[colon].end : tokens[-1].start]):
+        elif default is not None or not is_proposition(group[tokens[colon].end : tokens[-1].start]):
             return None
     return variables
 
 
 def let_chain(conclusion: str) -> tuple[list[Binding], str] | None:
-    """The conclusion's leading ``let``/``have NAME : T := v`` bindings and what follows; None otherwise."""
+    """The conclusion's leading ``let``/``have NAME : T := v`` bindings and what follows; None otherwise.
+
+    A ``have``/``let`` of a proposition (``have h : (10 : ℕ) % 2 = 0 := by decide``) is a proof, not a
+    value: it is passed over when :func:`is_proposition` says its type cannot be a class, and its name
+    is not one of the statement's variables or bindings (it would shadow them).
+    """
     text = unwrapped(conclusion)
     lets: list[Binding] = []
     for _ in range(200):
         tokens = significant(lex(text))
         if not tokens or tokens[0].text not in _BINDING_WORDS:
             return lets, text
-        if tokens[0].text in ("haveI", "letI") or len(tokens) < 6:
+        if tokens[0].text in ("haveI", "letI") or len(tokens) < 4:
+            return None
+        cut = _binding_end(text, tokens, depths(tokens))
+        if cut is None:
+            return None
+        fact = _proof_binding(text, tokens, cut)
+        if fact is not None:
+            if fact in {b.name for b in lets}:
+                return None
+            if fact:
+                lets.append(Binding(fact, "Prop", []))
+            text = unwrapped(text[cut:])
+            continue
+        if len(tokens) < 6:
             return None
         name, colon, type_token, assign = tokens[1:5]
         if (
@@ -147,13 +165,25 @@ def let_chain(conclusion: str) -> tuple[list[Binding], str] | None:
             or assign.text != ":="
         ):
             return None
-        cut = _binding_end(text, tokens, depths(tokens))
-        if cut is None:
-            return None
         value = [t for t in tokens if assign.end <= t.start and t.end <= cut and not (t.text == ";" and t.end == cut)]
         lets.append(Binding(name.name, CANONICAL_TYPE[type_token.name], value))
         text = unwrapped(text[cut:])
     return None
+
+
+def _proof_binding(text: str, tokens: list[Token], cut: int) -> str | None:
+    """The name ("" if anonymous) of a leading ``have``/``let`` of a proposition, else None."""
+    level = depths(tokens)
+    colon = 1 if tokens[1].text == ":" else 2 if tokens[2].text == ":" else None
+    if colon is None or (colon == 2 and tokens[1].kind != Kind.identifier):
+        return None
+    assign = next((i for i, t in enumerate(tokens) if level[i] == 0 and t.text == ":=" and t.end <= cut), None)
+    if assign is None or assign <= colon + 1:
+        return None
+    proposition = text[tokens[colon].end : tokens[assign].start]
+    if _canonical_type(tokens[colon + 1 : assign]) is not None or not is_proposition(proposition):
+        return None
+    return tokens[1].name if colon == 2 else ""
 
 
 def answer_scope(binders: list[str], conclusion: str) -> AnswerScope | None:
@@ -161,7 +191,10 @@ def answer_scope(binders: list[str], conclusion: str) -> AnswerScope | None:
     chain = let_chain(conclusion)
     if variables is None or chain is None:
         return None
-    return AnswerScope(variables, chain[0], chain[1])
+    lets, proposition = chain
+    if any(b.type_name == "Prop" and b.name in variables for b in lets):
+        return None  # a proof named like a variable: the equation's x would be the proof
+    return AnswerScope(variables, [b for b in lets if b.type_name != "Prop"], proposition)
 
 
 def expand_lets(tokens: list[Token], lets: list[Binding]) -> list[tuple[Token, str | None]] | None:
