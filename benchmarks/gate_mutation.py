@@ -181,6 +181,20 @@ def _equivalent(mutant: Mutant) -> str | None:
         word = mutant.description.removeprefix("delete ").strip("'")
         if word in COMMAND_KEYWORDS and keyword_key(word) in gate_tables().commands:
             return "the generated syntax tables also hold this command keyword, and COMMAND_KEYWORDS unions them in"
+        from repro.lean import tables
+        from repro.lean.text import identifier_parts
+
+        open_denylist: frozenset[str] = getattr(tables, "OPEN_DENYLIST", frozenset())
+        if (
+            open_denylist
+            and mutant.snippet.startswith("{'BigOperators'")
+            and word in tables.DEFAULT_OPEN_ALLOWLIST
+            and not any(part in open_denylist for part in identifier_parts(word))
+        ):
+            return (
+                "any namespace whose names pass may be opened (issue 19 §3, policy._judge_open_name); the open"
+                " allowlist only exempts names from OPEN_DENYLIST, and this one is not in it"
+            )
     return None
 
 
