@@ -158,6 +158,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "only how often the lexer checks the time limit (almost every token instead of every 4,096th):"
         " the same tokens and the same timeouts, slower"
     ),
+    (
+        "repro/lean/policy.py",
+        "_identifier | drop-condition: drop operand 1 of and | glued and following is not None and (spaced or"
+        " text in tables.glued...",
+    ): "`glued` is only true when `following is not None`: the dropped operand repeats it (for mypy)",
     ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),
