@@ -8,18 +8,22 @@ claims a success only where it has followed the proof. It reads two kinds of com
 
 - **Our trusted statement checks** (:mod:`repro.lean.statement_checks`: vacuity, satisfiability,
   refutation, witness), decided per tactic on the statement's arithmetic (:func:`judge_check`).
-- **A prover's theorem** (:func:`judge_theorem`): accepted only when its statement is in the fragment,
-  its conclusion is true at the values its hypotheses and ``let``s pin (or one modelled tactic proves it
-  from the hypotheses), and every step of the body is one the fake models. Refused where real Lean
-  refuses: a false pinned statement, an unknown hypothesis name, no closing tactic, ``Or.inl``/
-  ``trivial`` against another goal, pinned values the proof never reads. Everything else, including
-  ``exact absurd h (by decide +kernel)`` whatever the statement, cannot be judged.
+- **A prover's theorem** (:func:`judge_theorem`): accepted only when the fake has established its
+  statement true: the conclusion evaluates to true at the values the hypotheses and ``let``s pin while
+  every hypothesis holds there, or the modelled ``omega``/``linarith`` derive it from the hypotheses.
+  Refused where real Lean refuses: a statement false at its pinned values (whatever the proof), a proof
+  that starts from ``False`` (``exact absurd h (by decide +kernel)``, ``exfalso``) while the hypotheses
+  hold together at the pinned values (no proof of ``False`` exists then), an unknown hypothesis name,
+  a tactic block with no closing tactic, ``Or.inl``/``trivial`` against another goal, pinned values the
+  proof never reads. Everything else cannot be judged. The fake does not check proof terms: a true
+  statement with a proof of a plausible shape is accepted (the limit of a fake, documented here).
 
 The fragment: variables of type ℕ/ℤ/ℚ/ℝ (ℝ computed exactly, as ℚ), hypotheses that are ``∧``/``∨``/``¬``
-of ``= ≠ < ≤ > ≥`` between terms built from numerals, variables, ``+ - * / % ^``, ``↑x`` and ascriptions
-``(e : T)``; a conclusion with leading ``let``, ``∀`` binders, ``→`` premises and an optional ``∃`` (a
-prover's theorem: ``let`` only). Terms take the largest type among their leaves (Lean's ``binop%``), with
-Lean's ℕ semantics (truncated ``-``, floor ``/``, ``x / 0 = 0``) and Euclidean ``/`` on ℤ.
+of ``= ≠ < ≤ > ≥`` (and ``∈`` a set literal ``({a, b} : Set T)``) between terms built from numerals,
+variables, ``+ - * / % ^``, ``↑x`` and ascriptions ``(e : T)``; a conclusion with leading ``let`` (its
+value elaborated at its declared type), ``∀`` binders, ``→`` premises and an optional ``∃`` (a prover's
+theorem: ``let`` and ``have`` only). Terms take the largest type among their leaves (Lean's ``binop%``),
+with Lean's ℕ semantics (truncated ``-``, floor ``/``, ``x / 0 = 0``) and Euclidean ``/`` on ℤ.
 
 Tactic semantics (documented as modelled, an under-approximation of real Lean):
 
@@ -35,9 +39,9 @@ Tactic semantics (documented as modelled, an under-approximation of real Lean):
 - Variables bound by ``let`` are opaque after ``intros`` (no ``zetaDelta``); ``let`` inside a term
   (the refutation's instantiated conclusion) is unfolded.
 
-Not modelled (the fake answers an error, so nothing is wrongly "proved"): functions, sets, ``Finset``
-sums, ``IsLeast``, ``∣``, reals beyond exact arithmetic, instance and implicit binders in pinned
-applications, and every proof step outside the list above. Real omega/linarith are stronger than this
+Not modelled (the fake answers an error, so nothing is wrongly "proved"): functions, sets beyond a
+literal's membership, ``Finset`` sums, ``IsLeast``, ``∣``, reals beyond exact arithmetic, instance and
+implicit binders in pinned applications, and proof terms. Real omega/linarith are stronger than this
 (Fourier-Motzkin over several variables); the test worlds stay inside what is modelled. It is a fake:
 nothing it says is a verdict.
 """
@@ -128,9 +132,39 @@ class _Parser:
             self.index = saved
         left = self.term()
         op = self.take().text
+        if op == "∈":
+            return self.membership(left)
         if op not in _RELATIONS:
             raise Unmodelled(f"not a relation: {op!r}")
         return ("rel", op, left, self.term())
+
+    def membership(self, element: Node) -> Node:
+        """``e ∈ ({a, b} : Set T)`` (or ``{a, b}``): Mathlib's ``Set.mem_insert_iff``, a disjunction of equations."""
+        wrapped = self.peek() == "("
+        if wrapped:
+            self.take("(")
+        self.take("{")
+        members = [self.term()]
+        while self.peek() == ",":
+            self.take()
+            members.append(self.term())
+        self.take("}")
+        kind: int | None = None
+        if wrapped:
+            if self.peek() == ":":
+                self.take()
+                self.take("Set")
+                named = self.take().text
+                if named not in _TYPES:
+                    raise Unmodelled(f"Set {named}")
+                kind = _TYPES[named]
+            self.take(")")
+        node: Node | None = None
+        for member in members:
+            equation = ("rel", "=", element, member if kind is None else ("cast", kind, member))
+            node = equation if node is None else ("or", node, equation)
+        assert node is not None
+        return node
 
     def term(self, level: int = 0) -> Node:
         left = self.unary()
@@ -237,7 +271,10 @@ def _read_conclusion(world: World, text: str, tokens: list[Token]) -> None:
         name = parser.take().text
         if parser.peek() == ":":
             parser.take()
-            parser.take()
+            declared = parser.take().text
+            if declared not in _TYPES:
+                raise Unmodelled(f"let of type {declared}")
+            world.types[name] = _TYPES[declared]  # Lean elaborates the value at the declared type
         parser.take(":=")
         world.lets[name] = parser.term()
         if parser.peek() == ";":
@@ -680,10 +717,11 @@ def _instantiate(world: World, arguments: list[str]) -> tuple[dict[str, Fraction
 def _with_lets(world: World, env: dict[str, Fraction]) -> dict[str, Fraction]:
     env = dict(env)
     for name, term in world.lets.items():
-        value = _value(term, _leaf_type(term, world.types), env)
+        kind = world.types.get(name, _leaf_type(term, world.types))  # declared, else the value's own type
+        value = _value(term, kind, env)
         if value is not None:
             env[name] = value
-            world.types.setdefault(name, _leaf_type(term, world.types))
+            world.types.setdefault(name, kind)
     return env
 
 
@@ -777,6 +815,7 @@ _NOT_HYPOTHESES = frozenset({"have", "haveI", "hint"})
 _BINDING_TACTICS = frozenset(
     {"intro", "intros", "rintro", "obtain", "rcases", "have", "haveI", "set", "with", "fun", "λ", "cases'", "case"}
     | {"by_contra", "by_contra!", "induction", "generalize", "choose", "let", "next", "rename_i", "by_cases", "|"}
+    | {"interval_cases", "split_ifs", "cases", "match", "rcases", "refine", "exists", "use", "set!"}
 )
 _BINDING_STOPS = frozenset({":", ":=", "=>", "[", "at", "using", ";", "<;>", "←", "("})
 # tactics that read the local context (a goal over hypothesis-pinned variables needs one of them, or a
@@ -966,6 +1005,8 @@ def _bound_in_body(body: str, tokens: list[Token]) -> set[str]:
     """
     bound: set[str] = set()
     for index, token in enumerate(tokens):
+        if index + 1 < len(tokens) and token.kind == Kind.identifier and tokens[index + 1].text == ":":
+            bound.add(token.text)  # ``interval_cases h : e``, ``cases h : e``, ``have h :``: a name given its type
         if token.text not in _BINDING_TACTICS:
             continue
         line_end = body.find("\n", token.end)
