@@ -12,19 +12,34 @@ Mutations, chosen to be the ways a rule silently stops working:
 - ``widen-allowlist``: a dangerous name added to a literal assigned to an ``ALLOWED*``/``*ALLOWLIST`` name;
 - ``skip-check``: a ``*.refuse(...)``/``*.add(...)`` call statement replaced by ``pass``.
 
-Mutants are enumerated from the AST, sampled with a fixed seed, and each runs in a forked child
-that imports ``repro`` afresh from an overlay directory holding the one mutated file (the parent
-has already imported the heavy third-party modules, so a child starts in about a second). Run it
-with ``nice`` on a sample: it is CPU-heavy. Surviving mutants are listed for review; the ones that
-cannot change behaviour (equivalent mutants) are named in ``EQUIVALENT`` with the reason.
+How it stays fast on a shared two-core machine: mutants are enumerated from the AST and sampled
+with a fixed seed. The parent collects the test files once, so every third-party import (pydantic,
+openai, hypothesis, ...) is loaded before it forks; each mutant runs in a forked child that drops
+only ``repro`` and ``tests`` from ``sys.modules`` and imports them again from an overlay directory
+holding the one mutated file (about two seconds to collect). Phase 1 runs the quick kill suite
+(``QUICK_TESTS``: the per-rule cases, the whole corpus with the fake REPL served in process, the
+syntax tables, the statement reader, the deterministic lexer and text tests) with ``-x``, so most mutants die
+within seconds. Phase 2 runs only the survivors that are not known equivalents against the slow
+tests (``SLOW_TESTS``: the property-based lexer/text tests, the limits, and the corpus through the
+fake REPL in a subprocess behind the real worker pool). A test running past 20 s (120 s in phase 2)
+fails, so a mutant that loops dies fast.
 
-    nice python benchmarks/gate_mutation.py --sample 120 --out mutation.json
+Mutants are named by their module, enclosing function and the source of the node they change (not
+by line number), so the reviewed equivalent mutants in ``EQUIVALENT`` stay valid while the modules
+grow. Survivors are listed for review; ``--only`` reruns the mutants whose name contains a string.
+
+Final figures (see the docstring's last paragraph, updated with each measurement):
+
+    nice -n 10 python benchmarks/gate_mutation.py --sample 200 --seed 19 --out /tmp/mutation.json
+
+FIGURES
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import copy
 import json
 import os
@@ -34,9 +49,12 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # The four modules of issue 19 (source.py and lexer.py now live in repro/lean/text/), and the tables they read
@@ -47,12 +65,27 @@ DEFAULT_MODULES = (
     "repro/lean/text/lexer.py",
     "repro/lean/tables.py",
 )
-# Fast files first: ``-x`` stops at the first failure, so most mutants die within seconds.
-DEFAULT_TESTS = (
+# Property-based tests that take seconds each: phase 2 only.
+_SLOW_PROPERTIES = (
+    "tests/test_lexer.py::test_random_interleavings_never_desynchronise",
+    "tests/test_lexer.py::test_identifier_character_classes_match_the_functions_for_every_code_point",
+    "tests/test_lexer.py::test_a_command_between_any_fragments_is_refused_and_inside_them_is_not",
+    "tests/test_lean_text.py::test_the_linear_prose_line_rule_says_what_the_old_one_said",
+)
+# Fastest killers first: ``-x`` stops at the first failure.
+QUICK_TESTS = (
     "tests/test_gate_rules.py",
+    "tests/test_gate_pins.py",
+    "tests/test_gate_corpus_fast.py",
+    "tests/test_statement_reader.py",
     "tests/test_syntax_tables.py",
     "tests/test_lexer.py",
-    "tests/test_statement_reader.py",
+    "tests/test_lean_text.py",
+    *(f"--deselect={test}" for test in _SLOW_PROPERTIES),
+)
+SLOW_TESTS = (
+    *_SLOW_PROPERTIES,
+    "tests/test_gate_limits.py",
     "tests/test_gate.py",
 )
 _FLIPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
@@ -68,34 +101,72 @@ _FLIPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.IsNot: ast.Is,
 }
 _WIDENING = ("Lean", "unsafe", "debug.skipKernelTC", "sorry")
-# Mutants reviewed and found unable to change behaviour, by (module, "line kind: description"): why.
-# Line numbers are those of the revision the note reports on; re-review after editing these modules.
+# Mutants reviewed and found unable to change behaviour, by (module, mutant name): why. The name is
+# ``function | kind: description | source of the node`` (see ``Mutant.name``), stable across line shifts;
+# ``function | kind: description`` alone names every mutant of that description in the function.
+_STATEMENT = "repro/lean/text/statement.py"
+_CONNECTIVE = (
+    "every connective is also refused by the allowlist that follows (a symbol outside _TERM_SYMBOLS, or"
+    " fun/λ/if in _NON_TERM_WORDS), so the early return only saves the second loop"
+)
+_ALSO_CONNECTIVE = "also in top_level_equation's connectives, which return None first"
+_NEVER_LEXED = "the lexer has no such token (it reads ⌋₊ as ⌋ then ₊), so the entry is never compared"
 EQUIVALENT: dict[tuple[str, str], str] = {
-    ("repro/lean/text/statement.py", "118 drop-condition: drop operand 2 of and"): (
+    **{
+        (_STATEMENT, f"top_level_equation | delete-element: delete {word!r}"): _CONNECTIVE
+        for word in ["∧", "∨", "↔", "¬", "≠", "→", "->", "<->", "/\\", "\\/", "∃", "∀", "fun", "λ", "=>", "if"]
+    },
+    **{(_STATEMENT, f"<module> | delete-element: delete {word!r}"): _ALSO_CONNECTIVE for word in ["fun", "λ", "if"]},
+    **{(_STATEMENT, f"<module> | delete-element: delete {word!r}"): _NEVER_LEXED for word in ["⌊₊", "⌋₊", "⌈₊", "⌉₊"]},
+    (_STATEMENT, "<module> | delete-element: delete 'then'"): (
+        "`then` only occurs with `if`, which is a connective: top_level_equation returns None first"
+    ),
+    (_STATEMENT, "<module> | delete-element: delete 'else'"): (
+        "`else` only occurs with `if`, which is a connective: top_level_equation returns None first"
+    ),
+    (
+        _STATEMENT,
+        "_binders | drop-condition: drop operand 2 of and | depth == 0 and token.kind == Kind.symbol and"
+        " (token.text in _CLOSE_...",
+    ): (
         "between a depth-0 open bracket and its close no depth-0 token occurs, so the first depth-0 symbol"
         " after group_start is always the closing bracket"
     ),
-    ("repro/lean/text/statement.py", "44 drop-condition: drop operand 0 of and"): (
-        "only symbol tokens can have the text of a closing bracket"
-    ),
-    ("repro/lean/text/statement.py", "212 delete-element: delete 'then'"): (
-        "`then` only occurs with `if`, which is a connective: top_level_equation returns None first"
-    ),
-    ("repro/lean/text/statement.py", "212 delete-element: delete 'else'"): (
-        "`else` only occurs with `if`, which is a connective: top_level_equation returns None first"
-    ),
-    ("repro/lean/policy.py", "283 delete-element: delete 'by'"): (
+    **{
+        (_STATEMENT, f"depths | drop-condition: drop operand 0 of and | {test}"): (
+            "only symbol tokens can have the text of a bracket"
+        )
+        for test in [
+            "token.kind == Kind.symbol and token.text in _CLOSE_BRACKETS",
+            "token.kind == Kind.symbol and token.text in _OPEN_BRACKETS",
+        ]
+    },
+    (
+        "repro/lean/text/lexer.py",
+        "block_comment | drop-condition: drop operand 1 of or | self.at(index, '/--') or self.at(index, '/-!')",
+    ): "`!` cannot begin a comment mark, so the body scan finds the same marks from the `!` as after it",
+    **{
+        ("repro/lean/text/lexer.py", f"<module> | delete-element: delete {symbol!r}"): (
+            f"read as {' then '.join(halves)} instead, every reader decides the same: no rule names {symbol},"
+            " none of the parts is a term symbol of the equation reader, and a split-off `=` only makes it"
+            " return None sooner"
+        )
+        for symbol, halves in {">=": (">", "="), "<=": ("<", "="), "...": ("..", ".")}.items()
+    },
+    ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),
-    ("repro/lean/gate.py", "314 drop-condition: drop operand 1 of or"): (
-        "changes only the wording of a detail when #print axioms printed nothing; the verdict is the same"
-    ),
+    (
+        "repro/lean/gate.py",
+        "_judge_lean | drop-condition: drop operand 1 of or | _first_lines(axioms.messages) or 'no message'",
+    ): ("changes only the wording of a detail when #print axioms printed nothing; the verdict is the same"),
 }
 
 
 def _equivalent(mutant: Mutant) -> str | None:
     """Why ``mutant`` cannot change behaviour, or None: reviewed cases, and deletions made redundant."""
-    reviewed = EQUIVALENT.get((mutant.module, _key(mutant)))
+    short = f"{mutant.function} | {mutant.kind}: {mutant.description}"
+    reviewed = EQUIVALENT.get((mutant.module, mutant.name)) or EQUIVALENT.get((mutant.module, short))
     if reviewed:
         return reviewed
     if mutant.module.endswith("tables.py") and mutant.kind == "delete-element":
@@ -111,12 +182,23 @@ def _equivalent(mutant: Mutant) -> str | None:
 @dataclass
 class Mutant:
     module: str
-    index: int  # position in the module's mutation walk: with ``module``, names the mutant across runs
+    index: int  # position in the module's mutation walk (this revision only)
     line: int
     kind: str
     description: str
+    function: str  # the enclosing function or class (``<module>`` at top level)
+    snippet: str  # the source of the node the mutation changes, shortened
+    occurrence: int = 1  # the same name more than once in one module: numbered in walk order
+    # lines of the mutated node in the overlay's copy of the module (``ast.unparse`` of the original)
+    span: tuple[int, int] = (0, 0)
     status: str = "pending"  # killed | survived | timeout | error
+    phase: str = ""  # quick | slow: the suite that decided
     seconds: float = 0.0
+
+    @property
+    def name(self) -> str:
+        suffix = f" #{self.occurrence}" if self.occurrence > 1 else ""
+        return f"{self.function} | {self.kind}: {self.description} | {self.snippet}{suffix}"
 
 
 def _constant_strings(node: ast.AST) -> bool:
@@ -134,43 +216,88 @@ def _assigned_name(tree: ast.Module, target: ast.AST) -> str | None:
     return None
 
 
-def _mutations(tree: ast.Module) -> Iterator[tuple[int, str, str, object]]:
-    """(line, kind, description, how) for every mutation of the module; ``how`` edits a copy of the node."""
+def _walk(tree: ast.Module) -> Iterator[tuple[ast.AST, tuple[str, object], str, str]]:
+    """(node, how, kind, description) for every mutation of the module, in a fixed order.
+
+    ``how`` says what :func:`_apply` does to the node; the same walk over a deep copy meets the
+    copied nodes in the same order, which is how a mutant is found again.
+    """
     for node in ast.walk(tree):
-        line = getattr(node, "lineno", 0)
         if isinstance(node, ast.Compare):
             for index, op in enumerate(node.ops):
                 if type(op) in _FLIPS:
                     flipped = _FLIPS[type(op)].__name__
-                    yield line, "compare", f"{type(op).__name__}->{flipped} #{index}", ("compare", index)
+                    yield node, ("compare", index), "compare", f"{type(op).__name__}->{flipped} #{index}"
         elif isinstance(node, ast.BoolOp) and len(node.values) >= 2:
+            operator = "and" if isinstance(node.op, ast.And) else "or"
             for index in range(len(node.values)):
-                operator = "and" if isinstance(node.op, ast.And) else "or"
-                yield line, "drop-condition", f"drop operand {index} of {operator}", ("drop", index)
+                yield node, ("drop", index), "drop-condition", f"drop operand {index} of {operator}"
         elif isinstance(node, ast.If | ast.While):
-            yield line, "negate-if", "negate the condition", ("negate", 0)
+            yield node, ("negate", 0), "negate-if", "negate the condition"
         elif isinstance(node, ast.Set | ast.List | ast.Tuple | ast.Dict) and _constant_strings(node):
             elements = node.keys if isinstance(node, ast.Dict) else node.elts
             for index, element in enumerate(elements):
                 assert isinstance(element, ast.Constant)
-                yield line, "delete-element", f"delete {element.value!r}", ("delete", index)
+                yield node, ("delete", index), "delete-element", f"delete {element.value!r}"
             name = _assigned_name(tree, node) or ""
             if "ALLOW" in name.upper() and not isinstance(node, ast.Dict):
                 for word in _WIDENING:
-                    yield line, "widen-allowlist", f"add {word!r} to {name}", ("widen", word)
+                    yield node, ("widen", word), "widen-allowlist", f"add {word!r} to {name}"
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             function = node.value.func
             if isinstance(function, ast.Attribute) and function.attr in ("refuse", "add"):
-                yield line, "skip-check", f"skip .{function.attr}(...)", ("skip", 0)
+                yield node, ("skip", 0), "skip-check", f"skip .{function.attr}(...)"
+
+
+def _enclosing(tree: ast.Module) -> dict[int, str]:
+    """id(node) -> the name of the innermost function or class around it."""
+    owner: dict[int, str] = {}
+
+    def visit(node: ast.AST, name: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else name
+            owner[id(child)] = inner
+            visit(child, inner)
+
+    visit(tree, "<module>")
+    return owner
+
+
+def _snippet(node: ast.AST) -> str:
+    shown = node.test if isinstance(node, ast.If | ast.While) else node
+    text = " ".join(ast.unparse(shown).split())
+    return text if len(text) <= 70 else text[:67] + "..."
+
+
+def enumerate_mutants(module: str, tree: ast.Module) -> list[Mutant]:
+    owner = _enclosing(tree)
+    found: list[Mutant] = []
+    seen: Counter[str] = Counter()
+    # the overlay holds ``ast.unparse(tree)``: its walk meets the same nodes in the same order
+    spans = [(getattr(n, "lineno", 0), getattr(n, "end_lineno", 0)) for n, *_ in _walk(ast.parse(ast.unparse(tree)))]
+    for index, (node, _, kind, description) in enumerate(_walk(tree)):
+        mutant = Mutant(
+            module,
+            index,
+            getattr(node, "lineno", 0),
+            kind,
+            description,
+            owner.get(id(node), "<module>"),
+            _snippet(node),
+        )
+        mutant.span = spans[index]
+        seen[mutant.name] += 1
+        mutant.occurrence = seen[mutant.name]
+        found.append(mutant)
+    return found
 
 
 def _apply(tree: ast.Module, target_index: int) -> str:
     """Source of the module with the ``target_index``-th mutation applied."""
     mutated = copy.deepcopy(tree)
-    for count, (node, mutation) in enumerate(_numbered(mutated)):
+    for count, (node, (kind, argument), _, _) in enumerate(_walk(mutated)):
         if count != target_index:
             continue
-        kind, argument = mutation
         if kind == "compare":
             assert isinstance(node, ast.Compare) and isinstance(argument, int)
             node.ops[argument] = _FLIPS[type(node.ops[argument])]()
@@ -197,32 +324,6 @@ def _apply(tree: ast.Module, target_index: int) -> str:
     return ast.unparse(ast.fix_missing_locations(mutated))
 
 
-def _numbered(tree: ast.Module) -> Iterator[tuple[ast.AST, tuple[str, object]]]:
-    """The same walk as :func:`_mutations`, yielding the node each mutation edits."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare):
-            for index, op in enumerate(node.ops):
-                if type(op) in _FLIPS:
-                    yield node, ("compare", index)
-        elif isinstance(node, ast.BoolOp) and len(node.values) >= 2:
-            for index in range(len(node.values)):
-                yield node, ("drop", index)
-        elif isinstance(node, ast.If | ast.While):
-            yield node, ("negate", 0)
-        elif isinstance(node, ast.Set | ast.List | ast.Tuple | ast.Dict) and _constant_strings(node):
-            elements = node.keys if isinstance(node, ast.Dict) else node.elts
-            for index in range(len(elements)):
-                yield node, ("delete", index)
-            name = _assigned_name(tree, node) or ""
-            if "ALLOW" in name.upper() and not isinstance(node, ast.Dict):
-                for word in _WIDENING:
-                    yield node, ("widen", word)
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            function = node.value.func
-            if isinstance(function, ast.Attribute) and function.attr in ("refuse", "add"):
-                yield node, ("skip", 0)
-
-
 def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
     for parent in ast.walk(tree):
         for field_name, value in ast.iter_fields(parent):
@@ -234,123 +335,332 @@ def _replace(tree: ast.AST, old: ast.AST, new: ast.AST) -> None:
                 return
 
 
-def _run_child(overlay: Path, tests: list[str], timeout_s: float) -> str:
-    """Run the tests in a forked child importing ``repro`` from ``overlay``: killed, survived or timeout."""
-    pid = os.fork()
-    if pid == 0:  # child
-        try:
-            for name in [m for m in sys.modules if m == "repro" or m.startswith(("repro.", "tests"))]:
-                del sys.modules[name]
-            sys.path.insert(0, str(overlay))
-            os.environ["PYTHONPATH"] = os.pathsep.join([str(overlay), str(REPO)])
-            os.chdir(REPO)
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.dup2(devnull, 2)
-            import pytest
+_PYTEST = ("-x", "-q", "-p", "no:cacheprovider", "--import-mode=append")
 
-            code = pytest.main(["-x", "-q", "-p", "no:cacheprovider", "--import-mode=append", *tests])
-            os._exit(0 if code == 0 else 1)
-        except BaseException:
-            os._exit(3)
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence file descriptors 1 and 2 (pytest's output) for the parent's warm-up collection."""
+    saved = os.dup(1), os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for descriptor in (*saved, devnull):
+            os.close(descriptor)
+
+
+def _warm_up(tests: list[str]) -> None:
+    """Collect the tests once in the parent: every third-party import is then inherited by the forks."""
+    import pytest
+
+    with _quiet():
+        pytest.main([*_PYTEST, "--collect-only", *tests])
+
+
+def _enter_overlay(overlay: Path) -> None:
+    """In a forked child: forget ``repro`` and ``tests``, import them from ``overlay``, output to its log."""
+    os.setpgid(0, 0)  # its own process group: a timeout also ends the fake REPLs it started
+    for name in [m for m in sys.modules if m in ("repro", "tests") or m.startswith(("repro.", "tests."))]:
+        del sys.modules[name]
+    sys.path.insert(0, str(overlay))
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(overlay), str(REPO)])  # the fake REPL's subprocesses
+    os.chdir(REPO)
+    log = os.open(overlay / "child.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+
+
+def _wait(pid: int, timeout_s: float) -> int | None:
+    """The child's exit code, or None when it ran past ``timeout_s`` (then it and its group are killed)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            code = os.waitstatus_to_exitcode(status)
-            return "survived" if code == 0 else "killed" if code == 1 else "error"
-        time.sleep(0.2)
-    os.kill(pid, signal.SIGKILL)
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
-    return "timeout"
+    return None
+
+
+class _PerTestAlarm:
+    """A pytest plugin that fails any one test running past ``seconds``: a mutant that loops dies fast.
+
+    The whole child's limit stays as a backstop (a loop inside C code cannot be interrupted).
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: object) -> Iterator[None]:
+        def ring(signum: int, frame: object) -> None:
+            raise TimeoutError(f"one test ran past {self.seconds:g} s")
+
+        previous = signal.signal(signal.SIGALRM, ring)
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        try:
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+class _TestContexts:
+    """A pytest plugin that names each test's coverage context by its node id, in run order."""
+
+    def __init__(self, coverage: object) -> None:
+        self.coverage = coverage
+        self.order: list[str] = []
+
+    def pytest_runtest_setup(self, item: object) -> None:
+        nodeid = str(getattr(item, "nodeid", ""))
+        self.order.append(nodeid)
+        self.coverage.switch_context(nodeid)  # type: ignore[attr-defined]
+
+
+def coverage_map(overlay: Path, tests: list[str], modules: list[str], timeout_s: float) -> Coverage | None:
+    """Which quick tests run each line of the (unmutated) overlay modules: one run under ``coverage``.
+
+    A mutant then runs only the tests that execute its lines. Lines run outside any test (imports,
+    collection) or inside an ``lru_cache``d function (a later test reuses an earlier test's call)
+    select every quick test; see :func:`_selection`.
+    """
+    out = overlay / "coverage.json"
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _enter_overlay(overlay)
+            import coverage
+            import pytest
+
+            measured = coverage.Coverage(data_file=None, include=[str(overlay / m) for m in modules])
+            contexts = _TestContexts(measured)
+            measured.start()
+            code = pytest.main([*_PYTEST[1:], *tests], plugins=[contexts])
+            measured.stop()
+            data = measured.get_data()
+            lines = {m: data.contexts_by_lineno(str(overlay / m)) for m in modules}
+            found = {m: {str(n): sorted(c) for n, c in by_line.items()} for m, by_line in lines.items()}
+            out.write_text(json.dumps({"order": contexts.order, "lines": found}), encoding="utf-8")
+            os._exit(0 if code == 0 else 1)
+        except BaseException:
+            os._exit(70)
+    if _wait(pid, timeout_s) != 0 or not out.is_file():
+        return None
+    loaded = json.loads(out.read_text(encoding="utf-8"))
+    return Coverage(loaded["order"], {m: {int(n): set(c) for n, c in v.items()} for m, v in loaded["lines"].items()})
+
+
+@dataclass
+class Coverage:
+    order: list[str]  # quick test node ids in run order
+    lines: dict[str, dict[int, set[str]]]  # module -> line -> node ids ("" outside any test)
+
+
+def _cached_functions(tree: ast.Module) -> set[str]:
+    return {
+        node.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and any("cache" in ast.unparse(d) for d in node.decorator_list)
+    }
+
+
+def _selection(mutant: Mutant, covered: Coverage, cached: set[str]) -> list[str] | None:
+    """The quick tests to run against ``mutant`` (None: all of them; empty: none runs its lines)."""
+    if mutant.function == "<module>" or mutant.function in cached:
+        return None
+    by_line = covered.lines.get(mutant.module, {})
+    chosen: set[str] = set()
+    for line in range(mutant.span[0], mutant.span[1] + 1):
+        chosen |= by_line.get(line, set())
+    if "" in chosen:
+        return None
+    return [nodeid for nodeid in covered.order if nodeid in chosen]
+
+
+def _run_child(overlay: Path, tests: list[str], timeout_s: float, per_test_s: float = 20.0) -> str:
+    """Run the tests in a forked child importing ``repro`` from ``overlay``: killed, survived, timeout or error.
+
+    The child's output goes to ``overlay/child.log`` (overwritten by the next child).
+    """
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            _enter_overlay(overlay)
+            import pytest
+
+            exit_code = pytest.main([*_PYTEST, *tests], plugins=[_PerTestAlarm(per_test_s)])
+            # 1: a test failed; 2: interrupted, as when collection fails (the mutant breaks an import)
+            os._exit({0: 0, 1: 1, 2: 1}.get(int(exit_code), 70))
+        except BaseException:
+            os._exit(70)
+    code = _wait(pid, timeout_s)
+    return "timeout" if code is None else "survived" if code == 0 else "killed" if code == 1 else "error"
+
+
+def _baseline(overlay: Path, tests: list[str], label: str, timeout_s: float | None) -> float | None:
+    """Run the unmutated overlay: the per-mutant limit, or None when the baseline itself fails."""
+    began = time.monotonic()
+    status = _run_child(overlay, tests, timeout_s or 1800, 20.0 if label == "quick" else 120.0)
+    seconds = time.monotonic() - began
+    print(f"baseline {label}: {status} in {seconds:.1f} s", flush=True)
+    if status != "survived":
+        print((overlay / "child.log").read_text(encoding="utf-8", errors="replace")[-3000:], flush=True)
+        return None
+    return timeout_s or max(30.0, 2 * seconds)
+
+
+def _run_phase(
+    overlay: Path,
+    mutants: list[tuple[Mutant, ast.Module]],
+    tests: list[str],
+    phase: str,
+    limit: float,
+    deadline: float,
+    select: Callable[[Mutant], list[str] | None] | None = None,
+) -> None:
+    """Run each mutant against ``tests`` (or, with ``select``, against the tests that run its lines)."""
+    for mutant, tree in mutants:
+        if time.monotonic() > deadline:
+            print(f"budget spent: {phase} phase stopped", flush=True)
+            return
+        if phase == "quick" and _equivalent(mutant):  # known not to change behaviour: nothing to run
+            mutant.status, mutant.phase = "survived", "-"
+            continue
+        chosen = select(mutant) if select else None
+        if chosen is not None and not chosen:  # no quick test runs these lines: left to the slow phase
+            mutant.status, mutant.phase = "survived", "quick"
+            print(f"{phase:5} {'no test':9} {0.0:6.1f}s {mutant.module}:{mutant.line} {mutant.name}", flush=True)
+            continue
+        path = overlay / mutant.module
+        original = path.read_text(encoding="utf-8")
+        path.write_text(_apply(tree, mutant.index), encoding="utf-8")
+        began = time.monotonic()
+        per_test = 20.0 if phase == "quick" else 120.0
+        mutant.status = _run_child(overlay, tests if chosen is None else chosen, limit, per_test)
+        mutant.phase = phase
+        mutant.seconds = round(mutant.seconds + time.monotonic() - began, 1)
+        path.write_text(original, encoding="utf-8")
+        print(
+            f"{phase:5} {mutant.status:9} {mutant.seconds:6.1f}s {mutant.module}:{mutant.line} {mutant.name}",
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--module", action="append", help="module to mutate (repeatable; default: the gate's four)")
-    parser.add_argument("--tests", nargs="+", default=list(DEFAULT_TESTS))
-    parser.add_argument("--sample", type=int, default=120, help="mutants to run (sampled with --seed)")
+    parser.add_argument("--tests", nargs="+", default=list(QUICK_TESTS), help="phase 1: the quick kill suite")
+    parser.add_argument("--slow-tests", nargs="*", default=list(SLOW_TESTS), help="phase 2, for phase 1's survivors")
+    parser.add_argument("--sample", type=int, default=200, help="mutants to run (sampled with --seed); 0: all")
     parser.add_argument("--seed", type=int, default=19)
-    parser.add_argument("--timeout-s", type=float, default=600)
+    parser.add_argument(
+        "--only", action="append", help="run only the mutants whose module:name contains this string (repeatable)"
+    )
+    parser.add_argument("--timeout-s", type=float, help="per-mutant limit (default: 5x the phase's baseline)")
     parser.add_argument("--budget-s", type=float, default=3600, help="stop starting mutants after this long")
     parser.add_argument("--out", type=Path, help="write every mutant with its status as JSON")
     parser.add_argument("--rerun", type=Path, help="run only the survivors listed in this earlier --out file")
+    parser.add_argument(
+        "--no-coverage", action="store_true", help="run every quick test against every mutant (no selection)"
+    )
+    parser.add_argument("--list", action="store_true", help="only list the mutants (module:line name)")
     parser.add_argument("--summarize", type=Path, help="only print the summary of an earlier --out file")
     arguments = parser.parse_args(argv)
+    sys.path.insert(0, str(REPO))
     if arguments.summarize:
-        sys.path.insert(0, str(REPO))
         _summarize([Mutant(**m) for m in json.loads(arguments.summarize.read_text(encoding="utf-8"))], None)
         return 0
     modules = arguments.module or [m for m in DEFAULT_MODULES if (REPO / m).is_file()]
 
-    sys.path.insert(0, str(REPO))
-    import pytest  # noqa: F401
-
-    import repro.lean  # noqa: F401  (third-party imports stay loaded in the parent: fast children)
-    import repro.lean.policy  # noqa: F401
-
-    all_mutants: list[tuple[Mutant, ast.Module, int]] = []
+    all_mutants: list[tuple[Mutant, ast.Module]] = []
     for module in modules:
         tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
-        for index, (line, kind, description, _) in enumerate(_mutations(tree)):
-            all_mutants.append((Mutant(module, index, line, kind, description), tree, index))
+        all_mutants.extend((mutant, tree) for mutant in enumerate_mutants(module, tree))
+    if arguments.list:
+        for mutant, _ in all_mutants:
+            print(f"{mutant.module}:{mutant.line} {mutant.name}")
+        return 0
     random.Random(arguments.seed).shuffle(all_mutants)
-    chosen = all_mutants[: arguments.sample]
+    chosen = all_mutants[: arguments.sample or len(all_mutants)]
+    if arguments.only:
+        chosen = [m for m in all_mutants if any(part in f"{m[0].module}:{m[0].name}" for part in arguments.only)]
     if arguments.rerun:
-        # a second pass with other tests, over the survivors of a first (fast tests first, slow ones after)
         earlier = json.loads(arguments.rerun.read_text(encoding="utf-8"))
-        wanted = {(m["module"], m["index"]) for m in earlier if m["status"] == "survived"}
-        chosen = [item for item in all_mutants if (item[0].module, item[0].index) in wanted]
+        wanted = {(m["module"], Mutant(**m).name) for m in earlier if m["status"] == "survived"}
+        chosen = [item for item in all_mutants if (item[0].module, item[0].name) in wanted]
     print(f"{len(all_mutants)} mutants in {len(modules)} modules; running {len(chosen)}", flush=True)
 
+    _warm_up([*arguments.tests, *arguments.slow_tests])
+    started = time.monotonic()
+    deadline = started + arguments.budget_s
     with tempfile.TemporaryDirectory(prefix="gate-mutation-") as temporary:
         overlay = Path(temporary)
         shutil.copytree(REPO / "repro", overlay / "repro")
         for module in modules:  # unparsed originals: the baseline must pass, or unparse changed something
             tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
             (overlay / module).write_text(ast.unparse(tree), encoding="utf-8")
-        baseline = _run_child(overlay, arguments.tests, arguments.timeout_s)
-        if baseline != "survived":
-            print(f"baseline run failed ({baseline}): fix the tests first", flush=True)
-            return 2
-        started = time.monotonic()
-        for mutant, tree, index in chosen:
-            if time.monotonic() - started > arguments.budget_s:
-                break
-            path = overlay / mutant.module
-            original = path.read_text(encoding="utf-8")
-            path.write_text(_apply(tree, index), encoding="utf-8")
+        select = None
+        if arguments.no_coverage:
+            quick_limit = _baseline(overlay, arguments.tests, "quick", arguments.timeout_s)
+        else:
             began = time.monotonic()
-            mutant.status = _run_child(overlay, arguments.tests, arguments.timeout_s)
-            mutant.seconds = round(time.monotonic() - began, 1)
-            path.write_text(original, encoding="utf-8")
-            print(f"{mutant.status:9} {mutant.module}:{mutant.line} {mutant.kind}: {mutant.description}", flush=True)
-
-    ran = [m for m, _, _ in chosen if m.status != "pending"]
+            covered = coverage_map(overlay, arguments.tests, modules, 1800)
+            seconds = time.monotonic() - began
+            print(f"baseline quick under coverage: {'passed' if covered else 'FAILED'} in {seconds:.1f} s", flush=True)
+            quick_limit = (arguments.timeout_s or max(30.0, 1.5 * seconds)) if covered else None
+            if covered:
+                cached = {m: _cached_functions(ast.parse((REPO / m).read_text(encoding="utf-8"))) for m in modules}
+                select = lambda mutant: _selection(mutant, covered, cached[mutant.module])  # noqa: E731
+        if quick_limit is None:
+            print("the quick suite fails without a mutant: fix the tests first", flush=True)
+            print((overlay / "child.log").read_text(encoding="utf-8", errors="replace")[-3000:], flush=True)
+            return 2
+        _run_phase(overlay, chosen, arguments.tests, "quick", quick_limit, deadline, select)
+        left = [(m, t) for m, t in chosen if m.status == "survived" and not _equivalent(m)]
+        if left and arguments.slow_tests:
+            print(f"{len(left)} survivors (not known equivalent) against the slow tests", flush=True)
+            slow_limit = _baseline(overlay, arguments.slow_tests, "slow", arguments.timeout_s)
+            if slow_limit is None:
+                print("the slow suite fails without a mutant: phase 2 skipped", flush=True)
+            else:
+                _run_phase(overlay, left, arguments.slow_tests, "slow", slow_limit, deadline)
+    ran = [m for m, _ in chosen if m.status != "pending"]
     _summarize(ran, arguments.out)
+    print(f"wall time {time.monotonic() - started:.0f} s", flush=True)
     return 0
 
 
 def _summarize(ran: list[Mutant], out: Path | None) -> None:
-    equivalent = [m for m in ran if m.status == "survived" and _equivalent(m)]
-    killed = [m for m in ran if m.status in ("killed", "timeout")]
-    non_equivalent = len(ran) - len(equivalent)
-    rate = len(killed) / non_equivalent if non_equivalent else 0.0
-    print(
-        f"ran {len(ran)}: killed {len(killed)}, equivalent {len(equivalent)}, survived {non_equivalent - len(killed)}"
-    )
-    print(f"killed {rate:.1%} of non-equivalent mutants")
+    print(f"{'module':32} {'ran':>4} {'killed':>6} {'(slow)':>6} {'equiv':>5} {'surv':>4} {'error':>5} {'killed%':>7}")
+    for module in [*sorted({m.module for m in ran}), "all"]:
+        mine = [m for m in ran if module in ("all", m.module)]
+        killed = [m for m in mine if m.status in ("killed", "timeout")]
+        slow = [m for m in killed if m.phase == "slow"]
+        equivalent = [m for m in mine if m.status == "survived" and _equivalent(m)]
+        errors = [m for m in mine if m.status == "error"]
+        survived = len(mine) - len(killed) - len(equivalent) - len(errors)
+        judged = len(killed) + survived
+        rate = f"{len(killed) / judged:.1%}" if judged else "-"
+        print(
+            f"{module:32} {len(mine):4} {len(killed):6} {len(slow):6} {len(equivalent):5} {survived:4}"
+            f" {len(errors):5} {rate:>7}"
+        )
     for mutant in ran:
-        if mutant.status == "survived":
-            why = _equivalent(mutant)
-            label = f"EQUIVALENT ({why})" if why else "SURVIVED"
-            print(f"  {label}: {mutant.module}:{mutant.line} {mutant.kind}: {mutant.description}")
+        if mutant.status in ("survived", "error"):
+            why = _equivalent(mutant) if mutant.status == "survived" else None
+            label = f"EQUIVALENT ({why})" if why else mutant.status.upper()
+            print(f"  {label}: {mutant.module}:{mutant.line} {mutant.name}")
     if out:
-        out.write_text(json.dumps([asdict(m) for m in ran], indent=1) + "\n", encoding="utf-8")
-
-
-def _key(mutant: Mutant) -> str:
-    return f"{mutant.line} {mutant.kind}: {mutant.description}"
+        out.write_text(json.dumps([asdict(m) for m in ran], indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":

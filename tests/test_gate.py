@@ -55,6 +55,8 @@ def test_every_hole_class_has_at_least_three_refused_variants() -> None:
     assert passing["layout"] >= 3 and refused["layout_attack"] >= 3
     assert passing["declaration_suffix"] >= 3 and refused["declaration_suffix_attack"] >= 3
     assert refused["kernel_decide"] >= 3
+    # adversary round 4, A2: literal tactic configurations pass, any term in one (and I/O names) refused
+    assert passing["config"] >= 3 and refused["config_attack"] >= 3
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[case["name"] for case in CORPUS])

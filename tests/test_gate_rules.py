@@ -12,7 +12,7 @@ import pytest
 
 from repro.lean import policy
 from repro.lean.policy import scan
-from repro.lean.syntax import gate_tables
+from repro.lean.syntax import SyntaxTables, gate_tables
 from repro.lean.tables import COMMAND_KEYWORDS, LAYOUT_TACTICS, LAYOUT_TACTICS_BY_SOURCE
 from repro.lean.text import Kind, lex
 from repro.lean.text.statement import top_level_equation
@@ -452,6 +452,9 @@ LAYOUT_HONEST = {
     "focus dots and <;> between column-0 tactics": COLUMN_ZERO_BLOCK.replace(
         "norm_num\n", "constructor\n· norm_num\n<;> simp\nrcases h₀ with _ | _\nobtain ⟨a, b⟩ := h₀\n"
     ),
+    "allowed set_option and open lines inside the block": COLUMN_ZERO_BLOCK.replace(
+        "norm_num\n", "set_option maxHeartbeats 400000 in\nnorm_num\nopen Real in\nsimp\n"
+    ),
     "bang and prime forms": COLUMN_ZERO_BLOCK.replace("norm_num\n", "nlinarith!\nby_contra! hx\nrefine' ?_\n"),
     "where at column zero": THEOREM.replace("  norm_num\n", "  exact aux\n")
     + "where\n  aux : 3600 / 12 = 300 := rfl\n",
@@ -475,13 +478,15 @@ LAYOUT_CASES = [
     ("unknown word inside a column-0 block", COLUMN_ZERO_BLOCK + "reassoc_axiom robe_total\n", "reassoc_axiom at"),
     ("tactic after a command closed the block", COLUMN_ZERO_BLOCK + "example : True := trivial\nsimp\n", "simp at"),
     ("tactic after where closed the block", COLUMN_ZERO_BLOCK + "where\nsimp\n", "simp at"),
+    ("tactic after a blanked #check by", THEOREM + "#check by\nnlinarith\n", "nlinarith at the start"),
     ("name after where at column zero", THEOREM + "where\naux : True := trivial\n", "aux at the start"),
     ("a suffix word is not a tactic opener", THEOREM + "termination_by\nsimp\n", "simp at the start"),
     ("decide!", THEOREM.replace("  norm_num\n", "  decide!\n"), "decide!: kernel reduction"),
     ("kernel as a name", _with_tactic("kernel"), "kernel: kernel reduction"),
     (
-        "decide with an anonymous configuration",
-        THEOREM.replace("  norm_num\n", "  decide (config := ⟨⟩)\n"),
+        # an empty structure literal: ``⟨⟩`` would also trip the literal-only configuration rule
+        "decide with an empty configuration",
+        THEOREM.replace("  norm_num\n", "  decide (config := {})\n"),
         "decide with",
     ),
     ("decide with a glued flag", THEOREM.replace("  norm_num\n", "  decide +revert\n"), "decide with a configuration"),
@@ -531,3 +536,142 @@ def test_curated_mathlib_layout_tactics_are_tactics_in_the_independent_extractio
     mathlib = {w for source, words in LAYOUT_TACTICS_BY_SOURCE.items() if "mathlib4" in source for w in words}
     assert mathlib <= tactics, sorted(mathlib - tactics)
     assert not (LAYOUT_TACTICS & commands), sorted(LAYOUT_TACTICS & commands)
+
+
+def test_a_tactic_keyword_shaped_like_a_command_is_never_a_layout_tactic() -> None:
+    """Defence in depth against a table that lists a command as a tactic: each guard on its own."""
+    tactics = frozenset({"register_foo", "theorem", "fresh_tactic", "both"})
+    tables = SyntaxTables(
+        ("test",),
+        {"command": frozenset({"both"}), "tactic": tactics, "conv": frozenset(), "term": frozenset()},
+        frozenset(),
+    )
+    assert policy._is_layout_tactic("fresh_tactic", tables)
+    assert not policy._is_layout_tactic("register_foo", tables)  # shaped like an extension command
+    assert not policy._is_layout_tactic("theorem", tables)  # a command keyword of the hand-kept list
+    assert not policy._is_layout_tactic("both", tables)  # a command keyword of the table
+
+
+def test_only_a_glued_flag_or_a_named_argument_configures_decide() -> None:
+    assert _refusals(_with_tactic("decide + revert")) == []  # an operator, not a flag
+    assert _refusals(_with_tactic("decide (revert)")) == []  # the function applied to a term
+    assert len(_refusals(_with_tactic("decide (revert := true)"))) == 1
+
+
+# Adversary round 4, A2: ways into I/O and threads from a term, one minimal case each (a hand-kept copy
+# of ``tables.IO_NAMES``: deleting an entry there fails its case here)
+PINNED_IO_NAMES = [
+    "println!",
+    "panic!",
+    "assert!",
+    "unreachable!",
+    "dbgTraceVal",
+    "dbgSleep",
+    "dbgStackTrace",
+    "timeit",
+    "allocprof",
+    "EStateM",
+    "Task",
+    "asTask",
+    "mapTask",
+    "bindTask",
+    "IO",
+    "EIO",
+    "BaseIO",
+]
+
+
+@pytest.mark.parametrize("name", PINNED_IO_NAMES)
+def test_every_io_name_is_refused_as_any_component(name: str) -> None:
+    refusals = _refusals(_with_tactic(f"Foo.{name}"))
+    assert len(refusals) == 1 and refusals[0].startswith(f"Foo.{name}: {name} ("), refusals
+
+
+def test_an_io_root_is_refused_once_as_a_root() -> None:
+    refusals = _refusals(_with_tactic("IO.println"))
+    assert len(refusals) == 1 and "the IO namespace" in refusals[0], refusals
+
+
+def test_the_io_method_reached_by_dot_notation_is_refused() -> None:
+    refusals = _refusals(_with_tactic("(f x).asTask"))
+    assert len(refusals) == 1 and "asTask (" in refusals[0], refusals
+
+
+def _configured(tactic: str, before: str = "") -> str:
+    return before + THEOREM.replace("  norm_num\n", f"  {tactic}\n")
+
+
+CONFIG_HONEST = {
+    "simp with a structure literal": "simp (config := {decide := true})",
+    "omega with two fields": "omega (config := { splitDisjunctions := false, splitNatSub := true })",
+    "flags and a field": "simp +arith -zeta (maxSteps := 100000)",
+    "no spaces": "norm_num (config:={maxSteps:=5})",
+    "a known constructor": "simp (config := { etaStruct := .all })",
+    "a nested structure literal": "aesop (config := { a := { b := 1 } })",
+    "fields on their own lines": "simp (config := {\n    decide := true\n    zeta := false })",
+    "a discharger is a tactic": "field_simp (discharger := positivity)",
+    "a named argument holding a numeral": "exact foo (n := 2)",
+}
+
+
+@pytest.mark.parametrize("tactic", list(CONFIG_HONEST.values()), ids=list(CONFIG_HONEST))
+def test_literal_configurations_pass(tactic: str) -> None:
+    assert _refusals(_configured(tactic)) == []
+
+
+# (case, tactic, what precedes the theorem, the one refusal expected: a substring of its label)
+CONFIG_CASES = [
+    ("a call", "simp (config := { maxSteps := f 100000 })", "", "f is not a literal"),
+    ("a call as a v4.15 item", "simp (maxSteps := f 100000)", "", "f is not a literal"),
+    ("a let", "simp (config := { maxSteps := let n := 5; n })", "", "let is not a literal"),
+    ("a fun", "simp (maxSteps := (fun n => n) 5)", "", "( is not a literal"),
+    ("a structure update", "simp (config := { (f 1) with })", "", "( is not a field := literal"),
+    ("a source without parentheses", "simp (config := { c with zeta := false })", "", "c is not a field"),
+    ("an anonymous constructor", "simp (config := ⟨f 1, true⟩)", "", "⟨ is not a literal"),
+    ("an identifier for the whole configuration", "simp (config := myConfig)", "", "myConfig is not a literal"),
+    ("an unknown constructor", "simp (config := { etaStruct := .evil })", "", ".evil is not a known constructor"),
+    ("an operator after the literal", "simp (maxSteps := 1 + f 2)", "", "+ after the literal"),
+    ("a by block", "simp (maxSteps := by exact 1)", "", "by is not a literal"),
+    ("a named argument holding a term", "exact foo (n := k + 1)", "", "k is not a literal"),
+    ("nesting past the limit", "simp (config := {a := {b := {c := {d := {e := 1}}}}})", "", "{ is not a literal"),
+    (
+        "a constructor declared by the prover",
+        "simp (maxSteps := .default)",
+        "def Nat.default : ℕ := 5\n",
+        "Nat.default",
+    ),
+    (
+        "true declared in a where block",
+        "simp (config := { decide := true })",
+        "",
+        "declaration named true",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("tactic", "before", "expected"),
+    [(t, b, e) for _, t, b, e in CONFIG_CASES],
+    ids=[n for n, _, _, _ in CONFIG_CASES],
+)
+def test_each_configuration_rule_alone_refuses_its_minimal_case(tactic: str, before: str, expected: str) -> None:
+    code = _configured(tactic, before)
+    if expected == "declaration named true":
+        code += "where\n  true : Bool := false\n"
+    refusals = _refusals(code)
+    assert len(refusals) == 1 and expected in refusals[0], refusals
+
+
+def test_a_configuration_numeral_is_refused_where_the_code_declares_an_instance() -> None:
+    refusals = _refusals(_configured("simp (maxSteps := 5)", "instance : Fact (1 < 2) := ⟨by norm_num⟩\n"))
+    assert any("configuration numeral" in r for r in refusals), refusals
+    # the same instance with a flag-only configuration: no numeral, no configuration refusal
+    refusals = _refusals(_configured("simp +arith", "instance : Fact (1 < 2) := ⟨by norm_num⟩\n"))
+    assert not any("configuration" in r for r in refusals), refusals
+
+
+def test_a_word_literal_only_checks_declarations_when_a_configuration_uses_it() -> None:
+    honest = THEOREM.replace(": x / 12 = 300 := by", ": decide (x / 12 = 300) =\n    true := by")
+    assert _refusals(honest) == []
+    assert _refusals(_configured("simp (config := { decide := false })")) == []
+    assert _refusals(_configured("simp (config := { decide := true })", "def Foo.true : ℕ := 5\n"))

@@ -360,6 +360,12 @@ MATHLIB_ONLY_THEIRS = {
     "register_hint": "in the part of Hint.lean not read (characters 0-2000); a curated command",
     "whnf": "in the part of DefEqTransformations.lean not read (characters 0-4000)",
     "aux_group₁": "in the part of Group.lean not read (characters 0-2000)",
+    **{
+        word: "in the part of CasesM.lean not read (characters 0-4500)"
+        for word in ("casesm", "cases_type", "cases_type!")
+    },
+    "count_heartbeats": "renamed `#count_heartbeats` in the newer CountHeartbeats.lean read; curated",
+    "count_heartbeats!": "renamed `#count_heartbeats!` in the newer CountHeartbeats.lean read; curated",
     "unfold_let": "not in the part of DefEqTransformations.lean read (characters 4000-13566)",
     "clear_value": "no longer in the (newer) Mathlib/Tactic/Basic.lean read",
     "field_simp_discharge": "no longer in the (newer, 2025 rewrite) FieldSimp.lean read",
@@ -372,6 +378,8 @@ MATHLIB_ONLY_OURS = {
     "field_simp": "the conv form, added by the newer FieldSimp.lean",
     "field_simp!": "newer FieldSimp.lean",
     "library_note2": "newer Mathlib/Tactic/Basic.lean (a command: refused)",
+    "#count_heartbeats": "newer CountHeartbeats.lean (renamed from count_heartbeats); a # command: refused",
+    "#count_heartbeats!": "newer CountHeartbeats.lean; a # command: refused",
 }
 
 

@@ -19,13 +19,17 @@ from repro.lean.tables import (
     ALLOWED_OPTIONS,
     COMMAND_KEYWORDS,
     COMMAND_PREFIXES,
+    CONFIG_CONSTRUCTORS,
+    CONFIG_TACTIC_CLAUSES,
     DECLARATION_KEYWORDS,
+    DECLARATION_OPENERS,
     DECLARATION_SUFFIXES,
     DEFAULT_OPEN_ALLOWLIST,
     DISPLAY_OPTION_PREFIXES,
     DISPLAY_OPTIONS,
     FORBIDDEN_NAMES,
     INFORMATIONAL_COMMANDS,
+    IO_NAMES,
     KERNEL_DECIDE_NAMES,
     LAYOUT_TACTICS,
     METAPROGRAMMING_NAMES,
@@ -199,6 +203,7 @@ def scan(
             )
             continue
         index += 1
+    configurations(source, result)
     result.lean_code = _blank(source.text, blanked)
     return result
 
@@ -326,21 +331,26 @@ def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[in
     even if a table were wrong about a word, the word must also stand where a column-0 block is
     open: after a ``by``/``decreasing_by`` that ends its line and is followed by a column-0 token,
     and before any column-0 line that is not such a tactic (a command, ``where``, an unknown word).
-    Symbol-led lines (``·``, ``<;>``, ``_``, ``|``) leave the state unchanged. A nested ``by`` with
+    Symbol-led lines (``·``, ``<;>``, ``_``, ``|``) and ``open``/``set_option`` lines (tactics too, with
+    ``in``; judged by their own rules wherever they stand) leave the state unchanged. A nested ``by`` with
     its block at column 0 is a parse error in Lean (``checkColGt``), never a command. Nothing is
     trusted from the tactic itself: every token of it is judged by the other rules wherever it stands.
     """
     words = source.significant
     accepted: set[int] = set()
     open_block = False
+    line_start: Token | None = None  # the token that began the current line
     for index, token in enumerate(words):
         if not _starts_line(source, index):
             continue
         previous = words[index - 1] if index > 0 else None
-        if previous is not None and previous.kind == Kind.identifier and previous.text in ("by", "decreasing_by"):
+        opener = previous is not None and previous.kind == Kind.identifier and previous.text in ("by", "decreasing_by")
+        # ``#check by`` is blanked, never sent: its ``by`` opens nothing for Lean
+        if opener and (line_start is None or line_start.kind != Kind.hash_command):
             open_block = True  # the opener ends its line: this token is the block's first tactic
-        if token.kind == Kind.symbol:
-            continue
+        line_start = token
+        if token.kind == Kind.symbol or token.text in ("open", "set_option"):
+            continue  # ``open X in``/``set_option o v in``: a tactic in the block, judged by its own rule
         if open_block and token.kind == Kind.identifier and _is_layout_tactic(token.text, tables):
             accepted.add(index)
         else:
@@ -440,6 +450,8 @@ def _judge_name(source: LeanCode, token: Token, result: ScanResult, allow_native
                 result.uses_search_tactic = True
         if part in METAPROGRAMMING_NAMES:
             result.refuse(f"{text}: metaprogramming name {part} ({where})")
+        if part in IO_NAMES and not (part is rooted[0] and part in METAPROGRAMMING_ROOTS):
+            result.refuse(f"{text}: {IO_NAMES[part]} ({where})")  # a root is refused once, as a root
         if RESERVED_PREFIX in part:
             result.refuse(f"reserved name {text} ({where})")
         if part in KERNEL_DECIDE_NAMES:
@@ -510,3 +522,129 @@ def _blank(code: str, spans: list[tuple[int, int]]) -> str:
             if characters[position] != "\n":
                 characters[position] = " "
     return "".join(characters)
+
+
+_CONFIG_NESTING = 4  # ``{ f := { g := 1 } }``: deeper structure literals are refused, not followed
+_BINDING_FOLLOWERS = frozenset({":", ":=", "(", "{", "[", "⦃"})
+
+
+@dataclass
+class _ConfigLiterals:
+    words: set[str] = field(default_factory=set)  # ``true``/``false``/constructor words the values use
+    numeral: Token | None = None  # the first numeral a value uses
+
+
+def configurations(source: LeanCode, result: ScanResult) -> None:
+    """A tactic configuration may hold literals only; anything else in one is refused by name.
+
+    Why: Lean elaborates a configuration into a structure value and runs it in its interpreter
+    (``Meta.evalExpr'`` in ``mkConfigElaborator``, leanprover/lean4 ``src/Lean/Elab/Tactic/Config.lean``,
+    behind every ``declare_config_elab``: ``simp``, ``simp_all``, ``dsimp``, ``decide``, ``omega``, ``rw``,
+    Mathlib's ``norm_num``, ``linarith``, ``ring_nf``, Aesop's clauses, ...). A term there runs prover
+    code at elaboration time, outside the heartbeat limit, with I/O (adversary round 4, A2: a forged
+    REPL reply printed from a thread). The forms Lean accepts (``optConfig`` and ``config`` in
+    ``src/Init/Tactics.lean``, v4.15; v4.9.0 had ``(config := e)`` only): ``+opt`` and ``-opt`` (read by
+    Lean as the canonical ``Bool.true``/``Bool.false``, never resolved: nothing to check), and
+    ``(opt := e)`` / ``(config := e)`` (spacing free). Every ``( name :=`` of the code is judged as one,
+    whatever precedes it: a named argument ``f (x := e)`` looks the same to a lexer, and a tactic the
+    tables do not know would otherwise pass; so a named argument may hold a literal only too (none of
+    the 321 realproofs rows has one). ``(discharger := tac)``/``(disch := tac)`` are tactic clauses
+    (Lean's ``valConfigItem`` excludes them), judged by the other rules.
+
+    A literal is a numeral, ``true``, ``false``, ``.c`` for a constructor ``c`` of
+    :data:`CONFIG_CONSTRUCTORS`, or ``{ field := literal, ... }``. Lean elaborates the configuration in
+    an empty local context (``withLCtx {} {}`` in ``elabConfig``), so no ``let``/``have`` of the proof
+    can stand for a literal; what could is a global declaration, so: a numeral means what the ``OfNat``
+    instances say, and a configuration holding one is refused in code that declares any ``instance``;
+    ``true``, ``false`` and ``.c`` are resolved by name (``.c`` as ``T.c`` for the field's type ``T``, e.g.
+    a prover's ``Nat.default``), so a configuration using a word is refused in code that declares a
+    name whose last component is that word (after a declaration keyword, or at the start of a line of
+    a ``where`` block).
+    """
+    words = source.significant
+    literals = _ConfigLiterals()
+    first: Token | None = None
+    index = 0
+    while index + 2 < len(words):
+        token, option = words[index], words[index + 1]
+        if not (
+            token.kind == Kind.symbol
+            and token.text == "("
+            and option.kind == Kind.identifier
+            and words[index + 2].text == ":="
+            and option.text not in CONFIG_TACTIC_CLAUSES
+        ):
+            index += 1
+            continue
+        first = first or token
+        end, problem = _config_literal(words, index + 3, literals, 0)
+        if problem is None and (end >= len(words) or words[end].text != ")"):
+            problem = f"{words[end].text if end < len(words) else 'the end'} after the literal"
+        if problem is not None:
+            result.refuse(
+                f"configuration ({option.text} := ...) ({source.where(token)}; {problem}: Lean runs a tactic"
+                " configuration in its interpreter, so it may hold only a numeral, true, false, .constructor"
+                " or { field := literal })"
+            )
+            index += 3
+            continue
+        index = end + 1
+    if first is None:
+        return
+    if literals.numeral is not None and any(w.kind == Kind.identifier and w.text == "instance" for w in words):
+        result.refuse(
+            f"configuration numeral ({source.where(literals.numeral)}) in code that declares an instance"
+            " (an OfNat instance decides what the numeral runs)"
+        )
+    if literals.words:
+        for position, word in enumerate(words):
+            last = identifier_parts(word.text)[-1] if word.kind == Kind.identifier else ""
+            if last in literals.words and _declares(source, position):
+                result.refuse(
+                    f"declaration named {word.text} ({source.where(word)}) in code whose configuration uses"
+                    f" the literal {last} (Lean would resolve the literal to it)"
+                )
+
+
+def _config_literal(words: list[Token], index: int, literals: _ConfigLiterals, depth: int) -> tuple[int, str | None]:
+    """Read one configuration literal at ``index``: the index after it, or a problem naming the token."""
+    if index >= len(words):
+        return index, "nothing"
+    token = words[index]
+    if token.kind == Kind.number:
+        literals.numeral = literals.numeral or token
+        return index + 1, None
+    if token.kind == Kind.identifier and token.text in ("true", "false"):
+        literals.words.add(token.text)
+        return index + 1, None
+    if token.kind == Kind.symbol and token.text == "." and index + 1 < len(words):
+        name = words[index + 1]
+        if name.start == token.end and name.kind == Kind.identifier and name.text in CONFIG_CONSTRUCTORS:
+            literals.words.add(name.text)
+            return index + 2, None
+        return index, f".{name.text} is not a known constructor"
+    if token.kind == Kind.symbol and token.text == "{" and depth < _CONFIG_NESTING:
+        index += 1
+        while index < len(words) and words[index].text != "}":
+            name = words[index]
+            if name.kind != Kind.identifier or index + 1 >= len(words) or words[index + 1].text != ":=":
+                return index, f"{name.text} is not a field := literal"
+            index, problem = _config_literal(words, index + 2, literals, depth + 1)
+            if problem is not None:
+                return index, problem
+            if index < len(words) and words[index].text == ",":
+                index += 1
+        return (index + 1, None) if index < len(words) else (index, "an unclosed {")
+    return index, f"{token.text} is not a literal"
+
+
+def _declares(source: LeanCode, index: int) -> bool:
+    """The identifier at ``index`` is the name of a declaration: after a declaration keyword or modifier,
+    or first on its line and followed by a binder or ``:``/``:=`` (a later declaration of a ``where`` block)."""
+    words = source.significant
+    previous = words[index - 1] if index > 0 else None
+    if previous is not None and previous.text in DECLARATION_OPENERS:
+        return True
+    following = words[index + 1] if index + 1 < len(words) else None
+    first_on_line = previous is None or "\n" in source.text[previous.end : words[index].start]
+    return first_on_line and following is not None and following.text in _BINDING_FOLLOWERS

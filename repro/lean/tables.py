@@ -241,6 +241,42 @@ SEARCH_TACTICS = frozenset(
 )
 FORBIDDEN_NAMES.update({name: f"search tactic {name}" for name in sorted(SEARCH_TACTICS)})
 NATIVE_NAMES = frozenset({"native_decide", "native"})
+# Ways into I/O and threads from a term (adversary round 4, A2): a tactic configuration is run by
+# Lean's interpreter at elaboration time (``Meta.evalExpr'`` in leanprover/lean4
+# ``src/Lean/Elab/Tactic/Config.lean``), and an ``IO`` action run there from a task on its own thread
+# writes to the REPL's real stdout, past ``IO.FS.withIsolatedStreams``. Compared per name component
+# (``(println! s).asTask`` reaches ``IO.asTask`` by dot notation, so the method name is refused too).
+# A name already refused elsewhere (``dbg_trace``, ``dbgTrace``, ``dbgTraceIfShared``, ``unsafeBaseIO``:
+# ``METAPROGRAMMING_NAMES``) is not repeated; ``IO``/``EIO``/``BaseIO`` as a first component are
+# refused as roots, here as any later component (``Foo.IO``).
+IO_NAMES = {
+    # leanprover/lean4 src/Init/System/IO.lean: ``syntax "println! " ... : term``, expands to ``IO.println``
+    "println!": "println! (expands to IO.println: prints at elaboration time)",
+    # src/Lean/Parser/Term.lean builtin term parsers ``panic!``/``assert!``/``unreachable!`` (elaborated
+    # to ``panicWithPosWithDecl``, which prints to stderr) and src/Init/Util.lean ``dbgTraceVal``,
+    # ``dbgSleep`` (holds the worker), ``dbgStackTrace``
+    "panic!": "panic! (prints at elaboration time)",
+    "assert!": "assert! (panics: prints at elaboration time)",
+    "unreachable!": "unreachable! (panics: prints at elaboration time)",
+    "dbgTraceVal": "dbgTraceVal (prints at elaboration time)",
+    "dbgSleep": "dbgSleep (holds the worker at elaboration time)",
+    "dbgStackTrace": "dbgStackTrace (prints at elaboration time)",
+    # src/Init/System/IO.lean: top-level ``timeit``/``allocprof`` run an IO action and print
+    "timeit": "timeit (runs an IO action and prints)",
+    "allocprof": "allocprof (runs an IO action and prints)",
+    # src/Init/Prelude.lean ``EStateM`` (``IO`` is ``EStateM IO.Error IO.RealWorld``: ``EStateM.run a ()``
+    # runs an action from pure code, the body of ``unsafeBaseIO`` without the word)
+    "EStateM": "EStateM (runs an IO action from pure code)",
+    # src/Init/Core.lean ``Task``; src/Init/System/IO.lean ``IO.asTask``/``mapTask``/``bindTask``: a new
+    # thread whose stdout is the process's
+    "Task": "Task (threads at elaboration time)",
+    "asTask": "asTask (an IO action on its own thread)",
+    "mapTask": "mapTask (an IO action on its own thread)",
+    "bindTask": "bindTask (an IO action on its own thread)",
+    "IO": "IO (I/O at elaboration time)",
+    "EIO": "EIO (I/O at elaboration time)",
+    "BaseIO": "BaseIO (I/O at elaboration time)",
+}
 # Name shapes of commands that extend Lean (``declare_uint_simprocs``, ``register_tactic_tag``, ...):
 # no lemma a proof uses is named so, and a keyword among them begins a command wherever it stands.
 # ``variable`` is not among them: ``variable_sum`` is one identifier to Lean (the longest name wins over
@@ -409,3 +445,57 @@ DECLARATION_SUFFIXES = frozenset({"termination_by", "decreasing_by", "where"})
 # procedure, which reaches kernel bugs such as the v4.9-v4.15 ``Nat.pow`` one (leanprover/lean4#8060).
 # Refused as policy (``kernel_decide``), compared per name component like ``native``.
 KERNEL_DECIDE_NAMES = frozenset({"kernel", "decide!"})
+# Tactic configurations (adversary round 4, A2). Lean elaborates a configuration and runs it in the
+# interpreter (``Meta.evalExpr'``, leanprover/lean4 ``src/Lean/Elab/Tactic/Config.lean``,
+# ``declare_config_elab``), so a configuration may hold literals only (rule and why:
+# ``repro.lean.policy.configurations``). ``discharger``/``disch`` are excluded by Lean's own
+# ``valConfigItem`` (``notFollowedBy(&"discharger" <|> &"disch")``, ``src/Init/Tactics.lean``): those
+# clauses hold a tactic sequence, which every other rule judges.
+CONFIG_TACTIC_CLAUSES = frozenset({"discharger", "disch"})
+# The enumeration constructors a configuration may name with a leading dot (``.reducible``): the values of
+# ``Lean.Meta.TransparencyMode`` (``all default reducible instances``, ``src/Init/MetaTypes.lean``),
+# ``Lean.Meta.EtaStructMode`` (``all notClasses none``, same file), Mathlib's ``RingNF.RingMode``
+# (``SOP raw``, ``Mathlib/Tactic/Ring/RingNF.lean``) and Aesop's search ``Strategy`` (``bestFirst
+# depthFirst breadthFirst``, ``Aesop/Options/Public.lean``).
+CONFIG_CONSTRUCTORS = frozenset(
+    {
+        "all",
+        "default",
+        "reducible",
+        "instances",
+        "notClasses",
+        "none",
+        "SOP",
+        "raw",
+        "bestFirst",
+        "depthFirst",
+        "breadthFirst",
+    }
+)
+# Tokens after which an identifier is the name being declared (a ``where`` block's later declarations
+# are found by their line instead): a prover name spelled like a configuration literal would be
+# resolved, and run, in its place.
+DECLARATION_OPENERS = frozenset(
+    {
+        "def",
+        "theorem",
+        "lemma",
+        "abbrev",
+        "instance",
+        "opaque",
+        "axiom",
+        "example",
+        "where",
+        "rec",
+        "structure",
+        "inductive",
+        "class",
+        "private",
+        "protected",
+        "noncomputable",
+        "partial",
+        "unsafe",
+        "nonrec",
+        "|",
+    }
+)

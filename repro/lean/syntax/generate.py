@@ -120,7 +120,9 @@ def _chunks(text: str, tokens: list[Token]) -> list[tuple[int, int]]:
         line_end = text.find("\n", token.start)
         line = text[token.start : len(text) if line_end == -1 else line_end].strip()
         attribute_only = token.kind == Kind.attribute_open and line.endswith("]")
-        if not (starts and previous_line_attribute):
+        # a ``| pattern => ...`` alternative at column 0 continues the command above it (``elab_rules``)
+        alternative = token.text == "|"
+        if not (starts and (previous_line_attribute or alternative)):
             starts.append(token.start)
         previous_line_attribute = attribute_only
     if not starts:

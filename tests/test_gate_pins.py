@@ -1,0 +1,174 @@
+"""Rules of the gate and its readers that only a surviving mutant showed to be unpinned (issue 19 §6).
+
+Each test names the behaviour a user would notice if the rule stopped working: a refused output
+let through, an honest output refused, an answer read from the wrong place. The mutation benchmark
+(``benchmarks/gate_mutation.py``) found each one: a one-token change to the rule that no other
+test noticed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.lean import verify_proof
+from repro.lean.policy import scan
+from repro.lean.text import final_proposition, lex
+from repro.lean.text.statement import ends_in_sorry, top_level_equation
+from repro.records import ReasonCode
+
+HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
+MAIN = "robe_total"
+STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
+THEOREM = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+
+
+def _refusals(code: str, header: str = HEADER) -> list[str]:
+    result = scan(code, header=header, main_name=MAIN)
+    return ([result.unterminated] if result.unterminated else []) + result.forbidden
+
+
+def test_the_names_a_header_opens_end_at_the_next_command() -> None:
+    """``open Foo`` then ``set_option ...`` in the header opens Foo only: ``set_option`` is no namespace."""
+    header = "import Mathlib\nopen Foo\nset_option maxHeartbeats 400000\n"
+    assert _refusals("open Foo in\n" + THEOREM, header) == []
+    refused = _refusals("open maxHeartbeats in\n" + THEOREM, header)
+    assert len(refused) == 1 and "open maxHeartbeats" in refused[0]
+
+
+def test_a_formal_statement_must_end_in_sorry_to_be_one() -> None:
+    assert ends_in_sorry("theorem t : 1 = 1 := by sorry")
+    assert ends_in_sorry("theorem t : 1 = 1 := sorry")
+    assert not ends_in_sorry("theorem t : 1 = 1 := by rfl")
+    assert not ends_in_sorry("theorem t : 1 = 1 := by simp; sorry")
+    assert not ends_in_sorry("theorem t : 1 = 1 := rfl -- := by sorry")
+
+
+def test_a_let_whose_value_starts_on_the_next_line_is_skipped_whole() -> None:
+    """The binding ends after its value, not at the first line break inside ``let x : T\\n := v``."""
+    assert final_proposition("let x : ℕ\n    := 5\n  x + 1 = 6") == ("x + 1 = 6", False)
+
+
+def test_a_let_value_ends_at_a_top_level_semicolon_or_line_break_only() -> None:
+    assert final_proposition("let k := 2; k + 1 = 3") == ("k + 1 = 3", False)
+    # a `;` or a line break inside the value's brackets does not end the binding
+    assert final_proposition("let k : ℕ := (by simp; exact 2)\n  k + 1 = 3") == ("k + 1 = 3", False)
+    assert final_proposition("let k : ℕ := (2 +\n    3)\n  k = 5") == ("k = 5", False)
+    # a named argument's `:=` inside the type is not the binding's
+    assert final_proposition("have h : f (x := 1)\n    = 2 := rfl\n  f 1 = 2") == ("f 1 = 2", False)
+    # a binding with nothing after it is left as it is (no answer is read from it)
+    assert final_proposition("let k := 2") == ("let k := 2", False)
+
+
+async def test_a_comment_closed_in_a_later_block_hides_the_fence_inside_it() -> None:
+    """An unclosed comment in a draft block does not make the next block's closed comment unclosed.
+
+    The lexer remembers, from the first block's scan, that its comment never closes; the second
+    block's comment starts at a nested opener of the first and closes where Lean closes it, after a
+    fence line, which it hides: the block (and the code checked) runs on to the next fence.
+    """
+    reply = "```lean4\n/- draft\n```\n\n```lean4\n/- note\n```\n-/\n" + THEOREM + "```\n"
+    verdict = await verify_proof(STATEMENT, reply, None, header=HEADER)
+    assert verdict.static_passed and verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
+    assert verdict.checked_code == "/- note\n```\n-/\n" + THEOREM.rstrip("\n")
+
+
+@pytest.mark.parametrize("namespace", ["BigOperators", "Real", "Nat", "Topology", "Rat"])
+def test_the_namespaces_the_usual_header_opens_are_allowed_under_any_header(namespace: str) -> None:
+    """The allowlist holds them itself: a profile header that opens nothing still lets a prover open them."""
+    assert _refusals(f"open {namespace} in\n" + THEOREM, header="import Mathlib\n") == []
+    assert _refusals(f"open {namespace}Extra in\n" + THEOREM, header="import Mathlib\n") != []
+
+
+@pytest.mark.parametrize("binding", ["let", "have", "haveI", "letI"])
+def test_every_leading_binding_word_is_skipped_before_the_answer_is_read(binding: str) -> None:
+    assert final_proposition(f"{binding} k : ℕ := 2\n  k + 1 = 3") == ("k + 1 = 3", False)
+
+
+# Depth-0 tokens that keep ``a = b`` an equation of a and b (statement.py's _TERM_SYMBOLS), copied here
+# on purpose, each with a conclusion whose deterministic reading needs exactly it.
+PINNED_TERM_SYMBOLS = {
+    "+": "a + b = 3",
+    "-": "a - b = 3",
+    "*": "a * b = 3",
+    "/": "a / b = 3",
+    "%": "a % b = 3",
+    "^": "a ^ 2 = 9",
+    "·": "a · b = 3",
+    "•": "a • b = 3",
+    "↑": "↑n * 2 = 10",
+    "∑": "∑ i in s, f i = 3",
+    "∏": "∏ i in s, f i = 3",
+    ",": "∑ i in s, f i = 3",
+    "∈": "∑ i ∈ s, f i = 3",
+    "(": "f (a) = 3",
+    ")": "f (a) = 3",
+    "[": "l[0] = 3",
+    "]": "l[0] = 3",
+    "{": "f {x} = 3",
+    "}": "f {x} = 3",
+    "⟨": "f ⟨1, 2⟩ = 3",
+    "⟩": "f ⟨1, 2⟩ = 3",
+    "|": "|a| = 3",
+    ".": "(a).b = 3",
+    "⌊": "⌊a⌋ = 3",
+    "⌋": "⌊a⌋ = 3",
+    "⌈": "⌈a⌉ = 3",
+    "⌉": "⌈a⌉ = 3",
+    "√": "√a = 3",
+}
+
+
+@pytest.mark.parametrize(("symbol", "conclusion"), sorted(PINNED_TERM_SYMBOLS.items()))
+def test_every_term_symbol_keeps_the_equation_readable(symbol: str, conclusion: str) -> None:
+    left, right = conclusion.rsplit(" = ", 1)
+    assert symbol in left
+    assert top_level_equation(conclusion) == (left, right)
+
+
+# Words that may make Lean read ``a = b`` as part of something else: no deterministic answer. Each
+# case holds exactly one of them (``fun``/``λ``/``if`` are also connectives; ``then``/``else`` need ``if``).
+PINNED_NON_TERM_WORDS = {
+    "let": "let x = 5",
+    "have": "have x = 5",
+    "show": "show x = 5",
+    "from": "x = 5 from h",
+    "by": "x = by exact 5",
+    "match": "match x = 5",
+    "with": "x = 5 with",
+    "do": "do x = 5",
+    "at": "x = 5 at h",
+    "Not": "Not x = 5",
+}
+
+
+@pytest.mark.parametrize(("word", "conclusion"), sorted(PINNED_NON_TERM_WORDS.items()))
+def test_every_binder_word_at_the_top_level_leaves_no_answer(word: str, conclusion: str) -> None:
+    assert word in conclusion.split()
+    assert top_level_equation(conclusion) is None
+    assert top_level_equation(conclusion.replace(word, "c")) is not None  # the word alone decides
+
+
+def test_not_equal_is_one_symbol_and_leaves_no_answer() -> None:
+    """``x != 5`` read as ``x !`` (factorial) ``= 5`` would give the answer 5 to a disequation."""
+    assert top_level_equation("x != 5") is None
+    assert top_level_equation("x ! = 5") == ("x !", "5")
+
+
+def test_universes_declares_universe_names_like_universe() -> None:
+    assert _refusals("universes u v\n" + THEOREM) == []
+    assert _refusals("universes\n" + THEOREM) != []
+
+
+def test_a_linter_option_may_be_set_for_the_rest_of_the_file() -> None:
+    """``linter.*`` changes only warnings: allowed without ``in`` (unlike ``pp.*``, which reaches our axiom report)."""
+    assert _refusals("set_option linter.unusedVariables false\n" + THEOREM) == []
+    assert _refusals("set_option pp.all true\n" + THEOREM) != []
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [("2x5", ["2", "x5"]), ("1+1", ["1", "+", "1"]), ("2e5", ["2e5"]), ("2E-5", ["2E-5"]), ("2e", ["2", "e"])],
+)
+def test_only_e_or_E_and_a_digit_continue_a_number_as_its_exponent(text: str, tokens: list[str]) -> None:
+    """``2x5`` is the number 2 and the name ``x5``: a lexer reading it as one number would hide the name."""
+    assert [token.text for token in lex(text)] == tokens
