@@ -153,6 +153,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         )
         for symbol, halves in {">=": (">", "="), "<=": ("<", "="), "...": ("..", ".")}.items()
     },
+    ("repro/lean/text/lexer.py", "scan_from | compare: Eq->NotEq #0 | steps % 4096 == 0"): (
+        "only how often the lexer checks the time limit (almost every token instead of every 4,096th):"
+        " the same tokens and the same timeouts, slower"
+    ),
     ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),

@@ -61,7 +61,7 @@ def test_no_answer_is_read_behind_a_premise_a_disjunction_or_a_binder(statement:
         ("theorem a (x : ℝ) (h : 2 * x = 5) : x = 5 / 2 := by sorry", "5 / 2"),
         ("theorem a (x : ℚ) (h : 2 * x = 5) : x = 2.5 := by sorry", "2.5"),
         ("theorem a (x : ℤ) (h : x + 7 = 2) : x = -5 := by sorry", "-5"),
-        ("theorem a : (15 : ℚ) / 4 = (15 : ℚ) / 4 := by sorry", "15 / 4"),
+        ("theorem a : (15 : ℚ) / 4 + 1 = 19 / 4 := by sorry", "19 / 4"),  # a closed computation
         ("theorem a (f : ℕ → ℕ) (h : ∀ n, f n = 2 * n) : f 3 = 6 := by sorry", "6"),
         ("theorem a (x : ℕ) (h : x = 3600) : (x / 12 : ℕ) = 300 := by sorry", "300"),
     ],

@@ -51,6 +51,10 @@ def test_every_hole_class_has_at_least_three_refused_variants() -> None:
     assert refused["search_tactic"] >= 3
     # issue 19 §3: five relaxations, three honest variants each, and the cheats each must still refuse
     assert passing["honest_style"] >= 15 and refused["honest_style_attack"] >= 15
+    # issue 19 §3, second half: the prover's own sections, opens, Prop-valued instances, `Matrix.trace`
+    for relaxation in ["scope", "open_namespace", "prop_instance", "math_field"]:
+        assert passing[relaxation] >= 3, f"{relaxation} has only {passing[relaxation]} honest variants"
+        assert refused[f"{relaxation}_attack"] >= 3, f"{relaxation} has only {refused[relaxation + '_attack']} cheats"
     # issue 19 §3: column-0 tactic blocks and declaration suffixes; kernel reduction refused as policy
     assert passing["layout"] >= 3 and refused["layout_attack"] >= 3
     assert passing["declaration_suffix"] >= 3 and refused["declaration_suffix_attack"] >= 3
@@ -78,12 +82,15 @@ async def test_gate_corpus(case: dict[str, Any]) -> None:
         assert fact in verdict.taxonomy, verdict.taxonomy
     assert bool(verifier.sequences) is case["lean"], verdict.details
     for commands in verifier.sequences:
-        # our statement first, under the reserved name; then the prover's code; then our two commands
+        # our statement first, under the reserved name, opening our section; then the prover's code;
+        # then our two commands, the first closing the prover's open scopes and our section
         reserved = reserved_name(statement)
         signature = statement.split(" ", 2)[2].rsplit(":=", 1)[0].strip()
         name = statement.split()[1]
-        assert commands[0] == f"theorem {reserved} {signature} := by sorry"
-        assert commands[2] == f"example : type_of% @{reserved} := @_root_.{name}"
+        assert commands[0] == f"theorem {reserved} {signature} := by sorry\n\nsection {reserved}"
+        closing, bridge = commands[2].rsplit("\n", 1)
+        assert closing.endswith(f"end {reserved}") and set(closing.splitlines()[:-1]) <= {"end"}
+        assert bridge == f"example : type_of% @{reserved} := @_root_.{name}"
         assert commands[3] == f"#print axioms _root_.{name}"
         assert len(commands) == 4
 
@@ -152,7 +159,7 @@ async def test_checked_code_is_the_provers_code_and_rechecks_identically() -> No
 
 
 async def test_infrastructure_failure_at_any_step_is_never_verified() -> None:
-    rules = [{"match": "^example : type_of%", "action": "crash"}]
+    rules = [{"match": "(?m)^example : type_of%", "action": "crash"}]
     verifier = fake_repl_verifier(rules, workers=1)
     try:
         verdict = await verify_proof(STATEMENT, CORPUS[0]["output"], verifier, header=HEADER)

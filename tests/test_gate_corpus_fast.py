@@ -84,6 +84,12 @@ async def test_gate_corpus_in_process(case: dict[str, Any]) -> None:
     assert bool(verifier.sequences) is case["lean"], verdict.details
     assert bool(verdict.static_passed) is case["lean"], verdict.details
     for commands in verifier.sequences:
+        # as in tests/test_gate.py: our statement opening our section, the prover's code, then our two
+        # commands, the first closing the prover's open scopes and our section
         reserved, name = reserved_name(statement), statement.split()[1]
-        assert commands[0].startswith(f"theorem {reserved} ") and commands[0].endswith(" := by sorry")
-        assert commands[2:] == [f"example : type_of% @{reserved} := @_root_.{name}", f"#print axioms _root_.{name}"]
+        assert commands[0].startswith(f"theorem {reserved} ")
+        assert commands[0].endswith(f" := by sorry\n\nsection {reserved}")
+        closing, bridge = commands[2].rsplit("\n", 1)
+        assert closing.endswith(f"end {reserved}") and set(closing.splitlines()[:-1]) <= {"end"}
+        assert bridge == f"example : type_of% @{reserved} := @_root_.{name}"
+        assert commands[3:] == [f"#print axioms _root_.{name}"]

@@ -12,8 +12,9 @@ import pytest
 
 from repro.lean import verify_proof
 from repro.lean.policy import scan
+from repro.lean.protocol import InfraStatus, LeanResult
 from repro.lean.text import final_proposition, lex
-from repro.lean.text.statement import ends_in_sorry, top_level_equation
+from repro.lean.text.statement import ends_in_sorry, top_level_equation, without_header
 from repro.records import ReasonCode
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
@@ -28,11 +29,15 @@ def _refusals(code: str, header: str = HEADER) -> list[str]:
 
 
 def test_the_names_a_header_opens_end_at_the_next_command() -> None:
-    """``open Foo`` then ``set_option ...`` in the header opens Foo only: ``set_option`` is no namespace."""
-    header = "import Mathlib\nopen Foo\nset_option maxHeartbeats 400000\n"
-    assert _refusals("open Foo in\n" + THEOREM, header) == []
-    refused = _refusals("open maxHeartbeats in\n" + THEOREM, header)
-    assert len(refused) == 1 and "open maxHeartbeats" in refused[0]
+    """``open X`` then ``set_option ...`` in the header opens X only: ``set_option`` is no namespace.
+
+    (Since issue 19 §3 any namespace whose names pass may be opened; what a header open still decides
+    is the tactic-namespace denylist, so the names here are denylisted ones.)
+    """
+    header = "import Mathlib\nopen Linarith\nset_option Polyrith.x true\n"
+    assert _refusals("open Linarith in\n" + THEOREM, header) == []
+    refused = _refusals("open Polyrith.x in\n" + THEOREM, header)
+    assert len(refused) == 1 and "open Polyrith.x" in refused[0]
 
 
 def test_a_formal_statement_must_end_in_sorry_to_be_one() -> None:
@@ -74,9 +79,10 @@ async def test_a_comment_closed_in_a_later_block_hides_the_fence_inside_it() -> 
 
 @pytest.mark.parametrize("namespace", ["BigOperators", "Real", "Nat", "Topology", "Rat"])
 def test_the_namespaces_the_usual_header_opens_are_allowed_under_any_header(namespace: str) -> None:
-    """The allowlist holds them itself: a profile header that opens nothing still lets a prover open them."""
+    """A profile header that opens nothing still lets a prover open them (and nothing under them that
+    the name rules refuse: issue 19 §3 lets any namespace whose names pass be opened)."""
     assert _refusals(f"open {namespace} in\n" + THEOREM, header="import Mathlib\n") == []
-    assert _refusals(f"open {namespace}Extra in\n" + THEOREM, header="import Mathlib\n") != []
+    assert _refusals(f"open {namespace}.Elab in\n" + THEOREM, header="import Mathlib\n") != []
 
 
 @pytest.mark.parametrize("binding", ["let", "have", "haveI", "letI"])
@@ -172,3 +178,72 @@ def test_a_linter_option_may_be_set_for_the_rest_of_the_file() -> None:
 def test_only_e_or_E_and_a_digit_continue_a_number_as_its_exponent(text: str, tokens: list[str]) -> None:
     """``2x5`` is the number 2 and the name ``x5``: a lexer reading it as one number would hide the name."""
     assert [token.text for token in lex(text)] == tokens
+
+
+@pytest.mark.parametrize("line", ["  have := (h₀)", "  norm_num [h₀]", "  exact foo {x}", "  exact ⟨h₀⟩"])
+def test_an_unknown_command_after_a_closed_bracket_at_a_line_end_is_refused(line: str) -> None:
+    """A closing bracket ends a term: a name at column 0 after it starts a command (fail closed)."""
+    refused = _refusals(THEOREM + line + "\nfoo_command 3\n")
+    assert len(refused) == 1 and refused[0].startswith("foo_command at the start of a line"), refused
+
+
+def test_a_name_at_column_zero_after_an_operator_continues_the_term() -> None:
+    continued = "theorem robe_total (x : ℕ)\n(h₀ : x = 3600) :\nx / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+    assert _refusals(continued) == []
+
+
+def test_only_print_axioms_is_blanked_among_print_commands() -> None:
+    """``#print eqns robe_total`` (Mathlib) is another command than ``#print axioms robe_total``: refused."""
+    assert _refusals(THEOREM + "#print axioms robe_total\n") == []
+    refused = _refusals(THEOREM + "#print eqns robe_total\n")
+    assert len(refused) == 1 and refused[0].startswith("#print"), refused
+
+
+class _TimesOutAt:
+    """A Lean backend whose answer to one step of the four is the pool's timeout result."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "timeout-at-a-step", False, "fake", "fake"
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        ok = LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)
+        timeout = LeanResult(infra_status=InfraStatus.timeout, backend_id=self.backend_id, real_lean=False)
+        return [ok] * self.step + [timeout]  # the pool stops at a step that did not answer
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("step", [0, 1, 2, 3])
+async def test_a_lean_timeout_at_any_step_is_reported_as_a_timeout_never_verified(step: int) -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _TimesOutAt(step), header=HEADER)
+    assert not verdict.verified
+    assert verdict.reasons == [ReasonCode.lean_timeout], verdict.details
+
+
+def test_a_text_of_header_lines_only_leaves_nothing() -> None:
+    assert without_header("import Mathlib\nopen Real\n") == ""
+    assert without_header("import Mathlib\nset_option maxHeartbeats 400000") == ""
+
+
+def test_a_command_word_in_a_proposition_leaves_no_answer() -> None:
+    assert top_level_equation("«end» = 5") is None
+    assert top_level_equation("«x» = 5") == ("«x»", "5")
+
+
+def test_a_hash_before_a_bracket_is_an_array_literal_not_a_command() -> None:
+    code = THEOREM.replace("  norm_num\n", "  norm_num [show (#[1, 2] : Array ℕ).size = 2 from rfl]\n")
+    assert _refusals(code) == []
+
+
+@pytest.mark.parametrize("ending", ["@[simp]", "@[simp] private", "open Real", "open"])
+def test_code_that_ends_inside_a_command_is_judged_not_crashed_on(ending: str) -> None:
+    """The readers look ahead past the last token only after checking there is one."""
+    result = scan(THEOREM + ending, header=HEADER, main_name=MAIN)
+    assert result.unterminated is None
+    assert (ending == "open Real") is (result.forbidden == [])

@@ -12,7 +12,9 @@ import pytest
 
 from repro.config import LeanSettings
 from repro.lean import build_verifier, verify_proof
+from repro.lean.gate import Verdict, _judge_lean, _our_statement, lean_commands, reserved_name
 from repro.lean.selftest import CASES, render_report, run_selftest
+from repro.lean.text import Statement
 from repro.records import ReasonCode
 from tests.conftest import REPO
 
@@ -100,3 +102,41 @@ async def test_honest_forms_the_gate_now_allows_pass_real_lean(settings: LeanSet
     ]
     for verdict in await _verify(settings, cases):
         assert verdict.verified, verdict.details
+
+
+async def test_the_prover_code_runs_in_our_section_on_real_lean(settings: LeanSettings) -> None:
+    """Issue 19 §3: the prover's scopes end before our trusted commands (``repro.lean.scopes``).
+
+    Lean's ``elabEnd`` pops first and then fails on a mismatch: a prover ``end`` that reaches our
+    section is an error in its own command; a scope left open that our count did not close makes our
+    ``end`` fail. Honest sections, opens, Prop-valued instances and ``Matrix.trace`` pass.
+    """
+    body = "theorem real_check (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+    trace_statement = "theorem real_trace (A : Matrix (Fin 2) (Fin 2) ℕ) (h : A = 1) : Matrix.trace A = 2 := by sorry"
+    honest = [
+        (STATEMENT, "noncomputable section\nopen Finset ProbabilityTheory\n" + body),
+        (STATEMENT, "section\nset_option maxHeartbeats 800000\n" + body + "end\n"),
+        (STATEMENT, "instance : Fact (Nat.Prime 7) := ⟨by norm_num⟩\n" + body),
+        (
+            trace_statement,
+            "theorem real_trace (A : Matrix (Fin 2) (Fin 2) ℕ) (h : A = 1) : Matrix.trace A = 2 := by\n"
+            "  subst h\n  simp [Matrix.trace]",
+        ),
+    ]
+    for verdict in await _verify(settings, honest):
+        assert verdict.verified, verdict.details
+    (closing_ours,) = await _verify(settings, [(STATEMENT, body + "end\n")])
+    assert not closing_ours.verified and ReasonCode.lean_error in closing_ours.reasons
+    assert any("invalid 'end'" in m.text for m in closing_ours.lean_steps[1].messages)
+    # straight to the backend: a namespace the static layer would refuse, left open, fails our own `end`
+    parsed, _ = _our_statement(STATEMENT, settings.header)
+    assert isinstance(parsed, Statement)
+    commands = lean_commands(parsed, reserved_name(STATEMENT), "namespace Foo\n" + body, prover_closers=[])
+    verifier = build_verifier(settings)
+    try:
+        results = await verifier.check_sequence(commands, settings.header)
+    finally:
+        await verifier.close()
+    verdict = Verdict(verified=False)
+    _judge_lean(verdict, results, "real_check")
+    assert any("leaves a section or namespace open" in detail for detail in verdict.details), verdict.details

@@ -31,9 +31,11 @@ def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
                 SourceProblem(problem_id="gsm8k:1", source="gsm8k", source_id="1", question="Q?", answer="5"),
             ]
         )
-        for problem_id, answer, literal in (("math:7", "300", "(300 : ℕ)"), ("gsm8k:1", "3 / 4", "(3 : ℚ) / 4")):
-            statement = f"theorem t : {literal} = {literal} := by sorry"
-            proof = f"theorem t : {literal} = {literal} := by\n  rfl"
+        # closed computations: a bare `(300 : ℕ) = 300` is a constant equation and gives no answer (A4)
+        rows = (("math:7", "300", "(6 : ℕ) * 50 = 300"), ("gsm8k:1", "3 / 4", "(3 : ℚ) / 2 / 2 = (3 : ℚ) / 4"))
+        for problem_id, answer, equation in rows:
+            statement = f"theorem t : {equation} := by sorry"
+            proof = f"theorem t : {equation} := by\n  rfl"
             store.save_candidate(
                 Candidate(
                     candidate_id=f"{problem_id}#r0",

@@ -40,6 +40,7 @@ TABLES = gate_tables()
 OWN_RULES = frozenset(
     {"theorem", "lemma", "def", "abbrev", "example", "open", "set_option", "private", "noncomputable", "universe"}
     | {"universes", "import"}
+    | {"instance"}  # issue 19 §3: its own rule (Prop-valued classes only), pinned in test_gate_rules
 )
 
 

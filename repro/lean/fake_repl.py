@@ -16,11 +16,12 @@ type mismatch: conservative, since real Lean also accepts other definitionally e
 ``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
 declared axioms where the environment's code uses them. Our trusted statement checks (vacuity,
 satisfiability, refutation, witness: :mod:`repro.lean.statement_checks`) and a prover's theorems are
-judged by :mod:`repro.lean.fake_semantics`: a theorem is accepted only where the fake has followed its
-proof (a word-problem statement true at its pinned values, modelled steps), refused where real Lean
-refuses it (a false statement, an unknown hypothesis name, pinned values the proof never reads), and
-answered with an error saying the fake cannot judge it everywhere else: never a success it did not
-follow. It is a protocol fake, not a checker: nothing it says is ever a real verdict.
+judged by :mod:`repro.lean.fake_semantics`: a theorem is accepted only where the fake has shown its
+statement true (evaluated at its pinned values, or derived by the modelled omega/linarith; proof terms
+are not checked), refused where real Lean refuses it (a false statement, a proof from ``False`` under
+hypotheses that hold together, an unknown hypothesis name, pinned values the proof never reads), and
+answered with an error saying the fake cannot judge it everywhere else: never a success it cannot back.
+It is a protocol fake, not a checker: nothing it says is ever a real verdict.
 
 The protocol imitated is the one of leanprover-community/repl, ``REPL/JSON.lean`` (command and reply
 shapes: ``env``, ``messages`` with ``pos``/``endPos``/``severity``/``data``, ``sorries``) and
@@ -38,12 +39,13 @@ import time
 from typing import Any
 
 from repro.lean.fake_semantics import Outcome, judge_check, judge_theorem
-from repro.lean.text.lexer import Kind, Token, lex, line_column, significant
+from repro.lean.text.lexer import Kind, Token, identifier_parts, lex, line_column, significant
 
 _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
 _STANDARD = ["propext", "Classical.choice", "Quot.sound"]
 _BRIDGE = re.compile(r"^\s*example\s*:\s*type_of%\s*@(\S+)\s*:=\s*@(\S+)\s*$")
 _AXIOMS = re.compile(r"^\s*#print\s+axioms\s+(\S+)\s*$")
+_CLOSING_LINES = re.compile(r"(?:[ \t]*end\b[^\n]*\n)+")
 
 
 def _position_at(code: str, index: int) -> dict[str, int]:
@@ -121,16 +123,67 @@ def _statement_texts(history: list[str]) -> dict[str, str]:
     return found
 
 
+def _scope_name(code: str, words: list[Token], index: int) -> list[str]:
+    """The name after ``section``/``namespace``/``end`` on the same line, per component (empty: none)."""
+    if index + 1 >= len(words):
+        return []
+    following = words[index + 1]
+    if following.kind != Kind.identifier or "\n" in code[words[index].end : following.start]:
+        return []
+    if following.text in ("section", "namespace", "end", "theorem", "lemma", "def", "example", "open"):
+        return []
+    return identifier_parts(following.text)
+
+
+def _run_scopes(code: str, scopes: list[str]) -> list[dict[str, Any]]:
+    """Apply ``code``'s ``section``/``namespace``/``end`` to ``scopes`` (innermost last, the root not
+    listed) as Lean's ``addScopes`` and ``elabEnd`` do (``src/Lean/Elab/BuiltinCommand.lean``): ``end``
+    drops its scopes first, then errs when the names do not match. Returns the errors, placed at the ``end``."""
+    errors: list[dict[str, Any]] = []
+    words = significant(lex(code))
+    for index, token in enumerate(words):
+        if token.kind != Kind.identifier or token.text not in ("section", "namespace", "end"):
+            continue
+        parts = _scope_name(code, words, index)
+        if token.text == "section":
+            scopes.extend(parts or [""])
+        elif token.text == "namespace":
+            scopes.extend(parts)
+        else:
+            size = len(parts) or 1
+            closed = scopes[len(scopes) - size :][::-1] if size <= len(scopes) else None
+            del scopes[max(len(scopes) - size, 0) :]
+            end = words[index + 1].end if parts else token.end
+            if closed is None:
+                errors.append(_message(code, token.start, end, "error", "invalid 'end', insufficient scopes"))
+            elif not parts and closed[0] != "":
+                errors.append(_message(code, token.start, end, "error", "invalid 'end', name is missing"))
+            elif parts and closed != parts[::-1]:
+                errors.append(_message(code, token.start, end, "error", "invalid 'end', name mismatch"))
+    return errors
+
+
+def _scope_errors(history: list[str]) -> list[dict[str, Any]]:
+    """The scope errors of the last command of ``history``, in the scopes the earlier ones left open."""
+    scopes: list[str] = []
+    for command in history[:-1]:
+        _run_scopes(command, scopes)
+    return _run_scopes(history[-1], scopes)
+
+
 def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
     judged = judge_check(code.strip(), _statement_texts(history[:-1]))
     if judged is not None:  # one of our trusted statement checks: decided on the arithmetic it states
         if judged.outcome == Outcome.accepted:
             return {}
         return {"messages": [_message(code, 0, len(code), "error", judged.message)]}
-    messages: list[dict[str, Any]] = []
+    messages: list[dict[str, Any]] = _scope_errors(history)
     sorries: list[dict[str, Any]] = []
     environment = "\n".join(history)
-    bridge = _BRIDGE.match(code)
+    # the gate's bridge command begins by closing scopes (``end ...`` lines): the bridge follows them
+    closing = _CLOSING_LINES.match(code)
+    offset = closing.end() if closing else 0
+    bridge = _BRIDGE.match(code[offset:])
     axioms_command = _AXIOMS.match(code)
     if bridge:
         known = _declarations(environment)
@@ -138,9 +191,11 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
         candidate = known.get(bridge.group(2).removeprefix("_root_."))
         if target is None or candidate is None:
             missing = bridge.group(1) if target is None else bridge.group(2)
-            messages.append(_message(code, 0, len(code), "error", f"unknown identifier '{missing}'"))
+            messages.append(_message(code, offset, len(code), "error", f"unknown identifier '{missing}'"))
         elif not _signature_matches(target, candidate):
-            messages.append(_message(code, 0, len(code), "error", "type mismatch (fake REPL: the signatures differ)"))
+            messages.append(
+                _message(code, offset, len(code), "error", "type mismatch (fake REPL: the signatures differ)")
+            )
         return {"messages": messages} if messages else {}
     if axioms_command:
         name = axioms_command.group(1).removeprefix("_root_.")  # Lean prints the resolved name
@@ -148,7 +203,9 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
         if name not in known:
             return {"messages": [_message(code, 0, len(code), "error", f"unknown constant '{name}'")]}
         ours = ("theorem repro_target_", "example : type_of%", "#print axioms")
-        prover_code = "\n".join(c for c in history if not c.lstrip().startswith(ours))
+        prover_code = "\n".join(
+            c for c in history if not c.lstrip().startswith(ours) and "example : type_of% @repro_target_" not in c
+        )
         prover_tokens = significant(lex(prover_code))
         axioms = list(_STANDARD)
         if _uses_sorry(known[name]) or _uses_sorry(prover_tokens) or "repro_target_" in prover_code:

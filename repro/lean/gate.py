@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 from repro.config import StaticLimits
 from repro.lean.policy import ScanResult, scan
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
+from repro.lean.scopes import closers, closing_lines, section_closing, section_opening
 from repro.lean.tables import DEFAULT_OPEN_ALLOWLIST, RESERVED_PREFIX
 from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
 from repro.lean.text import (
@@ -75,13 +76,19 @@ def reserved_name(statement: str) -> str:
     return f"{RESERVED_PREFIX}_{hashlib.sha256(statement.encode('utf-8')).hexdigest()[:16]}"
 
 
-def lean_commands(parsed: Statement, reserved: str, prover_code: str) -> list[str]:
+def lean_commands(
+    parsed: Statement, reserved: str, prover_code: str, prover_closers: list[str] | None = None
+) -> list[str]:
+    """Our four commands. The prover's code runs inside our ``section <reserved>``, opened at the end of
+    (0) and closed at the start of (2), after ``prover_closers`` (the scopes it leaves open): its
+    opens and options end before our trusted commands (:mod:`repro.lean.scopes` says why it cannot
+    close our section itself), and its own text, hence Lean's positions in it, is unchanged."""
     return [
-        f"theorem {reserved} {parsed.signature} := by sorry",
+        f"theorem {reserved} {parsed.signature} := by sorry" + section_opening(reserved),
         prover_code,
         # ``_root_``: an ``open X in`` left dangling at the end of the prover's code (Kimina joins the
         # commands into one file) must not make ``@name`` resolve to a library lemma ``X.name``
-        f"example : type_of% @{reserved} := @_root_.{parsed.name}",
+        section_closing(reserved, prover_closers or []) + f"example : type_of% @{reserved} := @_root_.{parsed.name}",
         f"#print axioms _root_.{parsed.name}",
     ]
 
@@ -174,10 +181,11 @@ async def verify_proof(
         if verifier is None:
             verdict.add(ReasonCode.lean_unavailable, "no Lean backend configured")
         else:
-            commands = lean_commands(parsed, reserved_name(statement), static.lean_code)
+            prover_closers = closers(output.code)
+            commands = lean_commands(parsed, reserved_name(statement), static.lean_code, prover_closers)
             verdict.lean_commands = commands
             lean_results = await verifier.check_sequence(commands, header)
-            _judge_lean(verdict, lean_results, parsed.name)
+            _judge_lean(verdict, lean_results, parsed.name, closing_lines(prover_closers))
     verdict.taxonomy = await asyncio.to_thread(
         taxonomy_facts,
         output=output,
@@ -270,7 +278,9 @@ def _first_lines(messages: list[LeanMessage]) -> str:
     return " | ".join(m.text.splitlines()[0] if m.text else "" for m in messages[:3])
 
 
-def _judge_lean(verdict: Verdict, results: list[LeanResult], name: str) -> None:
+def _judge_lean(verdict: Verdict, results: list[LeanResult], name: str, scope_lines: int = 1) -> None:
+    """Lean's four answers into reasons. ``scope_lines``: the first lines of the bridge command, which
+    close the prover's scopes and our section (an error there is a scope error, not a type mismatch)."""
     verdict.lean_steps = results
     failure = next((r for r in results if r.infra_status != InfraStatus.ok), None)
     if failure is not None or len(results) != len(STEP_NAMES):
@@ -302,13 +312,19 @@ def _judge_lean(verdict: Verdict, results: list[LeanResult], name: str) -> None:
     )
     if proof.sorries or sorry_warning:
         verdict.add(ReasonCode.sorry, "Lean reports a sorry")
-    if bridge.has_error:
+    scope_errors = [m for m in bridge.messages if m.severity == "error" and (m.line is None or m.line <= scope_lines)]
+    if scope_errors:
+        verdict.add(
+            ReasonCode.lean_error,
+            "Lean: the prover's code leaves a section or namespace open, or closed ours: " + _first_lines(scope_errors),
+        )
+    if any(m.severity == "error" and m not in scope_errors for m in bridge.messages):
         verdict.prover_statement_matches = False
         verdict.add(
             ReasonCode.statement_mismatch,
             f"Lean: {name!r} does not have the type of our statement: " + _first_lines(bridge.messages),
         )
-    elif not errors:
+    elif not errors and not scope_errors:
         verdict.prover_statement_matches = True
     listed = axioms_reported(axioms, name)
     verdict.axioms = listed

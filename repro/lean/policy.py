@@ -32,9 +32,12 @@ from repro.lean.tables import (
     IO_NAMES,
     KERNEL_DECIDE_NAMES,
     LAYOUT_TACTICS,
+    MATHEMATICAL_FIELDS,
     METAPROGRAMMING_NAMES,
     METAPROGRAMMING_ROOTS,
     NATIVE_NAMES,
+    OPEN_DENYLIST,
+    PROP_CLASSES,
     RESERVED_PREFIX,
     SEARCH_TACTICS,
 )
@@ -203,6 +206,7 @@ def scan(
             )
             continue
         index += 1
+    _refuse_class_shadows(source, result)
     configurations(source, result)
     result.lean_code = _blank(source.text, blanked)
     return result
@@ -223,6 +227,8 @@ def _identifier(
     words, code = source.significant, source.text
     token = words[index]
     text = token.text
+    if text in MATHEMATICAL_FIELDS and _field_projection(source, index):
+        return index + 1  # ``(A * B).trace``: a field of a term, never the tactic (tables.MATHEMATICAL_FIELDS)
     _judge_name(source, token, result, allow_native_decide)
     following = words[index + 1] if index + 1 < len(words) else None
     if text == "decide" and _configured(source, index):
@@ -266,6 +272,10 @@ def _identifier(
         return index + 2  # ``noncomputable section``: only marks definitions as not compiled
     if text in ALLOWED_MODIFIERS or text == "example":
         return index + 1
+    if text in ("section", "end") and _anonymous_scope_command(source, index):
+        return index + 1  # the prover's own anonymous sections (repro.lean.scopes: they cannot end ours)
+    if text == "instance":
+        return _instance(source, index, result, allow_native_decide)
     if text in ("universe", "universes"):
         return _universe(source, index, result)
     if tables.is_command(text) or text.startswith(COMMAND_PREFIXES):
@@ -443,12 +453,14 @@ def _judge_name(source: LeanCode, token: Token, result: ScanResult, allow_native
     rooted = parts[1:] if parts[0] == "_root_" and len(parts) > 1 else parts
     if rooted[0] in METAPROGRAMMING_ROOTS:
         result.refuse(f"{text}: the {rooted[0]} namespace ({where}; no metaprogramming, compiler or I/O)")
-    for part in parts:
+    first = len(parts) - len(rooted)
+    for position, part in enumerate(parts):
         if part in FORBIDDEN_NAMES:
             result.refuse(f"{FORBIDDEN_NAMES[part]} ({where})")
             if part in SEARCH_TACTICS:
                 result.uses_search_tactic = True
-        if part in METAPROGRAMMING_NAMES:
+        # ``Matrix.trace``, ``A.trace``: after a dot a mathematical field (tables.MATHEMATICAL_FIELDS)
+        if part in METAPROGRAMMING_NAMES and not (part in MATHEMATICAL_FIELDS and position > first):
             result.refuse(f"{text}: metaprogramming name {part} ({where})")
         if part in IO_NAMES and not (part is rooted[0] and part in METAPROGRAMMING_ROOTS):
             result.refuse(f"{text}: {IO_NAMES[part]} ({where})")  # a root is refused once, as a root
@@ -463,7 +475,7 @@ def _judge_name(source: LeanCode, token: Token, result: ScanResult, allow_native
 
 
 def _open(source: LeanCode, index: int, result: ScanResult, opens_allowed: set[str]) -> int:
-    """``open [scoped] A B ... [in]``: every name from the allowlist; no ``hiding``/``renaming``/``(x)``."""
+    """``open [scoped] A B ... [in]``: names judged by :func:`_judge_open_name`; no ``hiding``/``renaming``/``(x)``."""
     words = source.significant
     where = source.where(words[index])
     cursor = index + 1
@@ -476,8 +488,8 @@ def _open(source: LeanCode, index: int, result: ScanResult, opens_allowed: set[s
             break
         if word.text in ("hiding", "renaming"):
             result.refuse(f"open ... {word.text} ({where})")
-        elif word.name not in opens_allowed:
-            result.refuse(f"open {word.text} ({where}; not in the open allowlist)")
+        else:
+            _judge_open_name(source, word, result, opens_allowed)
         names += 1
         cursor += 1
     if names == 0:
@@ -522,6 +534,121 @@ def _blank(code: str, spans: list[tuple[int, int]]) -> str:
             if characters[position] != "\n":
                 characters[position] = " "
     return "".join(characters)
+
+
+def _judge_open_name(source: LeanCode, word: Token, result: ScanResult, opens_allowed: set[str]) -> None:
+    """A namespace after ``open``: every component passes the name rules, and it is no tactic namespace.
+
+    Why any other namespace may be opened, with or without ``in``: the prover's code runs inside our
+    section (:mod:`repro.lean.scopes`), so its ``open`` ends before our bridge and ``#print axioms``;
+    what an ``open`` can change is how the prover's own names resolve. The danger is a short form that
+    escapes the name rules, which judge a name's *first* component against the roots: after ``open IO``,
+    ``FS.writeFile`` names no root. So every component of the opened name is judged like any name
+    (roots, metaprogramming names, forbidden and reserved names), which keeps every root and every
+    namespace under one closed; ``tables.OPEN_DENYLIST`` closes the root-level namespaces that hold
+    tactic implementations in some toolchain. Scoped syntax an ``open`` activates adds no keyword the
+    tables do not refuse, and scoped instances only change how the prover's own statement elaborates,
+    which the bridge then compares by definitional equality with ours, elaborated before.
+    """
+    _judge_name(source, word, result, allow_native_decide=False)
+    where = source.where(word)
+    if word.name not in opens_allowed and any(part in OPEN_DENYLIST for part in identifier_parts(word.text)):
+        result.refuse(f"open {word.text} ({where}; a namespace of tactic implementations)")
+
+
+def _anonymous_scope_command(source: LeanCode, index: int) -> bool:
+    """``section`` or ``end`` alone on its line, with no name: the prover's own anonymous section."""
+    words = source.significant
+    token = words[index]
+    previous = words[index - 1] if index > 0 else None
+    following = words[index + 1] if index + 1 < len(words) else None
+    starts_line = previous is None or "\n" in source.text[previous.end : token.start]
+    return starts_line and _alone_on_its_line(source, token, following)
+
+
+def _field_projection(source: LeanCode, index: int) -> bool:
+    """``(e).NAME`` or ``e |>.NAME``: the name glued to a glued ``.`` (or to ``|>.``), a field of a term.
+
+    Lean reads a raw identifier there (``Lean.Parser.Term.proj``: ``checkNoWsBefore >> "." >>
+    checkNoWsBefore >> (fieldIdx <|> rawIdent)``), never a keyword; a ``.`` that does not follow a
+    closing bracket directly may be the ``.`` of a tactic block (``. trace e``), so it does not count.
+    """
+    words = source.significant
+    if index < 2:
+        return False
+    dot, before = words[index - 1], words[index - 2]
+    if dot.kind != Kind.symbol or dot.end != words[index].start:
+        return False
+    if dot.text == "|>.":
+        return True
+    return dot.text == "." and before.end == dot.start and before.text in (")", "]", "⟩", "}")
+
+
+def _instance(source: LeanCode, index: int, result: ScanResult, allow_native_decide: bool) -> int:
+    """``instance [name] [binders] : C args``, with ``C`` a class in ``Prop`` (``tables.PROP_CLASSES``).
+
+    Why a Prop-valued instance cannot change our statement: our theorem was elaborated in command (0),
+    before the prover's code exists, so no instance of the prover's takes part in its elaboration. The
+    instance's value is a proof, checked by the kernel in the prover's command like any lemma (a
+    ``sorry`` in it is reported there). In our bridge the prover's theorem is named with ``@`` (no
+    instance argument is synthesized) and compared by definitional equality with our type; a coercion
+    the elaborator might try on a mismatch goes through ``CoeT``-style classes, which are ``Type``-valued,
+    so a ``Prop`` instance can at most be a premise of a library coercion, itself checked by the kernel.
+    ``#print axioms`` synthesizes nothing.
+
+    Type-valued instances stay refused (fail closed): ``instance : OfNat ℕ 5 := ⟨6⟩`` would only change
+    how the prover's own statement elaborates, which the bridge's definitional comparison catches, but a
+    ``Coe``/``CoeT`` instance mentioning our statement could make the bridge's elaboration insert a term
+    of the prover's whose axioms our ``#print axioms NAME`` does not read, and an instance loop costs
+    our trusted commands' time. ``(priority := ...)`` and names through ``_root_`` are refused too.
+    """
+    words = source.significant
+    token = words[index]
+    where = source.where(token)
+    cursor = index + 1
+    if cursor < len(words) and words[cursor].kind == Kind.identifier and words[cursor].text not in COMMAND_KEYWORDS:
+        name = words[cursor]
+        _judge_name(source, name, result, allow_native_decide)
+        if name.name.startswith("_root_") or "._root_" in name.name:
+            result.refuse(f"instance {name.text} through _root_ ({where})")
+        modifiers = []
+        back = index - 1
+        while back >= 0 and words[back].text in ALLOWED_MODIFIERS:
+            modifiers.append(words[back].text)
+            back -= 1
+        result.declarations.append(Declaration("instance", name.name, modifiers, token.start))
+        cursor += 1
+    depth = 0
+    scan_at = cursor
+    while scan_at < len(words):
+        word = words[scan_at]
+        if word.kind == Kind.symbol and word.text in ("(", "[", "{", "⦃", "⟨"):
+            if depth == 0 and scan_at + 1 < len(words) and words[scan_at + 1].text == "priority":
+                result.refuse(f"instance with a priority ({where})")
+                return cursor
+            depth += 1
+        elif word.kind == Kind.symbol and word.text in (")", "]", "}", "⦄", "⟩"):
+            depth -= 1
+        elif depth == 0 and word.text == ":":
+            break
+        elif depth <= 0 and (word.text in (":=", "where", "|") or word.text in COMMAND_KEYWORDS):
+            scan_at = len(words)
+            break
+        scan_at += 1
+    head = words[scan_at + 1] if scan_at + 1 < len(words) else None
+    if head is None or head.kind != Kind.identifier or head.name not in PROP_CLASSES:
+        shown = head.text if head is not None else "nothing"
+        result.refuse(f"instance of {shown} ({where}; only classes in Prop: {', '.join(sorted(PROP_CLASSES))})")
+    return cursor
+
+
+def _refuse_class_shadows(source: LeanCode, result: ScanResult) -> None:
+    """A prover declaration named like a Prop class (``def Nat.Fact``) could be what ``Fact`` means
+    after ``open Nat``, and then an ``instance : Fact ...`` would not be Prop-valued: refused."""
+    for declaration in result.declarations:
+        if declaration.keyword != "instance" and identifier_parts(declaration.name)[-1] in PROP_CLASSES:
+            line, column = source.line_column(declaration.start)
+            result.refuse(f"declaration {declaration.name} named like a Prop class (line {line}:{column})")
 
 
 _CONFIG_NESTING = 4  # ``{ f := { g := 1 } }``: deeper structure literals are refused, not followed

@@ -36,10 +36,12 @@ from __future__ import annotations
 import hashlib
 import re
 from enum import StrEnum
+from fractions import Fraction
 
 from pydantic import BaseModel, Field
 
 from repro.lean.protocol import InfraStatus, LeanResult, Verifier
+from repro.lean.text.answer_scope import answer_scope, existential_variables
 from repro.lean.text.lexer import Kind, Token, lex, significant
 from repro.lean.text.statement import Statement, StatementError, _binding_end, depths, final_proposition, read_statement
 
@@ -307,6 +309,59 @@ def is_numeric_literal(text: str) -> bool:
     return "\n" not in text and bool(_NUMERIC.match(text.strip()))
 
 
+_OPEN_CONNECTIVES = frozenset({"→", "->", "∨", "\\/", "↔", "<->", "¬", "∀", "∃", "∃!", "fun", "λ", "if"})
+_WITNESS_FORMS = {
+    "ℕ": re.compile(r"^\d+$"),
+    "ℤ": re.compile(r"^[-+]?\d+$"),
+    **dict.fromkeys(("ℚ", "ℝ"), re.compile(r"^-?\d+(?:\.\d+|/[1-9]\d*)?$")),
+}
+
+
+def witness_variables(statement: str) -> list[tuple[str, str]] | None:
+    """The ``∃`` variables (name, ℕ/ℤ/ℚ/ℝ) of a conclusion a numeric witness can be checked against.
+
+    None (no witness is asked for, none is checked) unless: the conclusion, after ``let NAME : T := v``
+    bindings, is itself ``∃ x y : T, body`` / ``∃ (x : T) (y : U), body`` with each type written in our
+    statement as ℕ, ℤ, ℚ or ℝ; the body has no depth-0 ``→``, ``∨``, ``↔``, ``¬`` or binder (adversary S3:
+    ``∃ n, n > 5 → n = 7`` holds at ``0``); and the signature leaves numerals their meaning (no binder
+    named like a type, no local that may be a class instance:
+    :func:`repro.lean.text.answer_scope.answer_scope`). Round 4, A5: the witness's type decides which
+    literals it may be (``7/2`` is 3 in ℕ), so a witness whose type we cannot read is never checked.
+    """
+    try:
+        parsed = read_statement(statement)
+    except StatementError:
+        return None
+    scope = answer_scope(parsed.binders, parsed.conclusion)
+    if scope is None:
+        return None
+    tokens = significant(lex(scope.proposition))
+    level = depths(tokens)
+    comma = next((i for i, t in enumerate(tokens) if level[i] == 0 and t.text == ","), None)
+    if comma is None:
+        return None
+    body = [t for t, d in zip(tokens[comma + 1 :], level[comma + 1 :], strict=True) if d == 0]
+    if not body or any(t.text in _OPEN_CONNECTIVES for t in body):
+        return None
+    return existential_variables(scope.proposition)
+
+
+def normal_witness(text: str, type_name: str) -> str | None:
+    """The witness in normal form for its type, or None when it is not a literal of that type.
+
+    ℕ: digits; ℤ: digits with a sign; ℚ/ℝ: also a fraction ``a/b`` or a decimal, released reduced
+    (``6/4`` and ``1.5`` are ``3 / 2``). The normal form, not the model's text, goes into our Lean
+    command and into the release, so what Lean proved is what is released.
+    """
+    compact = "".join(text.split())
+    if "\n" in text or not _WITNESS_FORMS[type_name].match(compact):
+        return None
+    value = Fraction(compact)
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{value.numerator} / {value.denominator}"
+
+
 # -- running ------------------------------------------------------------------------------------------
 
 
@@ -422,10 +477,19 @@ async def refute_statement(statement: str, verifier: Verifier, *, header: str) -
 async def check_witness(statement: str, witness: list[str], verifier: Verifier, *, header: str) -> StatementCheck:
     """Prove our statement with the proposed witness: the check that proved it, else a failed/undecided one.
 
-    Raises ValueError for a witness that is not a list of numeric literals: it never reaches Lean.
+    Raises ValueError when the statement has no ∃ whose variables' types we read
+    (:func:`witness_variables`) or a witness part is not a literal of its variable's type
+    (:func:`normal_witness`): such text never reaches Lean. The command uses the normal forms.
     """
-    if not witness or not all(is_numeric_literal(w) for w in witness):
-        raise ValueError(f"a witness must be numeric literals: {witness!r}")
+    variables = witness_variables(statement)
+    if variables is None:
+        raise ValueError("the statement has no ∃ with numeric variable types to check a witness against")
+    if len(witness) != len(variables):
+        raise ValueError(f"a witness needs {len(variables)} numeric literals, got {len(witness)}: {witness!r}")
+    normal = [normal_witness(w, kind) for w, (_, kind) in zip(witness, variables, strict=True)]
+    if any(n is None for n in normal):
+        raise ValueError(f"a witness must be numeric literals of the ∃ variables' types {variables!r}: {witness!r}")
+    witness = [n for n in normal if n is not None]
     parsed = read_statement(statement)
     name = statement_name(statement)
     commands = [("witness", tactic, witness_command(name, witness, tactic)) for tactic in WITNESS_TACTICS]

@@ -354,6 +354,8 @@ METAPROGRAMMING_NAMES = frozenset(
         "throwErrorAt",
         "logInfo",
         "trace",
+        # prints the goal into the messages: a proof never needs it, and a huge goal is a huge message
+        "trace_state",
         "Elab",
         "Meta",
         "Macro",
@@ -363,6 +365,53 @@ METAPROGRAMMING_NAMES = frozenset(
         "ToExpr",
         "toExpr",
         "Quote",
+    }
+)
+
+# Metaprogramming names that are also the name of a mathematical field: ``Matrix.trace``,
+# ``LinearMap.trace``, ``A.trace``, ``(A * B).trace``. Refused as the first component of a name (the
+# ``trace`` tactic evaluates its argument with ``evalExpr``; ``trace[cls]`` is a ``do``-element of
+# metaprogramming), allowed after a dot: Lean reads ``A.trace`` as one identifier, never as the
+# keyword (the keyword wins only when it covers the whole identifier, ``mkIdResult`` in Lean core
+# ``src/Lean/Parser/Basic.lean``), and ``(e).trace``/``e |>.trace`` take a raw identifier as a field
+# (``Lean.Parser.Term.proj``/``pipeProj``). A field only names a function: whichever namespace it
+# resolves to, nothing is run unless an evaluating form runs it, and those are refused by the tables.
+MATHEMATICAL_FIELDS = frozenset({"trace"})
+# Classes whose instances are proofs (the class itself is declared ``: Prop``), so an ``instance`` of
+# one of them may be declared by prover code (``policy._instance`` says why that cannot change our
+# statement): ``class Fact (p : Prop) : Prop`` (Mathlib ``Mathlib/Logic/Basic.lean``), ``class NeZero
+# ... (n : R) : Prop`` (Mathlib ``Mathlib/Algebra/NeZero.lean``), ``class inductive Nonempty (α : Sort
+# u) : Prop`` (core ``Init/Prelude.lean``), ``class Nontrivial (α : Type*) : Prop`` and ``class
+# CharZero (R) [AddMonoidWithOne R] : Prop`` (Mathlib). Any other class is refused, ``Decidable``,
+# ``Inhabited``, ``Coe*`` and ``OfNat`` included: fail closed.
+PROP_CLASSES = frozenset({"Fact", "NeZero", "Nonempty", "Nontrivial", "CharZero"})
+# Namespaces a prover may not open although no metaprogramming root or name is among their
+# components: root-level namespaces that hold tactic implementations, parsers or I/O in some
+# toolchain (``namespace Linarith`` in Mathlib before its move under ``Mathlib.Tactic``, and so on).
+# Everything else may be opened once its every component passes the name rules: the prover's
+# ``open`` ends with its section (``repro.lean.scopes``), so it never reaches our trusted commands.
+OPEN_DENYLIST = frozenset(
+    {
+        "Linarith",
+        "Polyrith",
+        "Omega",
+        "NormNum",
+        "Positivity",
+        "Simp",
+        "Parser",
+        "PrettyPrinter",
+        "Delaborator",
+        "Json",
+        "Widget",
+        "Linter",
+        "Cli",
+        "Server",
+        "Compiler",
+        "IR",
+        "Kernel",
+        "Unhygienic",
+        "Conv",
+        "Tactic",
     }
 )
 # Tactic keywords a prover may write at column 0 inside a tactic block whose first tactic stands at

@@ -7,10 +7,14 @@ statement itself pins it down.
   top-level ``=`` whose type our binders and ascriptions show to be ℕ, ℤ, ℚ, ℝ or ℂ, and whose right
   side is a plain numeral of that type (ℕ: digits; ℤ: a sign allowed; ℚ/ℝ/ℂ: also ``a/b`` or a
   decimal). A premise, disjunction, negation or ``∀`` at depth 0, an unknown type (a library function,
-  ``ZMod``, ``Fin``, a cast) or an operator on the right means no deterministic answer.
-- Witness: for a conclusion ``∃ x, P x`` whose body has no depth-0 premise or disjunction, the
-  extraction model (shown the question and our statement, never the prover's code) proposes numeric
-  literals and our own Lean command must prove the statement with them
+  ``ZMod``, ``Fin``, a cast) or an operator on the right means no deterministic answer. The equation
+  must be about the statement's unknown (round 4, A4): numerals and type names keep their meaning
+  (:mod:`repro.lean.text.answer_scope`) and the left side depends on the signature's variables
+  (:mod:`repro.stages.answer_probe`) or, with none, computes something.
+- Witness: for a conclusion ``∃ x : T, P x`` (T ℕ, ℤ, ℚ or ℝ, written in our statement) whose body has
+  no depth-0 premise or disjunction, the extraction model (shown the question and our statement, never
+  the prover's code) proposes literals of those types (A5: no ``7/2`` for an ℕ variable) and our own
+  Lean command must prove the statement with their normal forms, which are what is released
   (:func:`repro.lean.statement_checks.check_witness`).
 - Anything else (``IsLeast S 5``, ``x = 3 ∨ x = 7``, ``P → x = 5``) is rejected as
   ``answer_not_grounded``: a token of the statement is not an answer the statement entails.
@@ -28,7 +32,13 @@ from pydantic import BaseModel, field_validator, model_validator
 
 from repro.config import ModelSettings
 from repro.lean.protocol import Verifier
-from repro.lean.statement_checks import CheckOutcome, check_witness, is_numeric_literal
+from repro.lean.statement_checks import (
+    CheckOutcome,
+    check_witness,
+    normal_witness,
+    restated_hypothesis,
+    witness_variables,
+)
 from repro.lean.text import (
     LeanCode,
     StatementError,
@@ -37,13 +47,21 @@ from repro.lean.text import (
     strip_comments,
     top_level_equation,
 )
-from repro.lean.text.lexer import Kind, lex, significant
-from repro.lean.text.statement import _binding_end, depths
+from repro.lean.text.answer_scope import (
+    NUMERIC_TYPE_NAMES,
+    AnswerScope,
+    answer_scope,
+    expand_lets,
+    unwrapped,
+)
+from repro.lean.text.lexer import Kind, Token, lex, significant
+from repro.lean.text.statement import depths
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
 from repro.prompts import render_prompt
 from repro.records import AttemptStatus, ReasonCode
+from repro.stages.answer_probe import depends_on_variables
 from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
 
 _UNEVALUATED = re.compile(r"\d\s*[+*^]\s*\d|\d\s*-\s*\d|\d\s*/\s*\d|√|Real\.sqrt|\bsqrt\b|π|Real\.pi|\.log|\bexp\b")
@@ -86,14 +104,25 @@ def deterministic_answer(statement: str) -> str | None:
     equation's type is known from our binders and ascriptions to be one of ℕ, ℤ, ℚ, ℝ, ℂ, and the
     right side is a plain numeral in that type. ``(3 + 4 + 8 : ℕ) / 3 = 16 / 3`` (ℕ division: 5) and
     ``(2 : ZMod 7) ^ 10 = 9`` (9 = 2) have no deterministic answer.
+
+    And the equation must be about the statement's unknown (round 4, A4): the signature and the
+    conclusion's bindings must leave numerals and type names their usual meaning
+    (:func:`repro.lean.text.answer_scope.answer_scope`), and the left side, with ``let`` values
+    substituted (so a ``let x := 5`` shadowing the signature's x is seen), must depend on the
+    signature's variables (:func:`repro.stages.answer_probe.depends_on_variables`). A statement with no
+    variables (a ``let`` chain, a closed computation) must at least compute something: a bare numeral
+    on the left (``(7 : ℕ) = 7``, ``let x : ℝ := 5; x = 5``) is a constant equation and gives nothing,
+    and so does a conclusion that restates a hypothesis token for token.
     """
     try:
         parsed = read_statement(statement)
     except StatementError:
         return None
-    types = _binder_types(parsed.binders)
-    proposition = _without_bindings(parsed.conclusion, types)
-    equation = None if proposition is None else top_level_equation(_unwrapped(proposition))
+    scope = answer_scope(parsed.binders, parsed.conclusion)
+    if scope is None or restated_hypothesis(parsed) is not None:
+        return None  # ``(h₁ : y = 9) : y = 9`` gives back a number of the problem, not its unknown
+    types = dict(scope.variables) | {b.name: b.type_name for b in scope.lets}
+    equation = top_level_equation(unwrapped(scope.proposition))
     if equation is None:
         return None
     left, right = equation
@@ -103,7 +132,30 @@ def deterministic_answer(statement: str) -> str | None:
     value = _plain_numeral(right)
     if value is None or not _NUMERAL_FORMS[kind].match(value.replace(" ", "")):
         return None
-    return value
+    return value if _about_the_unknown(left, right, kind, scope) else None
+
+
+def _about_the_unknown(left: str, right: str, kind: str, scope: AnswerScope) -> bool:
+    """The left side depends on the signature's variables, or, with none, computes something."""
+    expanded = expand_lets(significant(lex(left)), scope.lets)
+    if expanded is None:
+        return False
+    if scope.variables:
+        return depends_on_variables(expanded, kind, scope.variables)
+    return not _restates_a_numeral([token for token, _ in expanded], right, kind)
+
+
+def _restates_a_numeral(tokens: list[Token], right: str, kind: str) -> bool:
+    """Whether the left side is only a numeral: ``(7 : ℕ)``, ``((5))``, ``2.5``, or the right's fraction.
+
+    Brackets and ascriptions aside. A fraction is a numeral only in ℚ ℝ ℂ, and only as the right side
+    writes it: ``(10 : ℕ) / 2`` is a division and ``(6 : ℚ) / 4 = 3 / 2`` reduces a fraction.
+    """
+    kept = "".join(t.text for t in tokens if t.text not in ("(", ")", ":") and t.name not in NUMERIC_TYPE_NAMES)
+    if re.fullmatch(r"-?\d+(?:\.\d+)?", kept):
+        return True
+    fraction = kind in ("ℚ", "ℝ", "ℂ") and re.fullmatch(r"-?\d+/\d+", kept) is not None
+    return fraction and kept == "".join(literal_text(right).split())
 
 
 _NUMERIC_TYPES = {"ℕ": "ℕ", "Nat": "ℕ", "ℤ": "ℤ", "Int": "ℤ", "ℚ": "ℚ", "Rat": "ℚ", "ℝ": "ℝ", "Real": "ℝ"}
@@ -114,62 +166,6 @@ _NUMERAL_FORMS = {
     **dict.fromkeys(("ℚ", "ℝ", "ℂ"), re.compile(r"^-?\d+(?:/\d+|\.\d+)?$")),
 }
 _ASCRIBED_NUMERAL = re.compile(r"\(\s*(-?\s*\d+(?:\.\d+)?)\s*:\s*(ℕ|ℤ|ℚ|ℝ|ℂ|Nat|Int|Rat|Real|Complex)\s*\)")
-
-
-def _unwrapped(text: str) -> str:
-    """``text`` without parentheses around the whole of it."""
-    text = text.strip()
-    for _ in range(100):
-        tokens = significant(lex(text))
-        if len(tokens) < 2 or tokens[0].text != "(" or tokens[-1].text != ")":
-            return text
-        level = depths(tokens)
-        if level[-1] != 0 or not all(d > 0 for d in level[1:-1]):
-            return text
-        text = text[tokens[0].end : tokens[-1].start].strip()
-    return text
-
-
-def _without_bindings(conclusion: str, types: dict[str, str]) -> str | None:
-    """The conclusion after its leading ``let``/``have`` bindings; ``let x : T := v`` records x's type.
-
-    A binding is a definition, not a premise, so reading past it reads nothing under a hypothesis. A
-    ``let`` without a written type leaves its name unknown (so an equation using it has no answer).
-    """
-    text = _unwrapped(conclusion)
-    for _ in range(200):
-        tokens = significant(lex(text))
-        if not tokens or tokens[0].text not in ("let", "have", "haveI", "letI"):
-            return text
-        level = depths(tokens)
-        cut = _binding_end(text, tokens, level)
-        if cut is None:
-            return None
-        if len(tokens) > 4 and tokens[2].text == ":" and tokens[4].text == ":=":
-            types[tokens[1].text] = tokens[3].text
-        else:
-            types.pop(tokens[1].text, None)
-        text = _unwrapped(text[cut:])
-    return None
-
-
-def _binder_types(binders: list[str]) -> dict[str, str]:
-    """Name -> type text of the signature's typed binder groups (``(a b : ℝ)``, ``{f : ℕ → ℕ}``)."""
-    types: dict[str, str] = {}
-    for group in binders:
-        tokens = significant(lex(group))
-        if len(tokens) < 3 or tokens[0].text not in ("(", "{", "[", "⦃"):
-            continue
-        level = depths(tokens)
-        colon = next((i for i, t in enumerate(tokens) if level[i] == 1 and t.text == ":"), None)
-        if colon is None:
-            continue
-        default = next((i for i in range(colon, len(tokens)) if level[i] == 1 and tokens[i].text == ":="), None)
-        type_text = " ".join(t.text for t in tokens[colon + 1 : -1 if default is None else default])
-        for token in tokens[1:colon]:
-            if token.kind == Kind.identifier:
-                types[token.text] = type_text
-    return types
 
 
 # symbols whose result has the type of their operands (or is the ascription/equation itself)
@@ -216,7 +212,7 @@ def _equation_type(left: str, right: str, binders: dict[str, str]) -> str | None
 def _plain_numeral(right: str) -> str | None:
     """The right side as ``-12``, ``3/4`` or ``2.5`` (type ascriptions dropped), or None."""
     text = " ".join(strip_comments(right, keep_layout=False).split())
-    text = _unwrapped(_ASCRIBED_NUMERAL.sub(r"\1", text))
+    text = unwrapped(_ASCRIBED_NUMERAL.sub(r"\1", text))
     compact = text.replace(" ", "")
     return text if re.fullmatch(r"-?\d+(?:/\d+|\.\d+)?", compact) else None
 
@@ -274,31 +270,12 @@ def grounded_in_statement(candidate: str, statement: str) -> bool:
     return True
 
 
-_OPEN_CONNECTIVES = frozenset({"→", "->", "∨", "\\/", "↔", "<->", "¬", "∀", "∃", "∃!", "fun", "λ", "if"})
-
-
 def is_existential(statement: str) -> bool:
-    """Whether the conclusion itself is ``∃ x, P x`` with a body a witness can be checked against.
+    """Whether the conclusion is ``∃ x : T, P x`` whose witness our Lean command can check.
 
-    Fail closed (adversary S3): the ``∃`` must be the conclusion (no premise, ``∀`` or disjunction
-    around it) and its body must have no depth-0 ``→``, ``∨``, ``↔``, ``¬`` or binder, or a witness
-    that makes a premise inside the body false (``∃ n, n > 5 → n = 7`` with ``0``) would be "checked".
+    Fail closed (adversary S3, round 4 A5): see :func:`repro.lean.statement_checks.witness_variables`.
     """
-    try:
-        proposition = _without_bindings(read_statement(statement).conclusion, {})
-    except StatementError:
-        return False
-    if proposition is None:
-        return False
-    tokens = significant(lex(proposition))
-    if not tokens or tokens[0].text != "∃":
-        return False
-    level = depths(tokens)
-    comma = next((i for i, t in enumerate(tokens) if level[i] == 0 and t.text == ","), None)
-    if comma is None:
-        return False
-    body = [t for t, d in zip(tokens[comma + 1 :], level[comma + 1 :], strict=True) if d == 0]
-    return bool(body) and not any(t.text in _OPEN_CONNECTIVES for t in body)
+    return witness_variables(statement) is not None
 
 
 async def recover_answer(
@@ -341,6 +318,7 @@ async def recover_answer(
         result.output = {"candidate": candidate, "method": method}
         if method == "witness":
             accepted = bool(candidate) and await _witness_accepted(result, statement, candidate or "", verifier, header)
+            candidate = str(result.output["candidate"]) if accepted else candidate
         else:
             accepted = bool(candidate)
         if not candidate or not accepted:
@@ -371,19 +349,32 @@ async def recover_answer(
     return result
 
 
-def witness_parts(candidate: str) -> list[str] | None:
-    """The comma-separated parts of a proposed witness, or None when one is not a numeric literal."""
-    witness = [part.strip() for part in candidate.split(",")]
-    return witness if all(is_numeric_literal(part) for part in witness) else None
+def witness_parts(candidate: str, statement: str) -> list[str] | None:
+    """The proposed witness as normal-form literals of the ``∃`` variables' types, or None.
+
+    Round 4, A5: a part must be a literal of its variable's type as our statement writes it (ℕ: digits,
+    ℤ: a sign allowed, ℚ/ℝ: also ``a/b`` or a decimal); ``7/2`` for an ℕ variable is refused, not read
+    as Lean would read it (3). None also when the statement's ∃ types cannot be read.
+    """
+    variables = witness_variables(statement)
+    parts = [part.strip() for part in candidate.split(",")]
+    if variables is None or len(parts) != len(variables):
+        return None
+    normal = [normal_witness(part, kind) for part, (_, kind) in zip(parts, variables, strict=True)]
+    return [n for n in normal if n is not None] if all(n is not None for n in normal) else None
 
 
 async def _witness_accepted(
     result: StageResult, statement: str, candidate: str, verifier: Verifier | None, header: str
 ) -> bool:
-    """Our Lean command proves the statement with the proposed witness; the check goes to the audit."""
-    witness = witness_parts(candidate)
+    """Our Lean command proves the statement with the proposed witness; the check goes to the audit.
+
+    On success the output's candidate becomes the witness's normal form (what Lean was given and what
+    is released); the model's text stays in ``proposed``.
+    """
+    witness = witness_parts(candidate, statement)
     if witness is None:
-        result.output["witness_check"] = "refused: a witness must be numeric literals"
+        result.output["witness_check"] = "refused: a witness must be numeric literals of the ∃ variables' types"
         return False
     if verifier is None:
         result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
@@ -393,7 +384,10 @@ async def _witness_accepted(
     result.output["witness_check"] = check.model_dump(mode="json")
     if check.outcome == CheckOutcome.undecided:
         result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
-    return check.outcome == CheckOutcome.proved
+    if check.outcome == CheckOutcome.proved:
+        result.output.update({"proposed": candidate, "candidate": ", ".join(witness)})
+        return True
+    return False
 
 
 class AnswerRecheck(BaseModel):
@@ -426,9 +420,11 @@ async def recheck_answer(statement: str, answer: str, verifier: Verifier, *, hea
         return AnswerRecheck(
             method="none", grounded=False, detail="no deterministic answer and no ∃ witness: nothing entails it"
         )
-    witness = witness_parts(answer)
+    witness = witness_parts(answer, statement)
     if witness is None:
-        return AnswerRecheck(method="witness", grounded=False, detail="a witness must be numeric literals")
+        return AnswerRecheck(
+            method="witness", grounded=False, detail="a witness must be numeric literals of the ∃ variables' types"
+        )
     check = await check_witness(statement, witness, verifier, header=header)
     if check.outcome == CheckOutcome.undecided:
         return AnswerRecheck(
