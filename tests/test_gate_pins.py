@@ -13,7 +13,7 @@ import pytest
 from repro.lean import verify_proof
 from repro.lean.policy import scan
 from repro.lean.protocol import InfraStatus, LeanResult
-from repro.lean.text import final_proposition, lex
+from repro.lean.text import StatementError, final_proposition, lex, read_statement
 from repro.lean.text.statement import ends_in_sorry, top_level_equation, without_header
 from repro.records import ReasonCode
 
@@ -247,3 +247,31 @@ def test_code_that_ends_inside_a_command_is_judged_not_crashed_on(ending: str) -
     result = scan(THEOREM + ending, header=HEADER, main_name=MAIN)
     assert result.unterminated is None
     assert (ending == "open Real") is (result.forbidden == [])
+
+
+def test_a_conclusion_in_parentheses_is_read_inside_them() -> None:
+    assert final_proposition("(x = 5)") == ("x = 5", False)
+    assert final_proposition("(a) + (b) = 3") == ("(a) + (b) = 3", False)
+
+
+def test_a_lone_theorem_keyword_is_no_statement() -> None:
+    with pytest.raises(StatementError):
+        read_statement("theorem")
+
+
+def test_a_number_takes_a_fraction_only_when_a_digit_follows_the_dot() -> None:
+    assert [token.text for token in lex("2.x")] == ["2", ".", "x"]
+    assert [token.text for token in lex("2.5")] == ["2.5"]
+
+
+async def test_native_decide_when_allowed_is_not_marked_as_policy() -> None:
+    code = THEOREM.replace("  norm_num\n", "  native_decide\n")
+    allowed = await verify_proof(STATEMENT, code, None, header=HEADER, allow_native_decide=True)
+    assert allowed.static_passed and allowed.policy == []
+    refused = await verify_proof(STATEMENT, code, None, header=HEADER)
+    assert not refused.static_passed and refused.policy == ["native_decide"]
+
+
+def test_a_refused_control_character_is_named_in_the_refusal() -> None:
+    refused = _refusals(THEOREM.replace("  subst h₀", "  subst h₀\u2028"))
+    assert refused and all("U+2028" in label for label in refused), refused

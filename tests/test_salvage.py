@@ -327,6 +327,8 @@ async def test_salvage_without_its_policy_unmasks_no_cheat_the_gate_refused() ->
         "where_then_a_column_zero_command",
         "where_then_a_column_zero_axiom",
         "where_declares_a_sorry",
+        # a `where` block declaring `true`, which the configuration above it would resolve to (A2)
+        "config_attack_true_in_where_block",
     }
     assert set(verified) == set(RESCUED) | after_an_honest_proof, verified
     for name in after_an_honest_proof:

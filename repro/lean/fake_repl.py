@@ -7,7 +7,15 @@ an unknown ``env`` is refused with ``{"message": "Unknown environment."}`` and `
 accepted without ``env``. Behaviour comes from rules (a JSON file named by ``--rules`` or
 ``REPRO_FAKE_REPL_RULES``): the first rule whose ``match`` regex is found in the command decides.
 Actions: ``reply`` (give ``messages``/``sorries`` verbatim), ``hang``, ``crash``, ``garbage``,
-``repl_error`` and ``slow`` (sleep ``delay_s`` then fall through to the default).
+``repl_error``, ``slow`` (sleep ``delay_s`` then fall through to the default) and ``print_before``
+(write ``stdout`` verbatim to stdout, as code Lean runs could from a thread of its own, then fall
+through: the shape of the red team's stand-in REPL, /work/adv/14-stdout-json-forgery) and
+``print_after`` (the same, written after this command's reply: a thread still printing when Lean
+answered, read by whoever asks next).
+
+A command may hold several Lean commands; the fake reads one more, the one the worker pool frames each
+command with (:mod:`repro.lean.framing`): a last line ``#print "text"`` after a blank line is answered
+as Lean does (``src/Lean/Elab/Print.lean``): an info message ``text`` at that line, after the others.
 
 The default imitates Lean coarsely, on lexed tokens: ``sorry`` gives the sorry warning; the bridge
 ``example : type_of% @A := @B`` elaborates only if B's signature equals A's after lexing and
@@ -45,6 +53,24 @@ _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "C
 _STANDARD = ["propext", "Classical.choice", "Quot.sound"]
 _BRIDGE = re.compile(r"^\s*example\s*:\s*type_of%\s*@(\S+)\s*:=\s*@(\S+)\s*$")
 _AXIOMS = re.compile(r"^\s*#print\s+axioms\s+(\S+)\s*$")
+_PRINTED_STRING = re.compile(r'\n\n#print "([^"\\\n]*)"\s*$')
+
+
+def _split_printed_string(command: str) -> tuple[str, dict[str, Any] | None]:
+    """The command without a trailing ``#print "text"`` line, and the info message Lean gives for that line."""
+    found = _PRINTED_STRING.search(command)
+    if found is None:
+        return command, None
+    line = command[: found.start()].count("\n") + 3
+    message = {
+        "severity": "info",
+        "pos": {"line": line, "column": 0},
+        "endPos": {"line": line, "column": 6},
+        "data": found.group(1),
+    }
+    return command[: found.start()], message
+
+
 _CLOSING_LINES = re.compile(r"(?:[ \t]*end\b[^\n]*\n)+")
 
 
@@ -271,10 +297,11 @@ def serve(rules: list[dict[str, Any]], stdin: Any = sys.stdin, stdout: Any = sys
             stdout.write(json.dumps({"message": "Could not parse JSON"}) + "\n\n")
             stdout.flush()
             continue
-        code = str(command.get("cmd", ""))
+        code, printed = _split_printed_string(str(command.get("cmd", "")))
         env_id = command.get("env")
         started = time.time()
         reply: dict[str, Any] | None = None
+        late = ""
         for rule in rules:
             if not re.search(rule.get("match", ""), code, re.DOTALL):
                 continue
@@ -297,6 +324,13 @@ def serve(rules: list[dict[str, Any]], stdin: Any = sys.stdin, stdout: Any = sys
                 reply = {"message": rule.get("message", "Unknown environment.")}
             elif action == "slow":
                 time.sleep(float(rule.get("delay_s", 0.5)))
+                continue
+            elif action == "print_before":
+                stdout.write(str(rule.get("stdout", "")))
+                stdout.flush()
+                continue
+            elif action == "print_after":
+                late += str(rule.get("stdout", ""))
                 continue
             else:
                 reply = json.loads(
@@ -330,11 +364,13 @@ def serve(rules: list[dict[str, Any]], stdin: Any = sys.stdin, stdout: Any = sys
             else:
                 reply = _default_reply(code, [*history, code])
         if "message" not in reply:
+            if printed is not None:
+                reply["messages"] = [*reply.get("messages", []), printed]
             environments[next_env] = [*history, code]
             reply["env"] = next_env
             next_env += 1
         _log(code, started)
-        stdout.write(json.dumps(reply, ensure_ascii=False) + "\n\n")
+        stdout.write(json.dumps(reply, ensure_ascii=False) + "\n\n" + late)
         stdout.flush()
 
 

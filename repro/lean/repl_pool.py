@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from repro.lean.framing import FramingError, frame_command, new_nonce, sentinel_text, unframe_reply
 from repro.lean.protocol import InfraStatus, LeanResult, infrastructure_failure, result_from_repl_json
 from repro.lean.toolchains import DEFAULT_TOOLCHAIN, Toolchain, get_toolchain
 
@@ -52,6 +53,9 @@ class _Worker:
     retiring: bool = False
     # the replacement is ready: retire this worker the next time it is free
     replaced: bool = False
+    # the ``env`` number the REPL gives the next command that runs (leanprover-community/repl numbers
+    # environments in order): a reply naming another one is not the reply to our command
+    next_env: int = 0
 
 
 def _kill_process_group(server: Any) -> None:
@@ -168,6 +172,7 @@ class ReplPoolVerifier:
                 detail = getattr(reply, "message", None) or "; ".join(m.data for m in errors)
                 raise LeanUnavailable(f"the header did not elaborate: {detail}")
             worker.header_env = env
+            worker.next_env = env + 1
         self.started += 1
         return worker
 
@@ -297,14 +302,22 @@ class ReplPoolVerifier:
 
     # -- checks --------------------------------------------------------------------------------
     def _run_sync(self, worker: _Worker, commands: list[str]) -> list[dict[str, Any]]:
-        """Each command in the environment the previous one produced (the first in the header's)."""
+        """Each command in the environment the previous one produced (the first in the header's), framed
+        by a sentinel of ours (:mod:`repro.lean.framing`); raises :class:`FramingError` for a reply that
+        is not Lean's answer to it."""
         replies: list[dict[str, Any]] = []
         env = worker.header_env
-        for code in commands:
-            request: dict[str, Any] = {"cmd": code}
+        nonce = new_nonce()
+        for index, code in enumerate(commands):
+            sentinel = sentinel_text(nonce, index)
+            framed, line = frame_command(code, sentinel)
+            request: dict[str, Any] = {"cmd": framed}
             if env is not None:
                 request["env"] = env
-            reply: dict[str, Any] = worker.server.run_dict(request, timeout=self.timeout_s)
+            raw = worker.server.run_dict(request, timeout=self.timeout_s)
+            reply = unframe_reply(raw, sentinel=sentinel, line=line, nonce=nonce, expected_env=worker.next_env)
+            if "env" in reply:
+                worker.next_env += 1
             replies.append(reply)
             env = reply.get("env")
             if not isinstance(env, int):
@@ -337,6 +350,7 @@ class ReplPoolVerifier:
                 json.JSONDecodeError,
                 OSError,
                 AssertionError,
+                FramingError,  # a reply not framed by our sentinel: a crash, never a verdict; worker retired
             ) as error:
                 status = _classify_exception(error)
                 self._retire(worker, header)
