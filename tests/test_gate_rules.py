@@ -482,6 +482,7 @@ LAYOUT_CASES = [
     ("unknown word inside a column-0 block", COLUMN_ZERO_BLOCK + "reassoc_axiom robe_total\n", "reassoc_axiom at"),
     ("tactic after a command closed the block", COLUMN_ZERO_BLOCK + "example : True := trivial\nsimp\n", "simp at"),
     ("tactic after where closed the block", COLUMN_ZERO_BLOCK + "where\nsimp\n", "simp at"),
+    ("unknown word after a closing bracket", THEOREM.replace("norm_num\n", "norm_num [h₀]\n") + "foo\n", "foo at"),
     ("tactic after a blanked #check by", THEOREM + "#check by\nnlinarith\n", "nlinarith at the start"),
     ("name after where at column zero", THEOREM + "where\naux : True := trivial\n", "aux at the start"),
     ("a suffix word is not a tactic opener", THEOREM + "termination_by\nsimp\n", "simp at the start"),
@@ -549,19 +550,27 @@ def test_a_tactic_keyword_shaped_like_a_command_is_never_a_layout_tactic() -> No
     tactics = frozenset({"register_foo", "theorem", "fresh_tactic", "both"})
     tables = SyntaxTables(
         ("test",),
-        {"command": frozenset({"both"}), "tactic": tactics, "conv": frozenset(), "term": frozenset()},
+        {"command": frozenset({"both", "calc"}), "tactic": tactics, "conv": frozenset(), "term": frozenset()},
         frozenset(),
     )
     assert policy._is_layout_tactic("fresh_tactic", tables)
     assert not policy._is_layout_tactic("register_foo", tables)  # shaped like an extension command
-    assert not policy._is_layout_tactic("theorem", tables)  # a command keyword of the hand-kept list
+    assert not policy._is_layout_tactic("theorem!", tables)  # a command keyword of the hand-kept list
     assert not policy._is_layout_tactic("both", tables)  # a command keyword of the table
+    assert not policy._is_layout_tactic("calc", tables)  # in LAYOUT_TACTICS, but the table says command
+    assert policy._is_layout_tactic("calc", gate_tables())
 
 
 def test_only_a_glued_flag_or_a_named_argument_configures_decide() -> None:
     assert _refusals(_with_tactic("decide + revert")) == []  # an operator, not a flag
     assert _refusals(_with_tactic("decide (revert)")) == []  # the function applied to a term
     assert len(_refusals(_with_tactic("decide (revert := true)"))) == 1
+    for not_configured in ("decide x := 1", "decide (1 := 2)"):
+        assert _refusals(_with_tactic(not_configured)) == [], not_configured
+    for cut in ("  decide +", "  decide (x", "  decide (x :"):  # code ending mid-way: read, never crashed on
+        assert _refusals(THEOREM + cut) == [], cut
+    # other tactics' configurations are not kernel reduction
+    assert _refusals(THEOREM.replace("  norm_num\n", "  simp +arith\n  omega (config := {})\n")) == []
 
 
 # Adversary round 4, A2: ways into I/O and threads from a term, one minimal case each (a hand-kept copy

@@ -49,6 +49,8 @@ from repro.lean.text import Kind, LeanCode, Token, check_time, identifier_parts,
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 _SAFE_CONTROLS = frozenset("\n\t")
 _SIMPLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# compared like the tables' keywords: a trailing ``!``/``?`` dropped on both sides
+_LAYOUT_KEYS = frozenset(keyword_key(word) for word in LAYOUT_TACTICS)
 _LITERAL_KINDS = {
     Kind.string: "string literal",
     Kind.char: "char literal",
@@ -312,12 +314,10 @@ def _starts_line(source: LeanCode, index: int) -> bool:
 def _is_layout_tactic(text: str, tables: SyntaxTables) -> bool:
     """A tactic keyword (generated table or :data:`LAYOUT_TACTICS`) that no table knows as a command."""
     key = keyword_key(text)
-    known = tables.is_tactic(text) or key in LAYOUT_TACTICS or text in LAYOUT_TACTICS
     return (
-        known
+        (tables.is_tactic(text) or key in _LAYOUT_KEYS)
         and not tables.is_command(text)
-        and key not in COMMAND_KEYWORDS
-        and text not in COMMAND_KEYWORDS
+        and key not in COMMAND_KEYWORDS  # the hand-kept list holds no word ending in ``!``/``?``
         and not text.startswith(COMMAND_PREFIXES)
     )
 
@@ -351,6 +351,8 @@ def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[in
     open_block = False
     line_start: Token | None = None  # the token that began the current line
     for index, token in enumerate(words):
+        if index % 4096 == 0:
+            check_time()
         if not _starts_line(source, index):
             continue
         previous = words[index - 1] if index > 0 else None
