@@ -14,8 +14,9 @@ machine and CPython's own bookkeeping, so each point is measured as follows:
 - with the cyclic garbage collector paused while timing (``--gc`` keeps it on). A long reply keeps
   hundreds of thousands of tokens alive (named tuples, which CPython tracks and never untracks);
   CPython starts full collections over them only past a heap size that lies between the 10x and
-  100x inputs here, so that step pays a one-off cost (up to ~35% on these shapes) that the next
-  step does not (full collections are spaced geometrically: amortized linear);
+  100x inputs here, so that step pays a one-off cost (17-35% of the 100x time on these shapes, counted
+  with ``gc.callbacks``) that the next step does not (full collections are spaced geometrically:
+  amortized linear);
 - the ratio of times is compared with the ratio of input sizes (``long_unfenced_proof`` grows 10.6x
   per step: its step numbers get longer): a step is linear when its time ratio is at most 1.2 times
   its size ratio.

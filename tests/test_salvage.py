@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from repro.lean import fake_repl_verifier, verify_proof
-from repro.lean.fake_semantics import proof_objection
+from repro.lean.fake_semantics import Outcome, judge_theorem
 from repro.records import ReasonCode
 from repro.salvage import SalvageKind, salvage_variants, worth_salvaging
 from repro.stages.salvage import salvage_sample
@@ -115,19 +115,63 @@ def test_variants_are_bounded_distinct_and_never_the_original_code() -> None:
         ("theorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  norm_num", "hypothesis"),
         ("theorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  exact h₁", "unknown identifier 'h₁'"),
         ("theorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀", "closes"),
-        ("theorem t (x : ℕ) (h₀ : x = 3600) (h₁ : x = 7) : x = 1 := by\n  omega", None),  # vacuous: no objection
+        ("theorem t (x : ℕ) (h₀ : x = 3600) (h₁ : x = 7) : x = 1 := by\n  omega", None),  # vacuous: omega proves it
         ("theorem t : (13 + 3)^2 - (13 - 3)^2 = 1563 := by\n  norm_num", "false"),
         ("theorem t (x : ℝ) (h₀ : x = 2.5) : x * 2 = 5 := by\n  rw [h₀]; norm_num", None),
         ("theorem t : let p : ℕ := 12\n  p * 5 = 60 := by\n  intro p\n  exact Or.inr trivial", "type mismatch"),
         ("theorem t (x : ℕ) (h₀ : x = 3) : x = 3 := by\n  intro y hy\n  simp [hy, h₀]", None),
+        # a false statement whatever the proof: the cheat of the last session's final review
+        ("theorem t (x : ℕ) (h : x = 3) : x + 1 = 5 := by\n  exact absurd h (by decide +kernel)", "false"),
+        ("theorem t (x : ℕ) (h : x = 3600) : x / 12 = 301 := by\n  exact absurd h (by decide +kernel)", "false"),
+        # a true statement, but a proof from False while the hypotheses hold together: no such proof exists
+        ("theorem t (x : ℕ) (h : x = 3) : x + 1 = 4 := by\n  exact absurd h (by decide +kernel)", "False"),
+        ("theorem t (x : ℕ) (h : x = 3) : x + 1 = 4 := by\n  exfalso\n  omega", "False"),
+        # derived by the modelled omega from a hypothesis that does not pin x syntactically
+        ("theorem t (x : ℕ) (h : 2 * x + 1 = 7) : x = 3 := by\n  have h2 : 2 * x = 6 := by omega\n  omega", None),
+        (
+            "theorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  have h₁ : x = 3600 := h₀\n  subst h₁; norm_num",
+            None,
+        ),
     ],
 )
 def test_the_fake_refuses_what_real_lean_would_refuse(declaration: str, objection: str | None) -> None:
-    found = proof_objection(declaration)
+    found = judge_theorem(declaration)
     if objection is None:
-        assert found is None
+        assert found.outcome == Outcome.accepted, found.message
     else:
-        assert found is not None and objection in found
+        assert found.outcome == Outcome.refused and objection in found.message
+
+
+@pytest.mark.parametrize(
+    "declaration",
+    [
+        # values not pinned: the fake cannot evaluate the statement, and does not follow this proof
+        "theorem t (x : ℕ) (h : 2 * x = 7) : x = 4 := by\n  exact absurd h (by decide +kernel)",
+        "theorem t (x : ℕ) (h : x > 3) : x < 2 := by\n  exact absurd h (by decide +kernel)",
+        # outside the fragment: functions, real analysis, quantifiers
+        "theorem t (f : ℕ → ℕ) (h : f 1 = 3) : f 1 = 4 := by\n  exact absurd h (by decide +kernel)",
+        "theorem t (x : ℝ) (h₀ : Real.log x = 2) : x = Real.exp 2 := by\n  rw [← h₀, Real.exp_log]",
+        "theorem t : ∀ n : ℕ, n + 0 = n := by\n  intro n\n  simp",
+        # a proof from False where the fake cannot show the hypotheses consistent (2 * x = 7 has no ℕ solution)
+        "theorem t (x : ℕ) (h : 2 * x = 7) : x = 4 := by\n  exact absurd h (by omega)",
+    ],
+)
+def test_the_fake_cannot_judge_what_it_does_not_model(declaration: str) -> None:
+    found = judge_theorem(declaration)
+    assert found.outcome == Outcome.cannot_judge and "cannot judge" in found.message
+
+
+async def test_the_fake_repl_answers_cannot_judge_as_an_error_never_a_success() -> None:
+    verifier = fake_repl_verifier(workers=1)
+    try:
+        absurd = "```lean4\ntheorem t (x : ℕ) (h : x > 3) : x < 2 := by\n  exact absurd h (by decide)\n```"
+        verdict = await verify_proof(
+            "theorem t (x : ℕ) (h : x > 3) : x < 2 := by sorry", absurd, verifier, header=HEADER
+        )
+        assert not verdict.verified and ReasonCode.lean_error in verdict.reasons
+        assert any("cannot judge" in message.text for message in verdict.messages)
+    finally:
+        await verifier.close()
 
 
 async def test_a_re_spliced_body_is_verified_only_when_it_proves_our_statement() -> None:

@@ -12,8 +12,8 @@ import pytest
 
 from repro.app import run
 from repro.config import build_config
-from repro.lean.fake_arith import parse_proposition, proves
 from repro.lean.fake_backend import fake_repl_verifier
+from repro.lean.fake_semantics import parse_proposition, proves
 from repro.lean.repl_pool import ReplPoolVerifier
 from repro.lean.statement_checks import (
     CheckOutcome,

@@ -23,11 +23,17 @@ normalising whitespace, comments, binder grouping and ``ℕ``/``Nat``-style spel
 type mismatch: conservative, since real Lean also accepts other definitionally equal forms);
 ``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
 declared axioms where the environment's code uses them. Our trusted statement checks (vacuity,
-satisfiability, refutation, witness: :mod:`repro.lean.statement_checks`) are decided by the small
-arithmetic evaluator of :mod:`repro.lean.fake_arith`, per tactic. A prover's theorem is refused where
-:mod:`repro.lean.fake_semantics` knows real Lean would refuse it (a false word-problem statement, an
-unknown hypothesis name, pinned values the proof never reads), so a re-spliced statement passes only
-when the body proves it. It is a protocol fake, not a checker: nothing it says is ever a real verdict.
+satisfiability, refutation, witness: :mod:`repro.lean.statement_checks`) and a prover's theorems are
+judged by :mod:`repro.lean.fake_semantics`: a theorem is accepted only where the fake has shown its
+statement true (evaluated at its pinned values, or derived by the modelled omega/linarith; proof terms
+are not checked), refused where real Lean refuses it (a false statement, a proof from ``False`` under
+hypotheses that hold together, an unknown hypothesis name, pinned values the proof never reads), and
+answered with an error saying the fake cannot judge it everywhere else: never a success it cannot back.
+It is a protocol fake, not a checker: nothing it says is ever a real verdict.
+
+The protocol imitated is the one of leanprover-community/repl, ``REPL/JSON.lean`` (command and reply
+shapes: ``env``, ``messages`` with ``pos``/``endPos``/``severity``/``data``, ``sorries``) and
+``REPL/Main.lean`` (environments numbered per reply, ``Unknown environment.``, blank-line framing).
 """
 
 from __future__ import annotations
@@ -40,8 +46,7 @@ import sys
 import time
 from typing import Any
 
-from repro.lean.fake_arith import judge
-from repro.lean.fake_semantics import proof_objection
+from repro.lean.fake_semantics import Outcome, judge_check, judge_theorem
 from repro.lean.text.lexer import Kind, Token, identifier_parts, lex, line_column, significant
 
 _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
@@ -193,10 +198,11 @@ def _scope_errors(history: list[str]) -> list[dict[str, Any]]:
 
 
 def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
-    judged = judge(code.strip(), _statement_texts(history[:-1]))
+    judged = judge_check(code.strip(), _statement_texts(history[:-1]))
     if judged is not None:  # one of our trusted statement checks: decided on the arithmetic it states
-        accepted, why = judged
-        return {} if accepted else {"messages": [_message(code, 0, len(code), "error", why)]}
+        if judged.outcome == Outcome.accepted:
+            return {}
+        return {"messages": [_message(code, 0, len(code), "error", judged.message)]}
     messages: list[dict[str, Any]] = _scope_errors(history)
     sorries: list[dict[str, Any]] = []
     environment = "\n".join(history)
@@ -262,9 +268,9 @@ def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
         for name, declared in _declarations(code).items():
             if declared[0].text not in ("theorem", "lemma") or name.startswith("repro_target_"):
                 continue
-            objection = proof_objection(code[declared[0].start : declared[-1].end])
-            if objection is not None:
-                messages.append(_message(code, declared[0].start, declared[-1].end, "error", objection))
+            judgement = judge_theorem(code[declared[0].start : declared[-1].end])
+            if judgement.outcome != Outcome.accepted:  # refused, or an error saying the fake cannot judge it
+                messages.append(_message(code, declared[0].start, declared[-1].end, "error", judgement.message))
     reply: dict[str, Any] = {}
     if sorries:
         reply["sorries"] = sorries
