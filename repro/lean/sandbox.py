@@ -18,8 +18,10 @@ reported by ``repro doctor``-style callers and recorded with replay verdicts, ne
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from functools import lru_cache
@@ -55,6 +57,17 @@ def _works(command: list[str]) -> str | None:
     return None
 
 
+def _hidden_by_private_tmp() -> list[str]:
+    """What this process runs from (its Python environment, its checkout, its working directory) when
+    that lies under ``/tmp``: the private ``/tmp`` would hide it, and a venv there could not start
+    inside the sandbox. Shown read-only, like the rest of the file system."""
+    here = Path(__file__).resolve().parents[2]
+    candidates = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, Path(os.getcwd()), here}
+    tmp = Path("/tmp").resolve()
+    found = {str(path.resolve()) for path in candidates if path.exists() and path.resolve().is_relative_to(tmp)}
+    return sorted(path for path in found if path != str(tmp))
+
+
 def _bwrap_prefix(binary: str, work_dir: Path, *, chdir: bool = True) -> list[str]:
     work = str(work_dir.resolve())
     prefix = [
@@ -68,6 +81,7 @@ def _bwrap_prefix(binary: str, work_dir: Path, *, chdir: bool = True) -> list[st
         "/proc",
         "--tmpfs",
         "/tmp",
+        *[argument for path in _hidden_by_private_tmp() for argument in ("--ro-bind", path, path)],
         "--bind",
         work,
         work,
