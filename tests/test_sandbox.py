@@ -190,3 +190,21 @@ def test_the_sandboxed_lake_is_the_projects_toolchain_not_elans_shim(
         assert toolchain_binary("python3", str(project)) == shutil.which("python3")  # not a Lean program
     finally:
         toolchain_binary.cache_clear()
+
+
+def test_a_python_environment_under_tmp_stays_visible_read_only_in_bubblewrap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a venv or checkout under /tmp (a CI clone, a scratch venv) would be hidden by the private /tmp, and
+    # every sandboxed tool written in Python would fail to start ("execvp .venv/bin/python3")
+    from repro.lean import sandbox
+
+    venv = (tmp_path / "venv").resolve()
+    venv.mkdir()
+    monkeypatch.setattr(sandbox.sys, "prefix", str(venv))
+    work = tmp_path / "work"
+    work.mkdir()
+    prefix = sandbox._bwrap_prefix("bwrap", work)
+    at = prefix.index(str(venv))
+    assert prefix[at - 1] == "--ro-bind" and prefix[at + 1] == str(venv)
+    assert prefix.index("--tmpfs") < at < prefix.index("--bind"), "shown over the private /tmp, read-only"
