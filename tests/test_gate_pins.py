@@ -16,16 +16,10 @@ from repro.lean.protocol import InfraStatus, LeanResult
 from repro.lean.text import StatementError, final_proposition, lex, read_statement
 from repro.lean.text.statement import ends_in_sorry, top_level_equation, without_header
 from repro.records import ReasonCode
+from tests._gate_helpers import HEADER, MAIN, THEOREM
+from tests._gate_helpers import refusals as _refusals
 
-HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
-MAIN = "robe_total"
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
-THEOREM = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
-
-
-def _refusals(code: str, header: str = HEADER) -> list[str]:
-    result = scan(code, header=header, main_name=MAIN)
-    return ([result.unterminated] if result.unterminated else []) + result.forbidden
 
 
 def test_the_names_a_header_opens_end_at_the_next_command() -> None:
