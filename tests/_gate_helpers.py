@@ -11,6 +11,8 @@ from repro.lean.policy import scan
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
 MAIN = "robe_total"
 THEOREM = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+# the same proof with its tactic block laid out at column 0 (issue 19 §3)
+COLUMN_ZERO_BLOCK = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\nsubst h₀\nnorm_num\n"
 
 
 def refusals(code: str, header: str = HEADER, *, main_name: str = MAIN) -> list[str]:

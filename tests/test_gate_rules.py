@@ -16,7 +16,7 @@ from repro.lean.syntax import SyntaxTables, gate_tables
 from repro.lean.tables import COMMAND_KEYWORDS, LAYOUT_TACTICS, LAYOUT_TACTICS_BY_SOURCE
 from repro.lean.text import Kind, lex
 from repro.lean.text.statement import top_level_equation
-from tests._gate_helpers import HEADER, MAIN, THEOREM
+from tests._gate_helpers import COLUMN_ZERO_BLOCK, HEADER, MAIN, THEOREM
 from tests._gate_helpers import refusals as _refusals
 from tests.conftest import shared_file
 
@@ -436,7 +436,6 @@ def test_opening_the_lean_namespace_alone_is_refused(opening: str) -> None:
 
 
 # --- layout (issue 19 §3): column-0 tactic blocks, declaration suffixes, kernel reduction ---------
-COLUMN_ZERO_BLOCK = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\nsubst h₀\nnorm_num\n"
 LAYOUT_HONEST = {
     "tactics at column zero": COLUMN_ZERO_BLOCK,
     "have with an indented proof, then all_goals": COLUMN_ZERO_BLOCK.replace(
