@@ -489,3 +489,44 @@ PINNED_LAYOUT_TACTICS = {
 @pytest.mark.parametrize("word", sorted({word for words in PINNED_LAYOUT_TACTICS.values() for word in words.split()}))
 def test_every_curated_tactic_passes_at_column_zero_in_a_column_zero_block(word: str) -> None:
     assert _refusals(COLUMN_ZERO_BLOCK + f"{word}\n") == []
+
+
+def test_a_conclusion_under_forall_is_read_after_its_binders() -> None:
+    """``∀ x : ℕ, x + 1 = 6``: the equation after the comma, not the quantified text."""
+    assert final_proposition("∀ x : ℕ, x + 1 = 6") == ("x + 1 = 6", False)
+    assert final_proposition("∃ x : ℕ, x + 1 = 6") == ("∃ x : ℕ, x + 1 = 6", True)
+
+
+@pytest.mark.parametrize("statement", ["theorem (x : ℕ) : x = 1 := by sorry", "theorem 5 : 1 = 1 := by sorry"])
+def test_a_statement_whose_theorem_has_no_name_is_refused(statement: str) -> None:
+    with pytest.raises(StatementError, match="no name"):
+        read_statement(statement)
+
+
+class _AnswersEveryStep:
+    """A Lean backend that answers all four steps even after one of them timed out (a server that
+    runs each command on its own); the timeout is at ``step``."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "answers-every-step", False, "fake", "fake"
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        ok = LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)
+        timeout = LeanResult(infra_status=InfraStatus.timeout, backend_id=self.backend_id, real_lean=False)
+        return [timeout if index == self.step else ok for index in range(4)]
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("step", "name"), [(0, "statement"), (1, "proof"), (2, "bridge")])
+async def test_the_first_step_that_failed_is_reported_when_later_steps_answered(step: int, name: str) -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _AnswersEveryStep(step), header=HEADER)
+    assert not verdict.verified
+    assert verdict.reasons == [ReasonCode.lean_timeout], verdict.details
+    assert f"at the {name} step" in " ".join(verdict.details), verdict.details
