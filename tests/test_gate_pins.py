@@ -530,3 +530,54 @@ async def test_the_first_step_that_failed_is_reported_when_later_steps_answered(
     assert not verdict.verified
     assert verdict.reasons == [ReasonCode.lean_timeout], verdict.details
     assert f"at the {name} step" in " ".join(verdict.details), verdict.details
+
+
+class _AnswersTwoSteps:
+    """A Lean backend that answers only the first two of the four commands, both ``ok`` (a server that
+    dropped the rest of a sequence without saying why)."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "answers-two-steps", False, "fake", "fake"
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        return [LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)] * 2
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_lean_answer_missing_steps_is_unavailable_never_verified_nor_a_crash() -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _AnswersTwoSteps(), header=HEADER)
+    assert not verdict.verified
+    assert verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
+
+
+async def test_an_honest_proof_is_marked_with_no_policy() -> None:
+    """``policy`` lists what a run chose to refuse (native_decide, search tactics): nothing here."""
+    verdict = await verify_proof(STATEMENT, THEOREM, None, header=HEADER)
+    assert verdict.static_passed and verdict.policy == []
+
+
+def test_an_instance_with_universe_parameters_is_read_past_its_name() -> None:
+    """``instance foo.{u} : C ...``: the ``.{u}`` after the name is no type; the class after ``:`` is."""
+    assert _refusals("instance foo.{u} : Nonempty (ULift.{u} ℕ) := ⟨⟨0⟩⟩\n" + THEOREM) == []
+
+
+# Tokens after which a name is being declared (tables.DECLARATION_OPENERS), copied: a prover name spelled
+# like a configuration literal (``true``) would be what the literal resolves to, and run in its place.
+PINNED_DECLARATION_OPENERS = ["def", "theorem", "lemma", "abbrev", "instance", "opaque", "axiom", "example"]
+PINNED_DECLARATION_OPENERS += ["where", "rec", "structure", "inductive", "class", "private", "protected"]
+PINNED_DECLARATION_OPENERS += ["noncomputable", "partial", "unsafe", "nonrec", "|"]
+
+
+@pytest.mark.parametrize("opener", PINNED_DECLARATION_OPENERS)
+def test_a_name_after_every_declaration_opener_is_a_declaration_a_configuration_literal_could_resolve_to(
+    opener: str,
+) -> None:
+    code = f"example := 1 {opener} true : Bool := false\n" + THEOREM.replace(
+        "  norm_num\n", "  simp (config := { decide := true })\n"
+    )
+    refused = _refusals(code)
+    assert any(label.startswith("declaration named true") for label in refused), refused
