@@ -504,21 +504,23 @@ def test_a_statement_whose_theorem_has_no_name_is_refused(statement: str) -> Non
 
 
 class _AnswersEveryStep:
-    """A Lean backend that answers all four steps even after one of them timed out (a server that
-    runs each command on its own); the timeout is at ``step``."""
+    """A Lean backend that answers all four steps even after one of them failed (a server that runs each
+    command on its own); the step ``step`` fails with ``status``."""
 
     backend_id, real_lean, toolchain, mathlib_revision = "answers-every-step", False, "fake", "fake"
 
-    def __init__(self, step: int) -> None:
-        self.step = step
+    def __init__(self, step: int, status: InfraStatus = InfraStatus.timeout) -> None:
+        self.step, self.status = step, status
 
     async def check(self, code: str, header: str) -> LeanResult:
         return (await self.check_sequence([code], header))[0]
 
     async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
         ok = LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)
-        timeout = LeanResult(infra_status=InfraStatus.timeout, backend_id=self.backend_id, real_lean=False)
-        return [timeout if index == self.step else ok for index in range(4)]
+        failed = LeanResult(
+            infra_status=self.status, backend_id=self.backend_id, real_lean=False, detail="no answer in 60 s"
+        )
+        return [failed if index == self.step else ok for index in range(4)]
 
     async def close(self) -> None:
         return None
@@ -529,7 +531,14 @@ async def test_the_first_step_that_failed_is_reported_when_later_steps_answered(
     verdict = await verify_proof(STATEMENT, THEOREM, _AnswersEveryStep(step), header=HEADER)
     assert not verdict.verified
     assert verdict.reasons == [ReasonCode.lean_timeout], verdict.details
-    assert f"at the {name} step" in " ".join(verdict.details), verdict.details
+    assert f"timed out at the {name} step (no answer in 60 s)" in " ".join(verdict.details), verdict.details
+
+
+async def test_an_infrastructure_failure_is_reported_with_its_step_status_and_detail() -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _AnswersEveryStep(1, InfraStatus.crash), header=HEADER)
+    assert not verdict.verified
+    assert verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
+    assert "at the proof step: crash: no answer in 60 s" in " ".join(verdict.details), verdict.details
 
 
 class _AnswersTwoSteps:
@@ -576,8 +585,7 @@ PINNED_DECLARATION_OPENERS += ["noncomputable", "partial", "unsafe", "nonrec", "
 def test_a_name_after_every_declaration_opener_is_a_declaration_a_configuration_literal_could_resolve_to(
     opener: str,
 ) -> None:
-    code = f"example := 1 {opener} true : Bool := false\n" + THEOREM.replace(
-        "  norm_num\n", "  simp (config := { decide := true })\n"
-    )
+    # nothing after the name says it is declared (no ``:``, binder or ``:=``): only the opener before it
+    code = f"example := 1 {opener} true\n" + THEOREM.replace("  norm_num\n", "  simp (config := { decide := true })\n")
     refused = _refusals(code)
     assert any(label.startswith("declaration named true") for label in refused), refused
