@@ -479,7 +479,9 @@ LAYOUT_CASES = [
     ("name after where at column zero", THEOREM + "where\naux : True := trivial\n", "aux at the start"),
     ("a suffix word is not a tactic opener", THEOREM + "termination_by\nsimp\n", "simp at the start"),
     ("decide!", THEOREM.replace("  norm_num\n", "  decide!\n"), "decide!: kernel reduction"),
-    ("kernel as a name", _with_tactic("kernel"), "kernel: kernel reduction"),
+    ("kernel as a named item", _with_tactic("foo (kernel := true)"), "kernel as a configuration field"),
+    ("kernel as a glued flag", THEOREM.replace("  norm_num\n", "  simp +kernel\n"), "kernel as a configuration"),
+    ("kernel as a structure field", _with_tactic("f { kernel := true }"), "kernel as a configuration field"),
     (
         # an empty structure literal: ``⟨⟩`` would also trip the literal-only configuration rule
         "decide with an empty configuration",
@@ -777,3 +779,49 @@ def test_an_instance_whose_type_is_more_than_a_prop_class_applied_is_refused(typ
 )
 def test_a_prop_class_applied_to_bracketed_arguments_is_an_honest_instance(type_text: str) -> None:
     assert _refusals(f"instance : {type_text} := sorry_free_value\n" + THEOREM) == []
+
+
+# Issue 19 §3, false refusals of red team round 4: what each relaxation lets through and what it keeps out.
+WF_DEFINITION = "def halve (n : ℕ) : ℕ := if h : n < 2 then 0 else 1 + halve (n - 2)\ndecreasing_by\n"
+
+
+@pytest.mark.parametrize("word", ["simp_wf", "clean_wf", "decreasing_trivial", "decreasing_trivial_pre_omega"])
+def test_well_founded_tactics_pass_at_column_zero_after_decreasing_by(word: str) -> None:
+    assert _refusals(WF_DEFINITION + f"{word}\nomega\n\n" + THEOREM) == []
+    refusals = _refusals(THEOREM + f"{word}\n")  # no column-0 block open: refused where it stands
+    assert len(refusals) == 1 and f"{word} at the start of a line" in refusals[0], refusals
+
+
+KERNEL_NAMES_HONEST = {
+    "a hypothesis named kernel": THEOREM.replace("  subst h₀\n", "  have kernel : x = 3600 := h₀\n  subst kernel\n"),
+    "the kernel of a morphism": THEOREM.replace(
+        "  norm_num\n", "  have := CategoryTheory.Limits.kernel.ι f\n  norm_num\n"
+    ),
+    "kernel applied and projected": _with_tactic("(kernel f).1, LinearMap.ker g, kernel"),
+    "kernel after an operator with a space": _with_tactic("a + kernel, a - kernel"),
+    "a helper named kernel_bound": "lemma kernel_bound : True := trivial\n" + THEOREM,
+}
+
+
+@pytest.mark.parametrize("code", list(KERNEL_NAMES_HONEST.values()), ids=list(KERNEL_NAMES_HONEST))
+def test_kernel_is_an_ordinary_name_where_it_sets_no_configuration_field(code: str) -> None:
+    result = scan(code, header=HEADER, main_name=MAIN)
+    assert result.forbidden == [] and not result.uses_kernel_decide
+
+
+@pytest.mark.parametrize(
+    "tactic",
+    [
+        "decide +«kernel»",
+        "native_decide -kernel",
+        "decide (config := { toDecideConfig.kernel := true })",
+        "decide (config := { c with kernel := true })",
+        "exact (by decide (config := { kernel }))",
+    ],
+)
+def test_kernel_as_a_configuration_field_is_refused_as_policy_anywhere(tactic: str) -> None:
+    result = scan(
+        THEOREM.replace("  norm_num\n", f"  {tactic}\n"), header=HEADER, main_name=MAIN, allow_native_decide=True
+    )
+    assert result.uses_kernel_decide
+    assert any("kernel reduction is refused" in refusal for refusal in result.forbidden), result.forbidden

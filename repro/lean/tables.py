@@ -440,6 +440,13 @@ _CORE_TACTICS = {
     "src/Init/ByCases.lean": "by_cases",
     "src/Init/Ext.lean": "ext",
     "src/Init/Conv.lean": "conv",
+    # what ``decreasing_by`` blocks use (v4.15: ``macro "simp_wf"``, ``macro "clean_wf"``,
+    # ``syntax "decreasing_trivial"``, ``syntax "decreasing_trivial_pre_omega"``, ``macro "decreasing_with "``).
+    # The generated table missed them: the library index's only stored version of this file is a 2022
+    # one (0242eb7e, 923 characters) declaring ``decreasing_tactic`` alone.
+    "src/Init/WFTactics.lean (v4.15)": (
+        "simp_wf clean_wf decreasing_trivial decreasing_trivial_pre_omega decreasing_with"
+    ),
 }
 _MATHLIB_TACTICS = {
     "Mathlib/Tactic/NormNum/Core.lean": "norm_num norm_num1",
@@ -492,8 +499,14 @@ DECLARATION_SUFFIXES = frozenset({"termination_by", "decreasing_by", "where"})
 # Kernel reduction asked for by the prover (``decide +kernel``, ``decide (config := {kernel := true})``,
 # ``decide!``): the elaborator's own check is skipped and only the kernel evaluates the decision
 # procedure, which reaches kernel bugs such as the v4.9-v4.15 ``Nat.pow`` one (leanprover/lean4#8060).
-# Refused as policy (``kernel_decide``), compared per name component like ``native``.
-KERNEL_DECIDE_NAMES = frozenset({"kernel", "decide!"})
+# Refused as policy (``kernel_decide``): ``decide!`` as any name component, like ``native``; the word
+# ``kernel`` only where it sets a configuration field (``KERNEL_CONFIG_FIELDS``, rule and why:
+# ``repro.lean.policy._kernel_configuration``), so ``CategoryTheory.Limits.kernel`` or a hypothesis named
+# ``kernel`` are ordinary names.
+KERNEL_DECIDE_NAMES = frozenset({"decide!"})
+# The field of ``DecideConfig`` (leanprover/lean4 ``src/Init/Tactics.lean``, "Configuration for the
+# `decide` tactic family": ``kernel : Bool := false``) that asks for kernel-only reduction.
+KERNEL_CONFIG_FIELDS = frozenset({"kernel"})
 # Tactic configurations (adversary round 4, A2). Lean elaborates a configuration and runs it in the
 # interpreter (``Meta.evalExpr'``, leanprover/lean4 ``src/Lean/Elab/Tactic/Config.lean``,
 # ``declare_config_elab``), so a configuration may hold literals only (rule and why:
