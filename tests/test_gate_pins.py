@@ -609,3 +609,11 @@ def test_a_scan_sharing_the_memo_of_a_later_unclosed_token_reads_the_earlier_one
 def test_every_escape_form_of_a_char_literal_is_one_char_token(literal: str) -> None:
     """Lean's ``quotedCharCoreFn``: ``\\x`` takes 2 hex digits, ``\\u`` 4 (or braces), others 1 character."""
     assert [(t.kind, t.text) for t in lex(literal)] == [(Kind.char, literal)]
+
+
+def test_an_instance_without_a_type_is_refused_whatever_follows_it() -> None:
+    """``instance foo := (⟨6⟩ : OfNat ℕ 5)`` takes its class from the value: a Type-valued instance. The
+    type is read up to the instance's own ``:=``, never from the ``: Fact ...`` of a later command."""
+    code = "instance foo := (⟨6⟩ : OfNat ℕ 5)\nexample : Fact (1 = 1) := ⟨rfl⟩\n" + THEOREM
+    refused = _refusals(code)
+    assert any(label.startswith("instance of nothing") for label in refused), refused
