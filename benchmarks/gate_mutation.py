@@ -193,6 +193,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "_identifier | drop-condition: drop operand 1 of and | glued and following is not None and (spaced or"
         " text in tables.glued...",
     ): "`glued` is only true when `following is not None`: the dropped operand repeats it (for mypy)",
+    ("repro/lean/policy.py", "_identifier | delete-element: delete 'end' | ('by', 'end')"): (
+        "`end` never reaches the start-of-line test: alone on its line it is the prover's anonymous section"
+        " end (returned before), otherwise a command keyword of the generated tables (refused before)"
+    ),
     ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),
@@ -209,6 +213,16 @@ def _equivalent(mutant: Mutant) -> str | None:
     reviewed = EQUIVALENT.get((mutant.module, mutant.name)) or EQUIVALENT.get((mutant.module, short))
     if reviewed:
         return reviewed
+    if mutant.module.endswith("tables.py") and mutant.description.endswith("to DEFAULT_OPEN_ALLOWLIST"):
+        from repro.lean.tables import OPEN_DENYLIST
+        from repro.lean.text import identifier_parts
+
+        added = mutant.description.split("'")[1]
+        if not any(part in OPEN_DENYLIST for part in identifier_parts(added)):
+            return (
+                "the open allowlist only exempts a namespace from OPEN_DENYLIST (policy._open judges every"
+                " opened name by the name rules first), and no component of this one is in it"
+            )
     if mutant.module.endswith("tables.py") and mutant.kind == "delete-element":
         from repro.lean import tables
         from repro.lean.syntax import gate_tables, keyword_key

@@ -22,6 +22,7 @@ from repro.lean.text import (
     lex,
     read_statement,
 )
+from repro.lean.text.lexer import Unclosed, lex_from
 from repro.lean.text.statement import ends_in_sorry, top_level_equation, without_header
 from repro.records import ReasonCode
 from tests._gate_helpers import COLUMN_ZERO_BLOCK, HEADER, MAIN, THEOREM
@@ -589,3 +590,30 @@ def test_a_name_after_every_declaration_opener_is_a_declaration_a_configuration_
     code = f"example := 1 {opener} true\n" + THEOREM.replace("  norm_num\n", "  simp (config := { decide := true })\n")
     refused = _refusals(code)
     assert any(label.startswith("declaration named true") for label in refused), refused
+
+
+@pytest.mark.parametrize("text", ['x "a" y "b', 'x r"a" y r"b', "x «a» y «b", 'x "a" y r#"b"', "x /- a -/ y /- b"])
+def test_a_scan_sharing_the_memo_of_a_later_unclosed_token_reads_the_earlier_ones_as_a_fresh_scan(text: str) -> None:
+    """Blocks of one reply share what is known never to close (``Unclosed``); that memo holds only from
+    where the unclosed token began: a string, raw string, ``«`` name or comment that starts earlier and
+    closes is still read whole."""
+    shared = Unclosed()
+    later = text.rindex(" y ")
+    list(lex_from(text, later, shared))  # learns that the last token never closes
+    assert [(t.kind, t.start, t.end) for t in lex_from(text, 0, shared)] == [
+        (t.kind, t.start, t.end) for t in lex_from(text, 0)
+    ]
+
+
+@pytest.mark.parametrize("literal", ["'\\n'", "'\\\\'", "'\\''", "'\\x41'", "'\\u03b1'", "'\\u{3b1}'"])
+def test_every_escape_form_of_a_char_literal_is_one_char_token(literal: str) -> None:
+    """Lean's ``quotedCharCoreFn``: ``\\x`` takes 2 hex digits, ``\\u`` 4 (or braces), others 1 character."""
+    assert [(t.kind, t.text) for t in lex(literal)] == [(Kind.char, literal)]
+
+
+def test_an_instance_without_a_type_is_refused_whatever_follows_it() -> None:
+    """``instance foo := (⟨6⟩ : OfNat ℕ 5)`` takes its class from the value: a Type-valued instance. The
+    type is read up to the instance's own ``:=``, never from the ``: Fact ...`` of a later command."""
+    code = "instance foo := (⟨6⟩ : OfNat ℕ 5)\nexample : Fact (1 = 1) := ⟨rfl⟩\n" + THEOREM
+    refused = _refusals(code)
+    assert any(label.startswith("instance of nothing") for label in refused), refused
