@@ -16,16 +16,9 @@ from repro.lean.syntax import SyntaxTables, gate_tables
 from repro.lean.tables import COMMAND_KEYWORDS, LAYOUT_TACTICS, LAYOUT_TACTICS_BY_SOURCE
 from repro.lean.text import Kind, lex
 from repro.lean.text.statement import top_level_equation
+from tests._gate_helpers import COLUMN_ZERO_BLOCK, HEADER, MAIN, THEOREM
+from tests._gate_helpers import refusals as _refusals
 from tests.conftest import shared_file
-
-HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
-MAIN = "robe_total"
-THEOREM = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
-
-
-def _refusals(code: str, main_name: str = MAIN) -> list[str]:
-    result = scan(code, header=HEADER, main_name=main_name)
-    return ([result.unterminated] if result.unterminated else []) + result.forbidden
 
 
 def _with_tactic(tactic: str) -> str:
@@ -444,7 +437,6 @@ def test_opening_the_lean_namespace_alone_is_refused(opening: str) -> None:
 
 
 # --- layout (issue 19 §3): column-0 tactic blocks, declaration suffixes, kernel reduction ---------
-COLUMN_ZERO_BLOCK = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\nsubst h₀\nnorm_num\n"
 LAYOUT_HONEST = {
     "tactics at column zero": COLUMN_ZERO_BLOCK,
     "have with an indented proof, then all_goals": COLUMN_ZERO_BLOCK.replace(
