@@ -197,6 +197,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "`end` never reaches the start-of-line test: alone on its line it is the prover's anonymous section"
         " end (returned before), otherwise a command keyword of the generated tables (refused before)"
     ),
+    (
+        "repro/lean/policy.py",
+        "header_opens | drop-condition: drop operand 2 of or | following.kind != Kind.identifier or"
+        " following.text in COMMAND_KEYW...",
+    ): (
+        "`in` read as one more opened name: the open allowlist only exempts names from OPEN_DENYLIST, which"
+        " `in` is not in, and what follows `open X in` in a header Lean accepts is a command (its keyword,"
+        " `@[`, or a modifier of COMMAND_KEYWORDS), where the loop stops as before"
+    ),
     ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),

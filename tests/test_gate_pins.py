@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from repro.lean import verify_proof
-from repro.lean.policy import scan
+from repro.lean.policy import header_opens, scan
 from repro.lean.protocol import InfraStatus, LeanResult
 from repro.lean.text import (
     Kind,
@@ -617,3 +617,35 @@ def test_an_instance_without_a_type_is_refused_whatever_follows_it() -> None:
     code = "instance foo := (⟨6⟩ : OfNat ℕ 5)\nexample : Fact (1 = 1) := ⟨rfl⟩\n" + THEOREM
     refused = _refusals(code)
     assert any(label.startswith("instance of nothing") for label in refused), refused
+
+
+def test_a_header_open_opens_only_the_names_before_its_first_symbol() -> None:
+    """``open Nat (Linarith)`` opens ``Nat`` and makes ``Nat.Linarith`` visible as ``Linarith``: it does not
+    open the namespace ``Linarith``, so the header does not let the prover open it either."""
+    header = "import Mathlib\nopen Nat (Linarith)\n"
+    assert header_opens(header) == frozenset({"Nat"})
+    refused = _refusals("open Linarith in\n" + THEOREM, header)
+    assert len(refused) == 1 and refused[0].startswith("open Linarith ("), refused
+
+
+def test_an_instance_type_ends_at_an_equation_style_value() -> None:
+    """``instance : C args`` then ``| pats => v`` (Lean's ``declValEqns``): the ``|`` starts the value,
+    which Lean checks; it is no operator of the type."""
+    assert _refusals("instance : Fact (1 = 1)\n  | _ => ⟨rfl⟩\n" + THEOREM) == []
+
+
+def test_an_arrow_after_a_named_argument_of_the_class_is_still_seen() -> None:
+    """``Fact (p := true) → OfNat ℕ 4``: the ``:=`` inside the brackets is no end of the type, so the
+    arrow after them makes the class ``OfNat`` (red team round 4, A3)."""
+    refused = _refusals("instance : Fact (p := true) → OfNat ℕ 4 := sorry_free\n" + THEOREM)
+    assert refused == ["instance type that is not `Fact args` (line 1:0; arguments in brackets only)"], refused
+
+
+def test_a_conclusion_after_an_ascii_arrow_is_read_after_it() -> None:
+    assert final_proposition("x > 0 -> x + 1 = 6") == ("x + 1 = 6", False)
+    assert final_proposition("x > 0 → x + 1 = 6") == ("x + 1 = 6", False)
+
+
+def test_code_ending_inside_a_configuration_literal_is_refused_not_crashed_on() -> None:
+    refused = _refusals(THEOREM + "  simp (config := { decide := true")
+    assert len(refused) == 1 and "an unclosed {" in refused[0], refused
