@@ -649,7 +649,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--deselect", action="append", default=[], help="a quick test's node id to leave out (repeatable)"
     )
-    parser.add_argument("--slow-tests", nargs="*", default=list(SLOW_TESTS), help="phase 2, for phase 1's survivors")
+    parser.add_argument(
+        "--slow-tests",
+        nargs="*",
+        default=list(SLOW_TESTS),
+        help="phase 2, for phase 1's survivors (given bare, no tests: phase 2 is skipped)",
+    )
     parser.add_argument("--sample", type=int, default=200, help="mutants to run (sampled with --seed); 0: all")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument(
@@ -717,6 +722,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _run_phase(overlay, chosen, arguments.tests, "quick", quick_limit, deadline, select)
         left = [(m, t) for m, t in chosen if m.status == "survived" and not _equivalent(m)]
+        if left and not arguments.slow_tests:  # a bare ``--slow-tests`` names no test: say so, not silently
+            print(f"{len(left)} survivors; phase 2 skipped: --slow-tests was given no tests", flush=True)
         if left and arguments.slow_tests:
             print(f"{len(left)} survivors (not known equivalent) against the slow tests", flush=True)
             slow_limit = _baseline(overlay, arguments.slow_tests, "slow", arguments.timeout_s)
