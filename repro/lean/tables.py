@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from repro.lean.syntax import gate_tables
 
+# The words that may stand before a declaration's keyword: Lean's ``declModifiers`` after its doc comment
+# and attributes (``visibility`` = ``private``/``protected``, ``noncomputable``, ``unsafe``, ``partial``
+# or ``nonrec``; leanprover/lean4 v4.15.0 src/Lean/Parser/Command.lean). A command may begin with one,
+# and the declared name follows the keyword after them: listed once, for both tables below.
+DECLARATION_MODIFIERS = ("private", "protected", "noncomputable", "partial", "unsafe", "nonrec")
+
 # Keywords that begin a command. A formal statement may contain none but its one theorem keyword.
 COMMAND_KEYWORDS = frozenset(
     {
@@ -60,12 +66,7 @@ COMMAND_KEYWORDS = frozenset(
         "declare_syntax_cat",
         "local",
         "scoped",
-        "private",
-        "protected",
-        "noncomputable",
-        "partial",
-        "unsafe",
-        "nonrec",
+        *DECLARATION_MODIFIERS,
         "proof_wanted",
         "simproc",
         "dsimproc",
@@ -552,12 +553,7 @@ DECLARATION_OPENERS = frozenset(
         "structure",
         "inductive",
         "class",
-        "private",
-        "protected",
-        "noncomputable",
-        "partial",
-        "unsafe",
-        "nonrec",
+        *DECLARATION_MODIFIERS,
         "|",
     }
 )
