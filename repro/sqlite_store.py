@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
+from repro import natural
 from repro.records import utc_now
 
 
@@ -29,7 +30,9 @@ class SqliteStore:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        self._connection = natural.register(
+            sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+        )
         self._connection.execute("PRAGMA journal_mode=WAL")
         self._connection.execute("PRAGMA synchronous=NORMAL")
         self._connection.execute("PRAGMA busy_timeout=30000")

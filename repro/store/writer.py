@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from repro import natural
 from repro.records import AttemptStatus, Candidate, ModelCallRecord, SourceProblem, StageAttempt, utc_now
 from repro.store.reader import RunReader
 from repro.store.schema import STAGE_RANK, STORE_FILENAME, StoreError, migrate
@@ -68,7 +69,7 @@ class RunStore(RunReader):
         connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.execute("PRAGMA busy_timeout=30000")
-        return connection
+        return natural.register(connection)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:
