@@ -52,5 +52,5 @@ def register(connection: sqlite3.Connection) -> sqlite3.Connection:
     return connection
 
 
-def _sql_natural_key(value: object) -> object:
+def _sql_natural_key(value: str | bytes | int | float | None) -> str | bytes | int | float | None:
     return natural_key(value) if isinstance(value, str) else value

@@ -235,6 +235,36 @@ def test_statement_file_errors_name_the_line_and_field(tmp_path: Path) -> None:
         read_statements(path)
 
 
+def test_prove_study_names_every_bad_row_of_a_statement_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three bad rows among good ones: all three are named (line, field, reason), prove-study exits 2
+    before any endpoint is tried, and no study directory is started."""
+    from repro.cli import main
+
+    rows = world.statement_rows()[:4]
+    lines = [json.dumps(row, ensure_ascii=False) for row in rows]
+    lines[1] = json.dumps({**rows[1], "theorem_name": "other"})
+    lines[2] = lines[2][:-1]  # cut: not valid JSON
+    no_header = dict(rows[3])
+    del no_header["header"]
+    lines[3] = json.dumps({**no_header, "id": rows[0]["id"]})
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    study = tmp_path / "st"
+    assert main(["prove-study", str(path), "--prover", "p=m@http://127.0.0.1:9/v1", "--study-dir", str(study)]) == 2
+    error = "".join(capsys.readouterr().err.split())
+    for named in (
+        "bad.jsonl: 3 bad rows",
+        "bad.jsonl:2: field 'theorem_name': 'other' but the statement declares",
+        "bad.jsonl:3: not valid JSON",
+        "bad.jsonl:4: field 'header': Field required",
+    ):
+        assert "".join(named.split()) in error, named
+    assert "bad.jsonl:1:" not in error
+    assert not (study / "study.sqlite").exists()
+
+
 def test_prover_specs(tmp_path: Path) -> None:
     entry = parse_prover_spec("goedel=Goedel-LM/Goedel-Prover-V2-32B@http://gpu:8001/v1", api_key_env="KEY")
     assert (entry.name, entry.settings.model, entry.settings.base_url) == (

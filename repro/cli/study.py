@@ -157,7 +157,12 @@ def register(commands: Commands) -> None:
         " prompt, sampling and budget), MODEL@BASE_URL (a model with a profile gets it; others get `custom`)"
         " or a YAML file of model settings (`profile:` allowed; explicit values override the profile).",
     )
-    study.add_argument("statements", nargs="?", help="statement file (JSONL; `repro statements` writes one)")
+    study.add_argument(
+        "statements",
+        nargs="?",
+        help="statement file (JSONL; `repro statements` writes one); every bad row is named (line, field,"
+        " reason), exit 2",
+    )
     study.add_argument(
         "--prover",
         action="append",
