@@ -785,3 +785,14 @@ def test_an_instance_whose_type_is_more_than_a_prop_class_applied_is_refused(typ
 )
 def test_a_prop_class_applied_to_bracketed_arguments_is_an_honest_instance(type_text: str) -> None:
     assert _refusals(f"instance : {type_text} := sorry_free_value\n" + THEOREM) == []
+
+
+# Issue 19 §3, false refusals of red team round 4: what each relaxation lets through and what it keeps out.
+WF_DEFINITION = "def halve (n : ℕ) : ℕ := if h : n < 2 then 0 else 1 + halve (n - 2)\ndecreasing_by\n"
+
+
+@pytest.mark.parametrize("word", ["simp_wf", "clean_wf", "decreasing_trivial", "decreasing_trivial_pre_omega"])
+def test_well_founded_tactics_pass_at_column_zero_after_decreasing_by(word: str) -> None:
+    assert _refusals(WF_DEFINITION + f"{word}\nomega\n\n" + THEOREM) == []
+    refusals = _refusals(THEOREM + f"{word}\n")  # no column-0 block open: refused where it stands
+    assert len(refusals) == 1 and f"{word} at the start of a line" in refusals[0], refusals

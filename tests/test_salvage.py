@@ -329,6 +329,8 @@ async def test_salvage_without_its_policy_unmasks_no_cheat_the_gate_refused() ->
         "where_declares_a_sorry",
         # a `where` block declaring `true`, which the configuration above it would resolve to (A2)
         "config_attack_true_in_where_block",
+        # a column-0 `simp_wf` and an unknown word after the theorem's indented block (round-4 false refusals)
+        "wf_simp_wf_at_column_zero_with_no_block_open",
     }
     assert set(verified) == set(RESCUED) | after_an_honest_proof, verified
     for name in after_an_honest_proof:

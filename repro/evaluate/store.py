@@ -13,7 +13,7 @@ from typing import Any
 
 from repro.evaluate.records import EvalAnswer, EvalModel, Variant
 from repro.records import ReleasedInstance
-from repro.sqlite_store import SqliteStore
+from repro.store.sqlite import SqliteStore
 
 EVAL_STORE_FILENAME = "evaluation.sqlite"
 

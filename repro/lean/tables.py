@@ -440,6 +440,13 @@ _CORE_TACTICS = {
     "src/Init/ByCases.lean": "by_cases",
     "src/Init/Ext.lean": "ext",
     "src/Init/Conv.lean": "conv",
+    # what ``decreasing_by`` blocks use (v4.15: ``macro "simp_wf"``, ``macro "clean_wf"``,
+    # ``syntax "decreasing_trivial"``, ``syntax "decreasing_trivial_pre_omega"``, ``macro "decreasing_with "``).
+    # The generated table missed them: the library index's only stored version of this file is a 2022
+    # one (0242eb7e, 923 characters) declaring ``decreasing_tactic`` alone.
+    "src/Init/WFTactics.lean (v4.15)": (
+        "simp_wf clean_wf decreasing_trivial decreasing_trivial_pre_omega decreasing_with"
+    ),
 }
 _MATHLIB_TACTICS = {
     "Mathlib/Tactic/NormNum/Core.lean": "norm_num norm_num1",

@@ -22,6 +22,7 @@ from urllib.parse import quote
 from repro import natural
 from repro.records import Candidate, CandidateStatus, ModelCallRecord, SourceProblem, StageAttempt
 from repro.store.schema import SCHEMA_VERSION, STORE_FILENAME, StoreError, refuse_newer
+from repro.store.sqlite import written_version
 
 
 def _read_only_connection(path: Path) -> sqlite3.Connection:
@@ -114,11 +115,8 @@ class RunReader:
                 cursor.close()
 
     def schema_version(self) -> int:
-        tables = self._query("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'")
-        if not tables:
-            return 0
-        rows = self._query("SELECT value FROM meta WHERE key='schema_version'")
-        return int(rows[0]["value"]) if rows else 0
+        with self._read_lock:
+            return written_version(self._reader)
 
     def get_meta(self, key: str) -> str | None:
         rows = self._query("SELECT value FROM meta WHERE key=?", (key,))

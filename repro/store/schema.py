@@ -1,18 +1,14 @@
 """The run store's schema: its file name, its numbered migrations, and how a store is moved forward.
 
-Each migration moves the schema one version forward. A store is migrated on the writer's open, each step
-in its own transaction with the version re-read under the write lock, so two processes opening an old
-store at once cannot both apply a step. A reader never migrates: it refuses a store older or newer than
-this repro (see :mod:`repro.store.reader`).
+Each migration moves the schema one version forward. A store is migrated on the writer's open, the way
+every store of repro is (:func:`repro.store.sqlite.apply_migrations`). A reader never migrates: it
+refuses a store older or newer than this repro (see :mod:`repro.store.reader`).
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
-from contextlib import AbstractContextManager
-
-from repro.records import LEVER_STAGES, STAGE_ORDER, Stage, utc_now
+from repro.records import LEVER_STAGES, STAGE_ORDER, Stage
+from repro.store.sqlite import WriteTransaction, apply_migrations, refuse_newer_version
 
 STORE_FILENAME = "run.sqlite"
 
@@ -141,34 +137,10 @@ class StoreError(RuntimeError):
     pass
 
 
-def written_version(connection: sqlite3.Connection) -> int:
-    """The schema version recorded in the store (0: a new, empty file)."""
-    if not connection.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'").fetchone():
-        return 0
-    row = connection.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-    return int(row[0]) if row else 0
-
-
 def refuse_newer(path: object, version: int) -> None:
-    if version > SCHEMA_VERSION:
-        raise StoreError(f"{path}: schema version {version} is newer than this repro ({SCHEMA_VERSION}); upgrade repro")
+    refuse_newer_version(path, version, SCHEMA_VERSION, StoreError)
 
 
-def migrate(path: object, current: int, transaction: Callable[[], AbstractContextManager[sqlite3.Connection]]) -> None:
-    """Apply every migration after ``current``; ``transaction`` opens a write transaction (BEGIN IMMEDIATE)."""
-    refuse_newer(path, current)
-    while current < SCHEMA_VERSION:
-        with transaction() as connection:
-            # re-read under the write lock: another process may have migrated meanwhile
-            version = written_version(connection)
-            if version >= SCHEMA_VERSION:
-                return
-            for statement in _MIGRATIONS[version].split(";"):
-                if statement.strip():
-                    connection.execute(statement)
-            connection.execute(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', ?)", (str(version + 1),)
-            )
-            if version == 0:
-                connection.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('created_at', ?)", (utc_now(),))
-        current = version + 1
+def migrate(path: object, current: int, transaction: WriteTransaction) -> None:
+    """Apply every run-store migration after ``current``; ``transaction`` opens a write transaction."""
+    apply_migrations(path, _MIGRATIONS, current, transaction, error=StoreError)

@@ -19,15 +19,15 @@ import queue
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from repro import natural
 from repro.records import AttemptStatus, Candidate, ModelCallRecord, SourceProblem, StageAttempt, utc_now
 from repro.store.reader import RunReader
 from repro.store.schema import STAGE_RANK, STORE_FILENAME, StoreError, migrate
+from repro.store.sqlite import connect, immediate_transaction
 
 # a queued write: runs inside the writer's open transaction
 WriteOperation = Callable[[sqlite3.Connection], object]
@@ -54,9 +54,8 @@ class RunStore(RunReader):
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             self._lock = threading.RLock()
-            self._connection = self._connect()
-            self._connection.execute("PRAGMA journal_mode=WAL")
-            self._reader = self._connect()
+            self._connection = connect(self.path, wal=True)
+            self._reader = connect(self.path)
         except (OSError, sqlite3.OperationalError) as error:
             raise StoreError(f"{self.path}: cannot open the run store for writing ({error})") from None
         migrate(self.path, self.schema_version(), self.transaction)
@@ -64,12 +63,6 @@ class RunStore(RunReader):
         self._writer: threading.Thread | None = None
         self._failure: StoreError | None = None
         self.batches_written = 0
-
-    def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-        connection.execute("PRAGMA synchronous=NORMAL")
-        connection.execute("PRAGMA busy_timeout=30000")
-        return natural.register(connection)
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def close(self) -> None:
@@ -86,16 +79,8 @@ class RunStore(RunReader):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._connection
-            except BaseException:
-                self._connection.execute("ROLLBACK")
-                raise
-            self._connection.execute("COMMIT")
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return immediate_transaction(self._lock, self._connection)
 
     # -- the writer thread -----------------------------------------------------------------------
     def start_writer(self, *, batch_size: int = 1000, queue_size: int = 20000) -> None:

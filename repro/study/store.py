@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from repro.sqlite_store import SqliteStore
+from repro.store.sqlite import SqliteStore
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 
 STUDY_FILENAME = "study.sqlite"
