@@ -234,6 +234,29 @@ def test_released_rows_and_the_card_carry_the_statement_check(tmp_path: Path) ->
     assert "- undecided: 0 of 2 rows" in card
 
 
+def test_released_rows_and_the_card_say_which_proofs_a_lever_found(tmp_path: Path) -> None:
+    """A salvaged proof is marked in its row (JSONL and Parquet alike) and counted in the card, so a
+    user can keep only the prover's own samples."""
+    import pyarrow.parquet as parquet
+
+    synthetic_run(tmp_path / "run", real_lean=True)
+    _set_statement_checks(
+        tmp_path / "run", {"math:7": None, "gsm8k:1": None}, **{"gsm8k:1": {"proof_lever": "salvage"}}
+    )
+    write_release(tmp_path / "run", tmp_path / "out")
+    by_id = {row.instance_id: row.provenance.proof_lever for row in read_release(tmp_path / "out")}
+    assert by_id == {"math:7#r0": "none", "gsm8k:1#r0": "salvage"}
+    parquet_rows = parquet.read_table(tmp_path / "out" / "data" / "test.parquet").to_pylist()
+    assert {row["instance_id"]: row["provenance"]["proof_lever"] for row in parquet_rows} == by_id
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "## How the proofs were found" in card
+    assert "- none: 1 of 2 rows" in card and "- salvage: 1 of 2 rows" in card and "- feedback: 0 of 2 rows" in card
+    loaded = datasets.load_dataset(str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"))["test"]
+    raw = loaded.filter(lambda row: row["provenance"]["proof_lever"] == "none")
+    assert [row["instance_id"] for row in raw] == ["math:7#r0"]
+    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) != 2, "the files still match"
+
+
 def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path) -> None:
     synthetic_run(tmp_path / "run", real_lean=True)
     _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": None})

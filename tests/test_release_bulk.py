@@ -64,6 +64,7 @@ def _datasets_features() -> datasets.Features:
                 "verifier_backend": text,
                 "verified_by_real_lean": datasets.Value("bool"),
                 "statement_check": text,
+                "proof_lever": text,
                 "proof_hash": text,
                 "repro_version": text,
                 "released_at": text,
