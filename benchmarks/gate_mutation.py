@@ -166,6 +166,24 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         # not >=, <=, =>: the answer scope reader (text/answer_scope.py) treats > < = as relations
         for symbol, halves in {"...": ("..", ".")}.items()
     },
+    (
+        "repro/lean/text/lexer.py",
+        "identifier | drop-condition: drop operand 0 of and | cursor < self.length and code[cursor] == '«'",
+    ): (
+        "the bound always holds there: the first pass starts at the identifier's own first character, and a"
+        " later pass only after `cursor + 1 < self.length` was checked and the `.` stepped over"
+    ),
+    **{
+        ("repro/lean/policy.py", f"{function} | drop-condition: drop operand 0 of and | {test}"): (
+            "only symbol tokens have the text of a bracket (a string, char or name keeps its quotes, an error"
+            " token runs from a comment, string or char opener to the end)"
+        )
+        for function in ("_instance", "_plain_application")
+        for test in [
+            "word.kind == Kind.symbol and word.text in ('(', '[', '{', '⦃', '⟨')",
+            "word.kind == Kind.symbol and word.text in (')', ']', '}', '⦄', '⟩')",
+        ]
+    },
     ("repro/lean/text/lexer.py", "scan_from | compare: Eq->NotEq #0 | steps % 4096 == 0"): (
         "only how often the lexer checks the time limit (almost every token instead of every 4,096th):"
         " the same tokens and the same timeouts, slower"
@@ -175,6 +193,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "_identifier | drop-condition: drop operand 1 of and | glued and following is not None and (spaced or"
         " text in tables.glued...",
     ): "`glued` is only true when `following is not None`: the dropped operand repeats it (for mypy)",
+    ("repro/lean/policy.py", "_identifier | delete-element: delete 'end' | ('by', 'end')"): (
+        "`end` never reaches the start-of-line test: alone on its line it is the prover's anonymous section"
+        " end (returned before), otherwise a command keyword of the generated tables (refused before)"
+    ),
     ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),
@@ -191,16 +213,36 @@ def _equivalent(mutant: Mutant) -> str | None:
     reviewed = EQUIVALENT.get((mutant.module, mutant.name)) or EQUIVALENT.get((mutant.module, short))
     if reviewed:
         return reviewed
-    if mutant.module.endswith("tables.py") and mutant.kind == "delete-element":
-        from repro.lean.syntax import gate_tables, keyword_key
-        from repro.lean.tables import COMMAND_KEYWORDS
-
-        word = mutant.description.removeprefix("delete ").strip("'")
-        if word in COMMAND_KEYWORDS and keyword_key(word) in gate_tables().commands:
-            return "the generated syntax tables also hold this command keyword, and COMMAND_KEYWORDS unions them in"
-        from repro.lean import tables
+    if mutant.module.endswith("tables.py") and mutant.description.endswith("to DEFAULT_OPEN_ALLOWLIST"):
+        from repro.lean.tables import OPEN_DENYLIST
         from repro.lean.text import identifier_parts
 
+        added = mutant.description.split("'")[1]
+        if not any(part in OPEN_DENYLIST for part in identifier_parts(added)):
+            return (
+                "the open allowlist only exempts a namespace from OPEN_DENYLIST (policy._open judges every"
+                " opened name by the name rules first), and no component of this one is in it"
+            )
+    if mutant.module.endswith("tables.py") and mutant.kind == "delete-element":
+        from repro.lean import tables
+        from repro.lean.syntax import gate_tables, keyword_key
+        from repro.lean.tables import COMMAND_KEYWORDS
+        from repro.lean.text import identifier_parts
+
+        word = mutant.description.removeprefix("delete ").strip("'")
+        # only the hand-kept COMMAND_KEYWORDS literal: the same word in another table (DECLARATION_OPENERS'
+        # ``def``) is no command keyword there
+        hand_kept_commands = mutant.snippet.startswith("{'theorem', 'lemma', 'def', 'abbrev', 'example'")
+        if hand_kept_commands and word in COMMAND_KEYWORDS and keyword_key(word) in gate_tables().commands:
+            return "the generated syntax tables also hold this command keyword, and COMMAND_KEYWORDS unions them in"
+        curated = {**getattr(tables, "_CORE_TACTICS", {}), **getattr(tables, "_MATHLIB_TACTICS", {})}
+        if mutant.snippet.startswith(("{'src/Init/Tactics.lean'", "{'Mathlib/Tactic/NormNum/Core.lean'")):
+            words = curated.get(word, "").split()
+            if words and all(gate_tables().is_tactic(tactic) for tactic in words):
+                return (
+                    f"every tactic of {word} is also a tactic keyword of the generated syntax tables, which"
+                    " policy._is_layout_tactic reads first"
+                )
         open_denylist: frozenset[str] = getattr(tables, "OPEN_DENYLIST", frozenset())
         if (
             open_denylist

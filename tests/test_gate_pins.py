@@ -13,19 +13,22 @@ import pytest
 from repro.lean import verify_proof
 from repro.lean.policy import scan
 from repro.lean.protocol import InfraStatus, LeanResult
-from repro.lean.text import StatementError, final_proposition, lex, read_statement
+from repro.lean.text import (
+    Kind,
+    StatementError,
+    final_proposition,
+    is_identifier_rest,
+    is_identifier_start,
+    lex,
+    read_statement,
+)
+from repro.lean.text.lexer import Unclosed, lex_from
 from repro.lean.text.statement import ends_in_sorry, top_level_equation, without_header
 from repro.records import ReasonCode
+from tests._gate_helpers import COLUMN_ZERO_BLOCK, HEADER, MAIN, THEOREM
+from tests._gate_helpers import refusals as _refusals
 
-HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
-MAIN = "robe_total"
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
-THEOREM = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
-
-
-def _refusals(code: str, header: str = HEADER) -> list[str]:
-    result = scan(code, header=header, main_name=MAIN)
-    return ([result.unterminated] if result.unterminated else []) + result.forbidden
 
 
 def test_the_names_a_header_opens_end_at_the_next_command() -> None:
@@ -275,3 +278,342 @@ async def test_native_decide_when_allowed_is_not_marked_as_policy() -> None:
 def test_a_refused_control_character_is_named_in_the_refusal() -> None:
     refused = _refusals(THEOREM.replace("  subst h₀", "  subst h₀\u2028"))
     assert refused and all("U+2028" in label for label in refused), refused
+
+
+# --- survivors of the 60-mutant run on 645a5a4 and of the 200-mutant run on ad2f83c (issue 19 §6) ----
+
+# Lean's identifier characters (leanprover/lean4 src/Init/Meta.lean: ``isLetterLike``,
+# ``isSubScriptAlnum``, ``isIdFirst``, ``isIdRest``), copied here as the code points on each side of
+# every range and exception: (character, may start a name, may continue one).
+PINNED_IDENTIFIER_CHARACTERS = [
+    ("a", True, True),
+    ("z", True, True),
+    ("A", True, True),
+    ("Z", True, True),
+    ("_", True, True),
+    ("@", False, False),  # U+0040, just below A
+    ("[", False, False),  # U+005B, just above Z
+    ("`", False, False),  # U+0060, just below a
+    ("{", False, False),  # U+007B, just above z
+    ("0", False, True),
+    ("9", False, True),
+    ("'", False, True),
+    ("!", False, True),
+    ("?", False, True),
+    ("\u03b0", False, False),  # below lower Greek
+    ("α", True, True),  # U+03B1, first lower Greek
+    ("κ", True, True),
+    ("λ", False, False),  # U+03BB: the lambda, never a letter
+    ("μ", True, True),
+    ("ω", True, True),  # U+03C9, last lower Greek
+    ("\u0390", False, False),  # below upper Greek
+    ("Α", True, True),  # U+0391
+    ("Π", False, False),  # U+03A0: the product sign
+    ("Σ", False, False),  # U+03A3: the sum sign
+    ("Ω", True, True),  # U+03A9
+    ("ϊ", True, True),  # U+03CA, first Coptic
+    ("ϻ", True, True),  # U+03FB, last Coptic
+    ("ϼ", False, False),  # U+03FC
+    ("\u1eff", False, False),
+    ("ἀ", True, True),  # U+1F00, first polytonic Greek
+    ("\u1ffe", True, True),  # U+1FFE, last
+    ("\u1fff", False, False),
+    ("\u20ff", False, False),
+    ("℀", True, True),  # U+2100, first letter-like symbol
+    ("ℕ", True, True),
+    ("⅏", True, True),  # U+214F, last
+    ("⅐", False, False),  # U+2150
+    ("→", False, False),  # U+2192
+    ("∀", False, False),  # U+2200
+    ("\U0001d49b", False, False),
+    ("𝒜", True, True),  # U+1D49C, first mathematical alphanumeric of the range
+    ("\U0001d59f", True, True),  # U+1D59F, last
+    ("\U0001d5a0", False, False),
+    ("⁹", False, False),  # U+2079, a superscript
+    ("₀", False, True),  # U+2080, first numeric subscript
+    ("₉", False, True),  # U+2089
+    ("₊", False, False),  # U+208A, subscript plus: a symbol (``⌋₊``)
+    ("\u208f", False, False),
+    ("ₐ", False, True),  # U+2090, first letter subscript
+    ("\u209c", False, True),  # U+209C, last
+    ("\u209d", False, False),
+    ("\u1d61", False, False),
+    ("ᵢ", False, True),  # U+1D62
+    ("ᵪ", False, True),  # U+1D6A
+    ("\u1d6b", False, False),
+    ("ⱼ", False, True),  # U+2C7C
+    ("\u2c7b", False, False),
+]
+
+
+@pytest.mark.parametrize(("character", "starts", "continues"), PINNED_IDENTIFIER_CHARACTERS)
+def test_identifier_characters_are_lean_s_at_every_range_boundary(
+    character: str, starts: bool, continues: bool
+) -> None:
+    """A character read as part of a name when Lean ends the name there would hide the token after it
+    (``λsorry``, ``h→sorry``); one cut off would split a name the rules judge whole."""
+    assert is_identifier_start(character) is starts
+    assert is_identifier_rest(character) is continues
+    first = lex(f"{character}x")[0]
+    assert (first.kind == Kind.identifier and first.text == f"{character}x") is starts
+    assert (lex(f"x{character}")[0].text == f"x{character}") is continues
+
+
+# Lean's multi-character tokens that the readers compare (maximal munch over the token table,
+# leanprover/lean4 src/Lean/Parser/Basic.lean ``tokenFn``/``identFn``): each reads as one token.
+PINNED_SYMBOLS = [":=", "::", "=>", "->", "<-", "<->", "<;>", "<|>", "<|", "|>.", "|>", "==", "!=", "<=", ">="]
+PINNED_SYMBOLS += ["&&", "||", "..", "...", "++", "^^", "⁻¹", "⁻¹'", "∑'", "∏'", "''", "{{", "}}"]
+
+
+@pytest.mark.parametrize("symbol", PINNED_SYMBOLS)
+def test_every_multi_character_symbol_is_one_token(symbol: str) -> None:
+    """``x >= 5`` read as ``x > = 5`` has a top-level ``=``; ``fun x => y`` read with ``=`` alone too."""
+    assert [token.text for token in lex(f"a {symbol} b") if not token.text.isspace()] == ["a", symbol, "b"]
+
+
+def test_a_number_with_a_radix_prefix_may_end_the_code() -> None:
+    """The digit loop stops at the end of the text (a proof whose last token is ``0x1f``)."""
+    assert [token.text for token in lex("x = 0x1f")][-1] == "0x1f"
+    assert _refusals(THEOREM.rstrip("\n").replace("norm_num", "norm_num [show (31 : ℕ) = 0x1f from rfl]")) == []
+
+
+def test_a_command_keyword_after_a_declaration_keyword_is_no_name_and_its_command_is_judged() -> None:
+    """``theorem`` then ``axiom cheat : False`` on the next line: Lean reports the nameless theorem and
+    then runs the axiom command; read as the theorem's name, the axiom would pass."""
+    refused = _refusals("theorem\naxiom cheat : False\n" + THEOREM)
+    assert refused[0].startswith("theorem without a name"), refused
+    assert any(label.startswith("axiom (line 2:0)") for label in refused), refused
+
+
+def test_an_instance_records_its_private_modifier_and_nothing_before_it() -> None:
+    result = scan(
+        "example := 1\nprivate instance foo : Fact (1 = 1) := ⟨rfl⟩\n" + THEOREM, header=HEADER, main_name=MAIN
+    )
+    assert [(d.keyword, d.name, d.modifiers) for d in result.declarations] == [
+        ("instance", "foo", ["private"]),
+        ("theorem", "robe_total", []),
+    ]
+
+
+@pytest.mark.parametrize("before", ["example := Lean\n", "example := unsafe\n", "example := sorry\n", "example := 1\n"])
+def test_the_word_ending_the_previous_command_is_no_modifier_of_the_main_theorem(before: str) -> None:
+    """Only ``private``/``noncomputable`` are recorded (the gate refuses a main theorem that has one):
+    a name that ends the command before it is not a modifier, whatever else refuses it."""
+    result = scan(before + THEOREM, header=HEADER, main_name=MAIN)
+    assert [d.modifiers for d in result.declarations if d.name == MAIN] == [[]]
+
+
+def test_a_display_option_takes_only_true_or_false() -> None:
+    assert _refusals("set_option linter.unusedVariables false\n" + THEOREM) == []
+    refused = _refusals("set_option linter.unusedVariables foo\n" + THEOREM)
+    assert len(refused) == 1 and refused[0].startswith("set_option linter.unusedVariables"), refused
+
+
+def test_a_configuration_without_a_numeral_is_honest_beside_a_prop_instance() -> None:
+    """Only a numeral could be run through the prover's ``OfNat`` instance; ``true`` and flags cannot."""
+    instance = "instance : Fact (1 = 1) := ⟨rfl⟩\n"
+    assert _refusals(instance + THEOREM.replace("  norm_num\n", "  simp (config := { decide := true })\n")) == []
+
+
+@pytest.mark.parametrize("word", ["let", "have", "show", "by", "fun", "match"])
+def test_an_instance_type_with_a_binder_word_at_the_top_is_refused(word: str) -> None:
+    """``Fact let p := True; C`` is not ``Fact`` applied: a binder word makes the body the type's head."""
+    refused = _refusals(f"instance : Fact {word} p\n  q := ⟨trivial⟩\n" + THEOREM)
+    assert any(label.startswith("instance type that is not `Fact args`") for label in refused), refused
+
+
+# Root-level namespaces of tactic implementations (tables.OPEN_DENYLIST), copied here on purpose.
+PINNED_OPEN_DENYLIST = [
+    "Linarith",  # Mathlib's linarith before its move under Mathlib.Tactic
+    "Polyrith",
+    "Omega",
+    "NormNum",
+    "Positivity",
+    "Simp",
+    "Parser",
+    "PrettyPrinter",
+    "Delaborator",
+    "Json",
+    "Widget",
+    "Linter",
+    "Cli",  # Mathlib's Cli (command-line parsing, runs IO)
+    "Server",
+    "Compiler",
+    "IR",
+    "Kernel",
+    "Unhygienic",
+    "Conv",
+    "Tactic",
+]
+
+
+@pytest.mark.parametrize("namespace", PINNED_OPEN_DENYLIST)
+def test_every_tactic_implementation_namespace_is_refused_in_open(namespace: str) -> None:
+    refused = _refusals(f"open {namespace} in\n" + THEOREM)
+    assert any(label.startswith(f"open {namespace} (") for label in refused), refused
+
+
+# Constructors a configuration may name with a leading dot (tables.CONFIG_CONSTRUCTORS), copied:
+# TransparencyMode and EtaStructMode (leanprover/lean4 src/Init/MetaTypes.lean), RingNF.RingMode
+# (Mathlib/Tactic/Ring/RingNF.lean), Aesop's Strategy (Aesop/Options/Public.lean).
+PINNED_CONFIG_CONSTRUCTORS = ["all", "default", "reducible", "instances", "notClasses", "none", "SOP", "raw"]
+PINNED_CONFIG_CONSTRUCTORS += ["bestFirst", "depthFirst", "breadthFirst"]
+
+
+@pytest.mark.parametrize("constructor", PINNED_CONFIG_CONSTRUCTORS)
+def test_every_known_configuration_constructor_passes(constructor: str) -> None:
+    assert _refusals(THEOREM.replace("  norm_num\n", f"  aesop (config := {{ strategy := .{constructor} }})\n")) == []
+
+
+# Tactic keywords a column-0 tactic block may hold (tables.LAYOUT_TACTICS), copied with their source
+# files (leanprover/lean4 src/Init/*.lean, mathlib4 Mathlib/Tactic/*.lean), whether or not the
+# generated tactic table also holds them.
+PINNED_LAYOUT_TACTICS = {
+    "src/Init/Tactics.lean": "intro intros rename revert clear subst subst_vars assumption contradiction apply exact"
+    " refine refine' exfalso constructor left right case case' next all_goals any_goals focus skip done first"
+    " rotate_left rotate_right try eq_refl rfl ac_rfl infer_instance change rewrite rw rwa injection injections"
+    " simp simp_all dsimp simpa delta unfold have suffices let show have' let' induction generalize cases"
+    " rename_i repeat repeat' trivial split specialize congr if replace and_intros subst_eqs haveI letI omega"
+    " norm_cast push_cast symm solve_by_elim apply_rules apply_assumption assumption_mod_cast exists nofun"
+    " nomatch with_reducible unhygienic simp_arith decide calc funext exact_mod_cast apply_mod_cast rw_mod_cast",
+    "src/Init/RCases.lean": "rcases obtain rintro",
+    "src/Init/ByCases.lean": "by_cases",
+    "src/Init/Ext.lean": "ext",
+    "src/Init/Conv.lean": "conv",
+    "Mathlib/Tactic/*": "norm_num norm_num1 linarith nlinarith positivity field_simp ring ring_nf ring1 push_neg"
+    " by_contra! interval_cases gcongr linear_combination bound simp_rw nth_rw nth_rewrite use contrapose choose"
+    " lift set tauto zify qify rify cases' induction' fin_cases split_ifs abel group noncomm_ring convert"
+    " filter_upwards apply_fun mod_cases cancel_denoms existsi wlog nontriviality casesm constructorm",
+}
+
+
+@pytest.mark.parametrize("word", sorted({word for words in PINNED_LAYOUT_TACTICS.values() for word in words.split()}))
+def test_every_curated_tactic_passes_at_column_zero_in_a_column_zero_block(word: str) -> None:
+    assert _refusals(COLUMN_ZERO_BLOCK + f"{word}\n") == []
+
+
+def test_a_conclusion_under_forall_is_read_after_its_binders() -> None:
+    """``∀ x : ℕ, x + 1 = 6``: the equation after the comma, not the quantified text."""
+    assert final_proposition("∀ x : ℕ, x + 1 = 6") == ("x + 1 = 6", False)
+    assert final_proposition("∃ x : ℕ, x + 1 = 6") == ("∃ x : ℕ, x + 1 = 6", True)
+
+
+@pytest.mark.parametrize("statement", ["theorem (x : ℕ) : x = 1 := by sorry", "theorem 5 : 1 = 1 := by sorry"])
+def test_a_statement_whose_theorem_has_no_name_is_refused(statement: str) -> None:
+    with pytest.raises(StatementError, match="no name"):
+        read_statement(statement)
+
+
+class _AnswersEveryStep:
+    """A Lean backend that answers all four steps even after one of them failed (a server that runs each
+    command on its own); the step ``step`` fails with ``status``."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "answers-every-step", False, "fake", "fake"
+
+    def __init__(self, step: int, status: InfraStatus = InfraStatus.timeout) -> None:
+        self.step, self.status = step, status
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        ok = LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)
+        failed = LeanResult(
+            infra_status=self.status, backend_id=self.backend_id, real_lean=False, detail="no answer in 60 s"
+        )
+        return [failed if index == self.step else ok for index in range(4)]
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize(("step", "name"), [(0, "statement"), (1, "proof"), (2, "bridge")])
+async def test_the_first_step_that_failed_is_reported_when_later_steps_answered(step: int, name: str) -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _AnswersEveryStep(step), header=HEADER)
+    assert not verdict.verified
+    assert verdict.reasons == [ReasonCode.lean_timeout], verdict.details
+    assert f"timed out at the {name} step (no answer in 60 s)" in " ".join(verdict.details), verdict.details
+
+
+async def test_an_infrastructure_failure_is_reported_with_its_step_status_and_detail() -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _AnswersEveryStep(1, InfraStatus.crash), header=HEADER)
+    assert not verdict.verified
+    assert verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
+    assert "at the proof step: crash: no answer in 60 s" in " ".join(verdict.details), verdict.details
+
+
+class _AnswersTwoSteps:
+    """A Lean backend that answers only the first two of the four commands, both ``ok`` (a server that
+    dropped the rest of a sequence without saying why)."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "answers-two-steps", False, "fake", "fake"
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        return [LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)] * 2
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_lean_answer_missing_steps_is_unavailable_never_verified_nor_a_crash() -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _AnswersTwoSteps(), header=HEADER)
+    assert not verdict.verified
+    assert verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
+
+
+async def test_an_honest_proof_is_marked_with_no_policy() -> None:
+    """``policy`` lists what a run chose to refuse (native_decide, search tactics): nothing here."""
+    verdict = await verify_proof(STATEMENT, THEOREM, None, header=HEADER)
+    assert verdict.static_passed and verdict.policy == []
+
+
+def test_an_instance_with_universe_parameters_is_read_past_its_name() -> None:
+    """``instance foo.{u} : C ...``: the ``.{u}`` after the name is no type; the class after ``:`` is."""
+    assert _refusals("instance foo.{u} : Nonempty (ULift.{u} ℕ) := ⟨⟨0⟩⟩\n" + THEOREM) == []
+
+
+# Tokens after which a name is being declared (tables.DECLARATION_OPENERS), copied: a prover name spelled
+# like a configuration literal (``true``) would be what the literal resolves to, and run in its place.
+PINNED_DECLARATION_OPENERS = ["def", "theorem", "lemma", "abbrev", "instance", "opaque", "axiom", "example"]
+PINNED_DECLARATION_OPENERS += ["where", "rec", "structure", "inductive", "class", "private", "protected"]
+PINNED_DECLARATION_OPENERS += ["noncomputable", "partial", "unsafe", "nonrec", "|"]
+
+
+@pytest.mark.parametrize("opener", PINNED_DECLARATION_OPENERS)
+def test_a_name_after_every_declaration_opener_is_a_declaration_a_configuration_literal_could_resolve_to(
+    opener: str,
+) -> None:
+    # nothing after the name says it is declared (no ``:``, binder or ``:=``): only the opener before it
+    code = f"example := 1 {opener} true\n" + THEOREM.replace("  norm_num\n", "  simp (config := { decide := true })\n")
+    refused = _refusals(code)
+    assert any(label.startswith("declaration named true") for label in refused), refused
+
+
+@pytest.mark.parametrize("text", ['x "a" y "b', 'x r"a" y r"b', "x «a» y «b", 'x "a" y r#"b"', "x /- a -/ y /- b"])
+def test_a_scan_sharing_the_memo_of_a_later_unclosed_token_reads_the_earlier_ones_as_a_fresh_scan(text: str) -> None:
+    """Blocks of one reply share what is known never to close (``Unclosed``); that memo holds only from
+    where the unclosed token began: a string, raw string, ``«`` name or comment that starts earlier and
+    closes is still read whole."""
+    shared = Unclosed()
+    later = text.rindex(" y ")
+    list(lex_from(text, later, shared))  # learns that the last token never closes
+    assert [(t.kind, t.start, t.end) for t in lex_from(text, 0, shared)] == [
+        (t.kind, t.start, t.end) for t in lex_from(text, 0)
+    ]
+
+
+@pytest.mark.parametrize("literal", ["'\\n'", "'\\\\'", "'\\''", "'\\x41'", "'\\u03b1'", "'\\u{3b1}'"])
+def test_every_escape_form_of_a_char_literal_is_one_char_token(literal: str) -> None:
+    """Lean's ``quotedCharCoreFn``: ``\\x`` takes 2 hex digits, ``\\u`` 4 (or braces), others 1 character."""
+    assert [(t.kind, t.text) for t in lex(literal)] == [(Kind.char, literal)]
+
+
+def test_an_instance_without_a_type_is_refused_whatever_follows_it() -> None:
+    """``instance foo := (⟨6⟩ : OfNat ℕ 5)`` takes its class from the value: a Type-valued instance. The
+    type is read up to the instance's own ``:=``, never from the ``: Fact ...`` of a later command."""
+    code = "instance foo := (⟨6⟩ : OfNat ℕ 5)\nexample : Fact (1 = 1) := ⟨rfl⟩\n" + THEOREM
+    refused = _refusals(code)
+    assert any(label.startswith("instance of nothing") for label in refused), refused

@@ -16,16 +16,9 @@ from repro.lean.syntax import SyntaxTables, gate_tables
 from repro.lean.tables import COMMAND_KEYWORDS, LAYOUT_TACTICS, LAYOUT_TACTICS_BY_SOURCE
 from repro.lean.text import Kind, lex
 from repro.lean.text.statement import top_level_equation
+from tests._gate_helpers import COLUMN_ZERO_BLOCK, HEADER, MAIN, THEOREM
+from tests._gate_helpers import refusals as _refusals
 from tests.conftest import shared_file
-
-HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
-MAIN = "robe_total"
-THEOREM = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
-
-
-def _refusals(code: str, main_name: str = MAIN) -> list[str]:
-    result = scan(code, header=HEADER, main_name=main_name)
-    return ([result.unterminated] if result.unterminated else []) + result.forbidden
 
 
 def _with_tactic(tactic: str) -> str:
@@ -443,7 +436,6 @@ def test_opening_the_lean_namespace_alone_is_refused(opening: str) -> None:
 
 
 # --- layout (issue 19 §3): column-0 tactic blocks, declaration suffixes, kernel reduction ---------
-COLUMN_ZERO_BLOCK = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\nsubst h₀\nnorm_num\n"
 LAYOUT_HONEST = {
     "tactics at column zero": COLUMN_ZERO_BLOCK,
     "have with an indented proof, then all_goals": COLUMN_ZERO_BLOCK.replace(
@@ -487,7 +479,9 @@ LAYOUT_CASES = [
     ("name after where at column zero", THEOREM + "where\naux : True := trivial\n", "aux at the start"),
     ("a suffix word is not a tactic opener", THEOREM + "termination_by\nsimp\n", "simp at the start"),
     ("decide!", THEOREM.replace("  norm_num\n", "  decide!\n"), "decide!: kernel reduction"),
-    ("kernel as a name", _with_tactic("kernel"), "kernel: kernel reduction"),
+    ("kernel as a named item", _with_tactic("foo (kernel := true)"), "kernel as a configuration field"),
+    ("kernel as a glued flag", THEOREM.replace("  norm_num\n", "  simp +kernel\n"), "kernel as a configuration"),
+    ("kernel as a structure field", _with_tactic("f { kernel := true }"), "kernel as a configuration field"),
     (
         # an empty structure literal: ``⟨⟩`` would also trip the literal-only configuration rule
         "decide with an empty configuration",
@@ -796,3 +790,38 @@ def test_well_founded_tactics_pass_at_column_zero_after_decreasing_by(word: str)
     assert _refusals(WF_DEFINITION + f"{word}\nomega\n\n" + THEOREM) == []
     refusals = _refusals(THEOREM + f"{word}\n")  # no column-0 block open: refused where it stands
     assert len(refusals) == 1 and f"{word} at the start of a line" in refusals[0], refusals
+
+
+KERNEL_NAMES_HONEST = {
+    "a hypothesis named kernel": THEOREM.replace("  subst h₀\n", "  have kernel : x = 3600 := h₀\n  subst kernel\n"),
+    "the kernel of a morphism": THEOREM.replace(
+        "  norm_num\n", "  have := CategoryTheory.Limits.kernel.ι f\n  norm_num\n"
+    ),
+    "kernel applied and projected": _with_tactic("(kernel f).1, LinearMap.ker g, kernel"),
+    "kernel after an operator with a space": _with_tactic("a + kernel, a - kernel"),
+    "a helper named kernel_bound": "lemma kernel_bound : True := trivial\n" + THEOREM,
+}
+
+
+@pytest.mark.parametrize("code", list(KERNEL_NAMES_HONEST.values()), ids=list(KERNEL_NAMES_HONEST))
+def test_kernel_is_an_ordinary_name_where_it_sets_no_configuration_field(code: str) -> None:
+    result = scan(code, header=HEADER, main_name=MAIN)
+    assert result.forbidden == [] and not result.uses_kernel_decide
+
+
+@pytest.mark.parametrize(
+    "tactic",
+    [
+        "decide +«kernel»",
+        "native_decide -kernel",
+        "decide (config := { toDecideConfig.kernel := true })",
+        "decide (config := { c with kernel := true })",
+        "exact (by decide (config := { kernel }))",
+    ],
+)
+def test_kernel_as_a_configuration_field_is_refused_as_policy_anywhere(tactic: str) -> None:
+    result = scan(
+        THEOREM.replace("  norm_num\n", f"  {tactic}\n"), header=HEADER, main_name=MAIN, allow_native_decide=True
+    )
+    assert result.uses_kernel_decide
+    assert any("kernel reduction is refused" in refusal for refusal in result.forbidden), result.forbidden

@@ -4,7 +4,6 @@ real browser (headless Chromium from the system, driven by Playwright; no browse
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ from repro.records import AttemptStatus, ReasonCode, Stage, StageAttempt
 from repro.report import ReportError, build_report, collect_run, unbiased_pass_at, write_report
 from repro.report.page import read_embedded
 from repro.store import RunStore
+from tests.browser import headless_chromium, open_page
 from tests.conftest import REPO
 
 HOSTILE = '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">'
@@ -135,35 +135,15 @@ def test_hostile_texts_are_escaped_in_the_file(demo_run: Path, tmp_path: Path) -
 
 
 # -- in a real browser ---------------------------------------------------------------------------------------
-def _chromium() -> str:
-    for candidate in (os.environ.get("REPRO_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
-        if candidate and shutil.which(candidate):
-            return str(shutil.which(candidate))
-    pytest.skip("no Chromium on PATH (install Debian's `chromium` package; .ci/run does) - browser tests skipped")
-
-
 @pytest.fixture(scope="module")
 def browser(demo_run: Path) -> Iterator[Any]:
     """Depends on ``demo_run``: Playwright's sync API holds an event loop, so the run must exist first."""
-    executable = _chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright is not installed (pip install -e '.[dev]') - browser tests skipped")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+    with headless_chromium() as launched:
         yield launched
-        launched.close()
 
 
 def _open(browser: Any, path: Path) -> tuple[Any, list[str]]:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems: list[str] = []
-    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(path.as_uri())
-    page.wait_for_selector("#audit-body tr.row")
-    return page, problems
+    return open_page(browser, path, "#audit-body tr.row")
 
 
 def _shown_ids(page: Any) -> list[str]:

@@ -28,8 +28,8 @@ from repro.study import StudySettings, StudyStore, parse_prover_spec, prove_stud
 from repro.testing import OpenAITestServer
 from tests import evaluate_world
 from tests import study_world as world
+from tests.browser import headless_chromium, open_page
 from tests.conftest import REPO
-from tests.test_report import _chromium
 
 STATEMENTS = 200
 PROVERS = ("corrupt", "restate", "slow")
@@ -214,32 +214,15 @@ def test_repro_report_on_a_study_and_an_evaluation_directory(
 @pytest.fixture(scope="module")
 def browser(big_study: Path, evaluations: dict[str, Path]) -> Iterator[Any]:
     """Depends on the directories: Playwright's sync API holds an event loop, so they must exist first."""
-    executable = _chromium()
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.skip("playwright is not installed (pip install -e '.[dev]') - browser tests skipped")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+    with headless_chromium() as launched:
         yield launched
-        launched.close()
-
-
-def _open(browser: Any, path: Path, rows: str) -> tuple[Any, list[str]]:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    problems: list[str] = []
-    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(path.as_uri())
-    page.wait_for_selector(rows)
-    return page, problems
 
 
 def test_study_page_in_chromium(browser: Any, big_study: Path, tmp_path: Path) -> None:
     out = tmp_path / "study.html"
     write_report(big_study, out)
     figures = study_report(big_study)
-    page, problems = _open(browser, out, "#statements-body tr.row")
+    page, problems = open_page(browser, out, "#statements-body tr.row")
     assert page.locator("#unverified-banner").is_visible()
     for figure in ("pass-at", "level", "type", "overlap", "taxonomy", "cost"):
         box = page.locator(f"svg#figure-study-{figure}").bounding_box()
@@ -269,7 +252,7 @@ def test_study_page_in_chromium(browser: Any, big_study: Path, tmp_path: Path) -
 def test_evaluation_page_in_chromium(browser: Any, evaluations: dict[str, Path], tmp_path: Path) -> None:
     out = tmp_path / "flagged.html"
     write_report(evaluations["flagged"], out)
-    page, problems = _open(browser, out, "#rows-body tr.row")
+    page, problems = open_page(browser, out, "#rows-body tr.row")
     assert page.locator("#unverified-banner").is_visible()
     for figure in ("figure-eval-accuracy", "figure-eval-drop"):
         box = page.locator(f"svg#{figure}").bounding_box()
@@ -285,7 +268,7 @@ def test_evaluation_page_in_chromium(browser: Any, evaluations: dict[str, Path],
 
     clean = tmp_path / "verified.html"
     write_report(evaluations["verified"], clean)
-    page, problems = _open(browser, clean, "#rows-body tr.row")
+    page, problems = open_page(browser, clean, "#rows-body tr.row")
     assert page.locator("#unverified-banner").count() == 0 and page.locator("p.ok").is_visible()
     assert problems == []
 
@@ -304,7 +287,7 @@ def test_hostile_prover_output_stays_inert_on_the_study_page(browser: Any, big_s
     write_report(study, out)
     html = out.read_text(encoding="utf-8")
     assert "<script>window.__pwned" not in html and "<img" not in html
-    page, problems = _open(browser, out, "#statements-body tr.row")
+    page, problems = open_page(browser, out, "#statements-body tr.row")
     page.fill("#filter-statement-text", "window.__pwned")
     row = page.locator("#statements-body tr.row")
     assert row.count() == 1 and row.first.get_attribute("data-id") == "s45"

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from repro.lean import policy
-from repro.lean.policy import scan
 from repro.lean.syntax import (
     SyntaxTables,
     UnknownToolchainError,
@@ -30,10 +29,9 @@ from repro.lean.syntax import (
 from repro.lean.syntax.curated import NOT_EVALUATION
 from repro.lean.syntax.generate import generate
 from repro.lean.text import StatementError, read_statement
+from tests._gate_helpers import refusals as _refusals
 from tests.conftest import shared_file
 
-HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
-MAIN = "robe_total"
 PREFIX = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num "
 TABLES = gate_tables()
 # Keywords with a rule of their own before the command table is consulted (allowed or judged apart)
@@ -42,11 +40,6 @@ OWN_RULES = frozenset(
     | {"universes", "import"}
     | {"instance"}  # issue 19 §3: its own rule (Prop-valued classes only), pinned in test_gate_rules
 )
-
-
-def _refusals(code: str) -> list[str]:
-    result = scan(code, header=HEADER, main_name=MAIN)
-    return ([result.unterminated] if result.unterminated else []) + result.forbidden
 
 
 def _without(tables: SyntaxTables, key: str) -> SyntaxTables:

@@ -75,6 +75,17 @@ def resolve_run_dirs(arguments: argparse.Namespace) -> None:
         setattr(arguments, positional, given or flagged)
 
 
+def add_lean_options(parser: argparse.ArgumentParser, *, backend_flag: str = "--backend") -> None:
+    """``--backend`` (spelled ``backend_flag``) and ``--config``: what :func:`lean_settings` reads."""
+    parser.add_argument(
+        backend_flag,
+        dest="backend",
+        choices=["repl", "kimina", "fake"],
+        help="Lean backend (default: the config's lean.backend)",
+    )
+    parser.add_argument("--config", help="config whose lean: section to use")
+
+
 def lean_settings(arguments: argparse.Namespace) -> Any:
     """The ``lean:`` section of ``--config`` (or the defaults), with ``--backend`` applied."""
     config = load_config(arguments.config) if getattr(arguments, "config", None) else RunConfig()

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from repro.cli._common import console, errors, lean_settings
+from repro.cli._common import add_lean_options, console, errors, lean_settings
 from repro.config import load_config
 from repro.exit_codes import ExitCode
 
@@ -220,10 +220,7 @@ def register(commands: Commands) -> None:
         help="with --batch: check up to N repaired texts of each failed row that is no cheat (special tokens,"
         " restated target, repetition, unclosed fence, trailing junk), each through the same gate",
     )
-    check.add_argument(
-        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
-    )
-    check.add_argument("--config", help="config whose lean: section to use")
+    add_lean_options(check)
     check.add_argument("--json", action="store_true", help="the verdict (or the batch summary) as JSON")
     check.set_defaults(handler=command_check_proof, on_interrupt=_check_proof_interrupted)
 
@@ -257,10 +254,7 @@ def register(commands: Commands) -> None:
         epilog=SELFTEST_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    selftest.add_argument(
-        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
-    )
-    selftest.add_argument("--config", help="config whose lean: section to use")
+    add_lean_options(selftest)
     selftest.add_argument("--toolchain", help="override lean.toolchain (v4.9.0, v4.15.0)")
     selftest.add_argument("--case", action="append", help="run only this case (repeatable)")
     selftest.add_argument("--json", action="store_true", help="the results as JSON")

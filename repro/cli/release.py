@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.cli._common import ExitCode, add_run_dir, console, errors, lean_settings
+from repro.cli._common import ExitCode, add_lean_options, add_run_dir, console, errors, lean_settings
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
@@ -148,10 +148,7 @@ def register(commands: Commands) -> None:
 
     reverify = commands.add_parser("reverify", help="re-check every proof of a released dataset with Lean")
     reverify.add_argument("release_dir", help="a directory written by repro release")
-    reverify.add_argument(
-        "--backend", choices=["repl", "kimina", "fake"], help="Lean backend (default: the config's lean.backend)"
-    )
-    reverify.add_argument("--config", help="config whose lean: section to use")
+    add_lean_options(reverify)
     _replay_options(reverify, "also replay every row with SafeVerify (rebuilt from source, replayed in the kernel)")
     reverify.set_defaults(handler=command_reverify)
 

@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.cli._common import ExitCode, add_run_dir, console, errors, lean_settings, quoted
+from repro.cli._common import ExitCode, add_lean_options, add_run_dir, console, errors, lean_settings, quoted
 from repro.dirlock import hold_directory
 
 if TYPE_CHECKING:
@@ -179,14 +179,8 @@ def register(commands: Commands) -> None:
         help="do not repair near-miss samples (salvage costs Lean checks only; the report shows coverage with and"
         " without it)",
     )
-    study.add_argument(
-        "--lean-backend",
-        dest="backend",
-        choices=["repl", "kimina", "fake"],
-        help="Lean backend (default: the config's lean.backend)",
-    )
+    add_lean_options(study, backend_flag="--lean-backend")
     study.add_argument("--lean-workers", type=int, help="Lean worker processes")
-    study.add_argument("--config", help="config whose lean: section to use")
     study.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the endpoints' API key")
     study.set_defaults(handler=command_prove_study, on_interrupt=_on_interrupt, heartbeat=True)
 

@@ -30,6 +30,7 @@ from repro.lean.tables import (
     FORBIDDEN_NAMES,
     INFORMATIONAL_COMMANDS,
     IO_NAMES,
+    KERNEL_CONFIG_FIELDS,
     KERNEL_DECIDE_NAMES,
     LAYOUT_TACTICS,
     MATHEMATICAL_FIELDS,
@@ -230,6 +231,7 @@ def _identifier(
     words, code = source.significant, source.text
     token = words[index]
     text = token.text
+    _kernel_configuration(source, index, result)
     if text in MATHEMATICAL_FIELDS and _field_projection(source, index):
         return index + 1  # ``(A * B).trace``: a field of a term, never the tactic (tables.MATHEMATICAL_FIELDS)
     _judge_name(source, token, result, allow_native_decide)
@@ -388,6 +390,31 @@ def _configured(source: LeanCode, index: int) -> bool:
     return (
         first.text == "(" and len(following) == 3 and following[1].kind == Kind.identifier and following[2].text == ":="
     )
+
+
+def _kernel_configuration(source: LeanCode, index: int, result: ScanResult) -> None:
+    """The name ``kernel`` where it sets a configuration field: ``+kernel``/``-kernel`` glued to a sign,
+    or ``kernel :=`` (a ``(kernel := e)`` item, a structure-literal or ``where`` field, ``with kernel := e``).
+
+    Why only there: kernel-only reduction is asked for through ``DecideConfig.kernel`` (leanprover/lean4
+    ``src/Init/Tactics.lean``), and a tactic reads its configuration from its ``optConfig`` only
+    (``+opt``, ``-opt``, ``(opt := e)``, ``(config := e)``; ``src/Lean/Elab/Tactic/Config.lean``). Every way
+    to hand ``decide`` a configuration is refused by :func:`_configured` whatever it holds (a value built
+    elsewhere, an anonymous constructor, a field abbreviation ``{ kernel }``), and ``decide!`` by name;
+    options (``set_option``) have their own allowlist. So a ``kernel`` that sets no field is a name like
+    any other: ``CategoryTheory.Limits.kernel f``, a hypothesis ``kernel``. The field forms stay refused
+    anywhere, not only after ``decide``, so that a tactic forwarding its configuration to ``decide``
+    (``native_decide +kernel``, one the tables do not know) cannot ask for it either (fail closed).
+    """
+    words = source.significant
+    token = words[index]
+    if identifier_parts(token.text)[-1] not in KERNEL_CONFIG_FIELDS:
+        return
+    previous = words[index - 1] if index > 0 else None
+    following = words[index + 1] if index + 1 < len(words) else None
+    flag = previous is not None and previous.text in ("+", "-") and previous.end == token.start
+    if flag or (following is not None and following.text == ":="):
+        _refuse_kernel_decide(source, token, result, f"{token.text} as a configuration field")
 
 
 def _refuse_kernel_decide(source: LeanCode, token: Token, result: ScanResult, what: str) -> None:

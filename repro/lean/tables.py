@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from repro.lean.syntax import gate_tables
 
+# The words that may stand before a declaration's keyword: Lean's ``declModifiers`` after its doc comment
+# and attributes (``visibility`` = ``private``/``protected``, ``noncomputable``, ``unsafe``, ``partial``
+# or ``nonrec``; leanprover/lean4 v4.15.0 src/Lean/Parser/Command.lean). A command may begin with one,
+# and the declared name follows the keyword after them: listed once, for both tables below.
+DECLARATION_MODIFIERS = ("private", "protected", "noncomputable", "partial", "unsafe", "nonrec")
+
 # Keywords that begin a command. A formal statement may contain none but its one theorem keyword.
 COMMAND_KEYWORDS = frozenset(
     {
@@ -60,12 +66,7 @@ COMMAND_KEYWORDS = frozenset(
         "declare_syntax_cat",
         "local",
         "scoped",
-        "private",
-        "protected",
-        "noncomputable",
-        "partial",
-        "unsafe",
-        "nonrec",
+        *DECLARATION_MODIFIERS,
         "proof_wanted",
         "simproc",
         "dsimproc",
@@ -499,8 +500,14 @@ DECLARATION_SUFFIXES = frozenset({"termination_by", "decreasing_by", "where"})
 # Kernel reduction asked for by the prover (``decide +kernel``, ``decide (config := {kernel := true})``,
 # ``decide!``): the elaborator's own check is skipped and only the kernel evaluates the decision
 # procedure, which reaches kernel bugs such as the v4.9-v4.15 ``Nat.pow`` one (leanprover/lean4#8060).
-# Refused as policy (``kernel_decide``), compared per name component like ``native``.
-KERNEL_DECIDE_NAMES = frozenset({"kernel", "decide!"})
+# Refused as policy (``kernel_decide``): ``decide!`` as any name component, like ``native``; the word
+# ``kernel`` only where it sets a configuration field (``KERNEL_CONFIG_FIELDS``, rule and why:
+# ``repro.lean.policy._kernel_configuration``), so ``CategoryTheory.Limits.kernel`` or a hypothesis named
+# ``kernel`` are ordinary names.
+KERNEL_DECIDE_NAMES = frozenset({"decide!"})
+# The field of ``DecideConfig`` (leanprover/lean4 ``src/Init/Tactics.lean``, "Configuration for the
+# `decide` tactic family": ``kernel : Bool := false``) that asks for kernel-only reduction.
+KERNEL_CONFIG_FIELDS = frozenset({"kernel"})
 # Tactic configurations (adversary round 4, A2). Lean elaborates a configuration and runs it in the
 # interpreter (``Meta.evalExpr'``, leanprover/lean4 ``src/Lean/Elab/Tactic/Config.lean``,
 # ``declare_config_elab``), so a configuration may hold literals only (rule and why:
@@ -546,12 +553,7 @@ DECLARATION_OPENERS = frozenset(
         "structure",
         "inductive",
         "class",
-        "private",
-        "protected",
-        "noncomputable",
-        "partial",
-        "unsafe",
-        "nonrec",
+        *DECLARATION_MODIFIERS,
         "|",
     }
 )

@@ -26,6 +26,8 @@ Mathlib (the V1.5 environment); Kimina-Prover Preview uses v4.15.0.
 
 from __future__ import annotations
 
+from typing import Any
+
 from repro.provers.profile import ProfileError, ProverProfile
 
 # The header every DeepSeek-lineage harness checks with (DeepSeek-Prover-V1.5 prover/utils.py
@@ -42,6 +44,19 @@ REPRO_HEADER = (
     "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n\nopen BigOperators Real Nat Topology Rat\n"
 )
 
+# What every harness of the DeepSeek lineage checks and samples with: Lean v4.9.0 and the V1.5 Mathlib,
+# the unlimited header, a 300 s check (DeepSeek-Prover-V1.5 configs/sampling.py lean_timeout;
+# Goedel-Prover-V2 lean_compiler/repl_scheduler.py PROOF_TIMEOUT), T=1.0 and top_p=0.95. Each profile
+# below states only what its own harness does differently, so a fact is written once.
+_DEEPSEEK_LINEAGE: dict[str, Any] = {
+    "toolchain": "v4.9.0",
+    "lean_header": UNLIMITED_HEADER,
+    "max_heartbeats": 0,
+    "check_timeout_s": 300.0,
+    "temperature": 1.0,
+    "top_p": 0.95,
+}
+
 _GOEDEL_SOURCES = (
     "Goedel-LM/Goedel-Prover-V2 src/utils.py (DeepSeekCoTHandler, get_error_str)",
     "Goedel-LM/Goedel-Prover-V2 src/inference.py",
@@ -53,30 +68,21 @@ _GOEDEL_SOURCES = (
 
 def _goedel_v2(size: str) -> ProverProfile:
     return ProverProfile(
+        **_DEEPSEEK_LINEAGE,
         name=f"goedel-prover-v2-{size.lower()}",
         title=f"Goedel-Prover-V2-{size} (whole proof with a proof plan; no self-correction round)",
         model=f"Goedel-LM/Goedel-Prover-V2-{size}",
         sources=_GOEDEL_SOURCES,
-        toolchain="v4.9.0",
-        lean_header=UNLIMITED_HEADER,
-        max_heartbeats=0,
-        check_timeout_s=300.0,
-        prompt_format="chat",
         user_prompt="prove_goedel_v2",
-        statement_form="by_sorry",
-        temperature=1.0,
-        top_p=0.95,
         max_tokens=40960,
         max_model_len=40960,
-        think_block=False,
-        code_fence="lean4",
-        output_mode="whole_proof",
         feedback_style="goedel_v2",
     )
 
 
 def _deepseek_v2(size: str, max_model_len: int | None) -> ProverProfile:
     return ProverProfile(
+        **_DEEPSEEK_LINEAGE,
         name=f"deepseek-prover-v2-{size.lower()}",
         title=f"DeepSeek-Prover-V2-{size} (chain-of-thought mode)",
         model=f"deepseek-ai/DeepSeek-Prover-V2-{size}",
@@ -84,21 +90,9 @@ def _deepseek_v2(size: str, max_model_len: int | None) -> ProverProfile:
             "deepseek-ai/DeepSeek-Prover-V2 README.md (5. Quick Start; 2. Model Summary)",
             "Goedel-LM/Goedel-Prover-V2 src/inference.py (how the Goedel harness samples it: T=1.0, top_p=0.95)",
         ),
-        toolchain="v4.9.0",
-        lean_header=UNLIMITED_HEADER,
-        max_heartbeats=0,
-        check_timeout_s=300.0,
-        prompt_format="chat",
         user_prompt="prove_deepseek_v2",
-        statement_form="by_sorry",
-        temperature=1.0,
-        top_p=0.95,
         max_tokens=8192,
         max_model_len=max_model_len,
-        think_block=False,
-        code_fence="lean4",
-        output_mode="whole_proof",
-        feedback_style="generic",
     )
 
 
@@ -117,7 +111,6 @@ def _kimina_preview(size: str) -> ProverProfile:
         lean_header=KIMINA_HEADER,
         max_heartbeats=400000,
         check_timeout_s=60.0,
-        prompt_format="chat",
         system_prompt="prove_kimina_system",
         user_prompt="prove_kimina",
         statement_form="by",
@@ -126,13 +119,11 @@ def _kimina_preview(size: str) -> ProverProfile:
         max_tokens=8096,
         max_model_len=32768,
         think_block=True,
-        code_fence="lean4",
-        output_mode="whole_proof",
-        feedback_style="generic",
     )
 
 
 _DEEPSEEK_V15 = ProverProfile(
+    **_DEEPSEEK_LINEAGE,
     name="deepseek-prover-v1.5-rl",
     title="DeepSeek-Prover-V1.5-RL (whole-proof completion, CoT comments)",
     model="deepseek-ai/DeepSeek-Prover-V1.5-RL",
@@ -142,21 +133,12 @@ _DEEPSEEK_V15 = ProverProfile(
         "lean_timeout=300)",
         "deepseek-ai/DeepSeek-Prover-V1.5 datasets/minif2f.jsonl (statements end ':= by')",
     ),
-    toolchain="v4.9.0",
-    lean_header=UNLIMITED_HEADER,
-    max_heartbeats=0,
-    check_timeout_s=300.0,
     prompt_format="completion",
     user_prompt="prove_deepseek_v15",
     statement_form="by",
-    temperature=1.0,
-    top_p=0.95,
     max_tokens=2048,
     max_model_len=4096,
-    think_block=False,
-    code_fence="lean4",
     output_mode="continuation",
-    feedback_style="generic",
 )
 
 _CUSTOM = ProverProfile(
@@ -168,14 +150,11 @@ _CUSTOM = ProverProfile(
     lean_header=REPRO_HEADER,
     max_heartbeats=400000,
     check_timeout_s=120.0,
-    prompt_format="chat",
     user_prompt="prove",
-    statement_form="by_sorry",
     temperature=1.0,
     top_p=0.95,
     max_tokens=8192,
     max_model_len=None,
-    feedback_style="generic",
     legacy_prompt=True,
 )
 

@@ -1,39 +1,11 @@
 // The row table of an evaluation report: every evaluated release row, opening to its questions, each
 // model's graded answers, and the Lean code and backend behind the row.
-// Data comes from the block #report-data (JSON, gzipped, base64); every model text is put into the
-// page with textContent, never as HTML, so a text holding <script> or onerror= stays text.
-"use strict";
-async function loadReportData() {
-  const encoded = document.getElementById("report-data").textContent.trim();
-  const bytes = Uint8Array.from(atob(encoded), (char) => char.charCodeAt(0));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return JSON.parse(await new Response(stream).text());
-}
-
-function el(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (className) node.className = className;
-  return node;
-}
-
-function block(parent, title, text, className) {
-  if (text === null || text === undefined || text === "") return;
-  parent.appendChild(el("h4", title));
-  parent.appendChild(el("pre", text, className || "text"));
-}
-
+// The data block, the paged table and the safe element helpers are in shared.js, which comes first.
 function startRows(data) {
-  const PAGE = 50;
   const rows = data.instances;
   const models = data.models;
-  const table = document.getElementById("rows-body");
-  const counter = document.getElementById("rows-count");
-  const pager = document.getElementById("rows-pager");
   const outcome = document.getElementById("filter-outcome");
   const text = document.getElementById("filter-row-text");
-  let visible = rows;
-  let page = 0;
 
   function dropped(row) {
     return models.some((name) => {
@@ -44,12 +16,10 @@ function startRows(data) {
 
   function apply() {
     const needle = text.value.trim().toLowerCase();
-    visible = rows.filter((row) =>
+    table.show(rows.filter((row) =>
       (outcome.value !== "dropped" || dropped(row)) &&
       (outcome.value !== "unverified" || row.unverified || !row.lean.real_lean) &&
-      (!needle || [row.id, row.original_question, row.rewritten_question].join("\n").toLowerCase().includes(needle)));
-    page = 0;
-    render();
+      (!needle || [row.id, row.original_question, row.rewritten_question].join("\n").toLowerCase().includes(needle))));
   }
 
   function details(row) {
@@ -74,52 +44,24 @@ function startRows(data) {
     return box;
   }
 
-  function toggle(row, tr) {
-    const next = tr.nextElementSibling;
-    if (next && next.classList.contains("detail-row")) {
-      next.remove();
-      tr.setAttribute("aria-expanded", "false");
-      return;
-    }
-    const detail = el("tr", null, "detail-row");
-    const cell = el("td");
-    cell.colSpan = 6;
-    cell.appendChild(details(row));
-    detail.appendChild(cell);
-    tr.after(detail);
-    tr.setAttribute("aria-expanded", "true");
-  }
-
-  function render() {
-    table.replaceChildren();
-    const start = page * PAGE;
-    for (const row of visible.slice(start, start + PAGE)) {
-      const tr = el("tr", null, "row");
-      tr.dataset.id = row.id;
-      tr.tabIndex = 0;
-      tr.setAttribute("aria-expanded", "false");
+  const table = pagedTable({
+    rows,
+    body: document.getElementById("rows-body"),
+    counter: document.getElementById("rows-count"),
+    pager: document.getElementById("rows-pager"),
+    noun: "rows",
+    columns: 6,
+    cells: (row) => {
       const scores = models.map((name) => {
         const own = row.models[name];
         return `${name} ${own.original.correct}/${own.original.samples.length} → ${own.rewritten.correct}/${own.rewritten.samples.length}`;
       }).join(", ");
       const lean = `${row.lean.backend}${row.lean.real_lean && !row.unverified ? "" : " (NOT verified)"}`;
-      for (const value of [row.id, row.level, row.type, scores, lean]) tr.appendChild(el("td", value));
-      tr.appendChild(el("td", (row.rewritten_question || "").slice(0, 140), "question"));
-      tr.addEventListener("click", () => toggle(row, tr));
-      tr.addEventListener("keydown", (event) => { if (event.key === "Enter") toggle(row, tr); });
-      table.appendChild(tr);
-    }
-    const pages = Math.max(1, Math.ceil(visible.length / PAGE));
-    counter.textContent = `${visible.length} of ${rows.length} rows`;
-    pager.replaceChildren();
-    const previous = el("button", "previous");
-    previous.disabled = page === 0;
-    previous.addEventListener("click", () => { page -= 1; render(); });
-    const next = el("button", "next");
-    next.disabled = page >= pages - 1;
-    next.addEventListener("click", () => { page += 1; render(); });
-    pager.append(previous, el("span", ` page ${page + 1} of ${pages} `), next);
-  }
+      return [row.id, row.level, row.type, scores, lean];
+    },
+    excerpt: (row) => row.rewritten_question,
+    details,
+  });
 
   outcome.addEventListener("change", apply);
   text.addEventListener("input", apply);
@@ -127,7 +69,4 @@ function startRows(data) {
   document.body.dataset.rowsReady = "true";
 }
 
-loadReportData().then(startRows, (error) => {
-  document.getElementById("rows-count").textContent = "the evaluation data could not be read: " + error;
-  throw error;
-});
+startReport(startRows, "rows-count", "evaluation");

@@ -65,8 +65,14 @@ def read_embedded(html: str) -> Any:
     return json.loads(gzip.decompress(base64.b64decode(encoded)).decode("utf-8"))
 
 
+# What every page's script starts with (the data block, the paged table, element helpers): the page
+# allows one script by its hash, so the shared part is put in front of the page's own, not loaded apart.
+SHARED_SCRIPT = "shared.js"
+
+
 def _script(name: str = "audit.js") -> str:
-    return resources.files("repro.report").joinpath(name).read_text(encoding="utf-8")
+    files = resources.files("repro.report")
+    return "\n".join(files.joinpath(part).read_text(encoding="utf-8") for part in (SHARED_SCRIPT, name))
 
 
 def _table(headers: list[str], rows: list[list[Any]], table_id: str | None = None) -> str:
@@ -275,8 +281,9 @@ def _audit() -> str:
 
 
 def render_page(title: str, body: str, data: dict[str, Any], script_name: str = "audit.js") -> str:
-    """The page with its one script (``audit.js`` for a run, ``study.js`` for a study, ``rows.js`` for an
-    evaluation), allowed by the Content-Security-Policy through its hash and nothing else."""
+    """The page with its one script (``shared.js`` followed by ``audit.js`` for a run, ``study.js`` for a
+    study, ``evaluation.js`` for an evaluation), allowed by the Content-Security-Policy through its hash
+    and nothing else."""
     script = _script(script_name)
     digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
     policy = f"default-src 'none'; script-src 'sha256-{digest}'; style-src 'unsafe-inline'; img-src data:"

@@ -1,50 +1,11 @@
 // The statement table of a coverage-study report: filters by which provers proved a statement, pages
 // of rows, rows that open to each prover's samples, the gate's reasons and Lean's messages.
-// Data comes from the block #report-data (JSON, gzipped, base64); every model or Lean text is put
-// into the page with textContent, never as HTML, so a text holding <script> or onerror= stays text.
-"use strict";
-async function loadReportData() {
-  const encoded = document.getElementById("report-data").textContent.trim();
-  const bytes = Uint8Array.from(atob(encoded), (char) => char.charCodeAt(0));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return JSON.parse(await new Response(stream).text());
-}
-
-function el(tag, text, className) {
-  const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
-  if (className) node.className = className;
-  return node;
-}
-
-function block(parent, title, text, className) {
-  if (text === null || text === undefined || text === "") return;
-  parent.appendChild(el("h4", title));
-  parent.appendChild(el("pre", text, className || "text"));
-}
-
-function leanMessages(parent, list) {
-  if (!list || !list.length) return;
-  const box = el("ul", null, "lean-messages");
-  for (const message of list) {
-    const where = message.line !== null && message.line !== undefined ? ` line ${message.line}:${message.column}` : "";
-    box.appendChild(el("li", `${message.severity}${where}: ${message.text}`, `severity-${message.severity}`));
-  }
-  parent.appendChild(el("h4", "Lean messages"));
-  parent.appendChild(box);
-}
-
+// The data block, the paged table and the safe element helpers are in shared.js, which comes first.
 function startStudy(data) {
-  const PAGE = 50;
   const rows = data.statements;
   const provers = data.provers;
-  const table = document.getElementById("statements-body");
-  const counter = document.getElementById("statements-count");
-  const pager = document.getElementById("statements-pager");
   const proved = document.getElementById("filter-proved");
   const text = document.getElementById("filter-statement-text");
-  let visible = rows;
-  let page = 0;
 
   function haystack(row) {
     const parts = [row.id, row.question, row.statement];
@@ -63,9 +24,7 @@ function startStudy(data) {
 
   function apply() {
     const needle = text.value.trim().toLowerCase();
-    visible = rows.filter((row) => keep(row) && (!needle || haystack(row).includes(needle)));
-    page = 0;
-    render();
+    table.show(rows.filter((row) => keep(row) && (!needle || haystack(row).includes(needle))));
   }
 
   function details(row) {
@@ -95,75 +54,29 @@ function startStudy(data) {
     return box;
   }
 
-  function toggle(row, tr) {
-    const next = tr.nextElementSibling;
-    if (next && next.classList.contains("detail-row")) {
-      next.remove();
-      tr.setAttribute("aria-expanded", "false");
-      return;
-    }
-    const detail = el("tr", null, "detail-row");
-    const cell = el("td");
-    cell.colSpan = 6;
-    cell.appendChild(details(row));
-    detail.appendChild(cell);
-    tr.after(detail);
-    tr.setAttribute("aria-expanded", "true");
-  }
-
-  function render() {
-    table.replaceChildren();
-    const start = page * PAGE;
-    for (const row of visible.slice(start, start + PAGE)) {
-      const tr = el("tr", null, "row");
-      tr.dataset.id = row.id;
-      tr.tabIndex = 0;
-      tr.setAttribute("aria-expanded", "false");
+  const table = pagedTable({
+    rows,
+    body: document.getElementById("statements-body"),
+    counter: document.getElementById("statements-count"),
+    pager: document.getElementById("statements-pager"),
+    noun: "statements",
+    columns: 6,
+    cells: (row) => {
       const counts = provers.map((name) => `${name} ${row.provers[name].verified}/${row.provers[name].drawn}`).join(", ");
-      for (const value of [row.id, row.level, row.type, row.proved_by.join(", ") || "none", counts]) tr.appendChild(el("td", value));
-      tr.appendChild(el("td", (row.statement || "").slice(0, 140), "question"));
-      tr.addEventListener("click", () => toggle(row, tr));
-      tr.addEventListener("keydown", (event) => { if (event.key === "Enter") toggle(row, tr); });
-      table.appendChild(tr);
-    }
-    const pages = Math.max(1, Math.ceil(visible.length / PAGE));
-    counter.textContent = `${visible.length} of ${rows.length} statements`;
-    pager.replaceChildren();
-    const previous = el("button", "previous");
-    previous.disabled = page === 0;
-    previous.addEventListener("click", () => { page -= 1; render(); });
-    const next = el("button", "next");
-    next.disabled = page >= pages - 1;
-    next.addEventListener("click", () => { page += 1; render(); });
-    pager.append(previous, el("span", ` page ${page + 1} of ${pages} `), next);
-  }
-
-  function openFromHash() {
-    const match = /^#statement=(.+)$/.exec(decodeURIComponent(location.hash));
-    if (!match) return;
-    proved.value = "";
-    text.value = "";
-    visible = rows;
-    const index = rows.findIndex((row) => row.id === match[1]);
-    if (index < 0) return;
-    page = Math.floor(index / PAGE);
-    render();
-    const tr = Array.from(table.querySelectorAll("tr.row")).find((node) => node.dataset.id === match[1]);
-    if (tr) {
-      if (tr.getAttribute("aria-expanded") !== "true") toggle(rows[index], tr);
-      tr.scrollIntoView({ block: "start" });
-    }
-  }
+      return [row.id, row.level, row.type, row.proved_by.join(", ") || "none", counts];
+    },
+    excerpt: (row) => row.statement,
+    details,
+  });
 
   proved.addEventListener("change", apply);
   text.addEventListener("input", apply);
-  window.addEventListener("hashchange", openFromHash);
   apply();
-  openFromHash();
+  followHash("statement", table, () => {
+    proved.value = "";
+    text.value = "";
+  });
   document.body.dataset.studyReady = "true";
 }
 
-loadReportData().then(startStudy, (error) => {
-  document.getElementById("statements-count").textContent = "the study data could not be read: " + error;
-  throw error;
-});
+startReport(startStudy, "statements-count", "study");

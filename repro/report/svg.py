@@ -8,7 +8,7 @@ function. Each figure carries ``role="img"`` and a ``<title>`` so it is named fo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 
 PALETTE = (
@@ -94,6 +94,45 @@ def rate_bars(rows: Sequence[tuple[str, float | None, str]], *, title: str, figu
     return stacked_bars(segments, title=title, figure_id=figure_id, width=width, label_width=160)
 
 
+def _rate_frame(
+    width: int,
+    height: int,
+    plot: tuple[int, int, int, int],
+    *,
+    title: str,
+    figure_id: str,
+    x_label: str,
+    y_label: str,
+    xs: Sequence[float],
+    px: Callable[[float], float],
+) -> list[str]:
+    """The frame the two rate charts share: the title, a gridline at each quarter of [0, 1] with its
+    value, each x value under its position ``px(x)``, and both axis labels. ``plot`` is the plot area:
+    left, top, width, height."""
+    left, top, plot_w, plot_h = plot
+    parts = [_open(width, height, title, figure_id), _text(0, 16, title, size=14, weight="bold")]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = top + plot_h * (1 - tick)
+        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#e4e4e4"/>')
+        parts.append(_text(left - 6, y + 4, f"{tick:.2f}", anchor="end", size=10))
+    for x in sorted(set(xs)):
+        parts.append(_text(px(x), top + plot_h + 16, f"{x:g}", anchor="middle", size=10))
+    parts.append(_text(left + plot_w / 2, height - 4, x_label, anchor="middle", size=11))
+    parts.append(
+        f'<text transform="translate(12 {top + plot_h / 2:.1f}) rotate(-90)" font-size="11" text-anchor="middle">'
+        f"{escape(y_label)}</text>"
+    )
+    return parts
+
+
+def _series_key(plot_right: float, top: int, index: int, name: str, color: str) -> str:
+    """A series' colour and name, right of the plot, one line per series."""
+    legend_y = top + 10 + index * 18
+    return f'<rect x="{plot_right + 12}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>' + _text(
+        plot_right + 26, legend_y, name, size=11
+    )
+
+
 def line_chart(
     series: Sequence[tuple[str, Sequence[tuple[float, float]], str]],
     *,
@@ -117,18 +156,16 @@ def line_chart(
     def py(y: float) -> float:
         return top + plot_h * (1 - y)
 
-    parts = [_open(width, height, title, figure_id), _text(0, 16, title, size=14, weight="bold")]
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(
-            f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" stroke="#e4e4e4"/>'
-        )
-        parts.append(_text(left - 6, py(tick) + 4, f"{tick:.2f}", anchor="end", size=10))
-    for x in sorted(set(xs)):
-        parts.append(_text(px(x), top + plot_h + 16, f"{x:g}", anchor="middle", size=10))
-    parts.append(_text(left + plot_w / 2, height - 4, x_label, anchor="middle", size=11))
-    parts.append(
-        f'<text transform="translate(12 {top + plot_h / 2:.1f}) rotate(-90)" font-size="11" text-anchor="middle">'
-        f"{escape(y_label)}</text>"
+    parts = _rate_frame(
+        width,
+        height,
+        (left, top, plot_w, plot_h),
+        title=title,
+        figure_id=figure_id,
+        x_label=x_label,
+        y_label=y_label,
+        xs=xs,
+        px=px,
     )
     for index, (name, points, color) in enumerate(series):
         if points:
@@ -139,9 +176,7 @@ def line_chart(
                     f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3.5" fill="{color}">'
                     f"<title>{escape(f'{name}: j={x:g}, {y:.3f}')}</title></circle>"
                 )
-        legend_y = top + 10 + index * 18
-        parts.append(f'<rect x="{left + plot_w + 12}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>')
-        parts.append(_text(left + plot_w + 26, legend_y, name, size=11))
+        parts.append(_series_key(left + plot_w, top, index, name, color))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -181,18 +216,16 @@ def interval_chart(
     def py(y: float) -> float:
         return top + plot_h * (1 - min(max(y, 0.0), 1.0))
 
-    parts = [_open(width, height, title, figure_id), _text(0, 16, title, size=14, weight="bold")]
-    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
-        parts.append(
-            f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" stroke="#e4e4e4"/>'
-        )
-        parts.append(_text(left - 6, py(tick) + 4, f"{tick:.2f}", anchor="end", size=10))
-    for x in sorted(set(xs)):
-        parts.append(_text(px(x), top + plot_h + 16, f"{x:g}", anchor="middle", size=10))
-    parts.append(_text(left + plot_w / 2, height - 4, x_label, anchor="middle", size=11))
-    parts.append(
-        f'<text transform="translate(12 {top + plot_h / 2:.1f}) rotate(-90)" font-size="11" text-anchor="middle">'
-        f"{escape(y_label)}</text>"
+    parts = _rate_frame(
+        width,
+        height,
+        (left, top, plot_w, plot_h),
+        title=title,
+        figure_id=figure_id,
+        x_label=x_label,
+        y_label=y_label,
+        xs=xs,
+        px=px,
     )
     for index, (name, points, color) in enumerate(series):
         nudge = (index - (len(series) - 1) / 2) * 5
@@ -214,9 +247,7 @@ def interval_chart(
                     f'<circle cx="{cx:.1f}" cy="{py(y):.1f}" r="3.5" fill="{color}">'
                     f"<title>{escape(f'{name}: j={x:g}, {y:.3f} [{low:.3f}, {high:.3f}]')}</title></circle>"
                 )
-        legend_y = top + 10 + index * 18
-        parts.append(f'<rect x="{left + plot_w + 12}" y="{legend_y - 9}" width="10" height="10" fill="{color}"/>')
-        parts.append(_text(left + plot_w + 26, legend_y, name, size=11))
+        parts.append(_series_key(left + plot_w, top, index, name, color))
     parts.append("</svg>")
     return "".join(parts)
 

@@ -91,20 +91,13 @@ async def run_study(
     opened: list[StoredLeanResults] = []
     try:
         header = statements[0].header if statements else lean_settings.header
-        preflight = await verifier.check("theorem repro_preflight : True := trivial", header)
-        if preflight.infra_status != InfraStatus.ok or preflight.has_error:
-            detail = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
-            raise StudyError(
-                f"the Lean backend ({lean_settings.backend}) cannot check code: {preflight.infra_status}: "
-                f"{detail[:400]}. Nothing was run. See `repro doctor`."
-            )
-        if verifier.real_lean and lean_settings.selftest:
-            from repro.lean.selftest import SelfTestFailed, backend_of, ensure_selftest
-
-            try:
-                await ensure_selftest(lean_settings, verifier=backend_of(verifier))
-            except SelfTestFailed as failure:
-                raise StudyError(f"{failure} No prover was called.") from None
+        await _refuse_unready(
+            verifier,
+            lean_settings,
+            header,
+            which=f"the Lean backend ({lean_settings.backend})",
+            remedy="Nothing was run. See `repro doctor`.",
+        )
         others = await _toolchain_verifiers(store, provers, lean_settings, header)
         opened.extend(others.values())
         runner = StudyRunner(
@@ -126,6 +119,24 @@ async def run_study(
             await other.close()
         await verifier.close()
     return summary, verifier
+
+
+async def _refuse_unready(
+    verifier: StoredLeanResults, settings: LeanSettings, header: str, *, which: str, remedy: str
+) -> None:
+    """Stop before any prover is called when ``which`` backend cannot check a trivial theorem, or is real
+    Lean that fails its self-test: every verdict of the study would be an infrastructure failure."""
+    probe = await verifier.check("theorem repro_preflight : True := trivial", header)
+    if probe.infra_status != InfraStatus.ok or probe.has_error:
+        detail = probe.detail or "; ".join(m.text for m in probe.messages[:2])
+        raise StudyError(f"{which} cannot check code: {probe.infra_status}: {detail[:400]}. {remedy}")
+    if verifier.real_lean and settings.selftest:
+        from repro.lean.selftest import SelfTestFailed, backend_of, ensure_selftest
+
+        try:
+            await ensure_selftest(settings, verifier=backend_of(verifier))
+        except SelfTestFailed as failure:
+            raise StudyError(f"{failure} No prover was called.") from None
 
 
 def _prover_toolchains(provers: list[ProverEntry], lean: LeanSettings) -> dict[str, str]:
@@ -155,20 +166,13 @@ async def _toolchain_verifiers(
             )
             verifier = StoredLeanResults(build_verifier(settings), store)
             built[toolchain] = verifier
-            probe = await verifier.check("theorem repro_preflight : True := trivial", header)
-            if probe.infra_status != InfraStatus.ok or probe.has_error:
-                detail = probe.detail or "; ".join(m.text for m in probe.messages[:2])
-                raise StudyError(
-                    f"a prover needs Lean {toolchain}, whose backend cannot check code: {probe.infra_status}: "
-                    f"{detail[:400]}. Run `repro lean setup --toolchain {toolchain}`. Nothing was run."
-                )
-            if verifier.real_lean and settings.selftest:
-                from repro.lean.selftest import SelfTestFailed, backend_of, ensure_selftest
-
-                try:
-                    await ensure_selftest(settings, verifier=backend_of(verifier))
-                except SelfTestFailed as failure:
-                    raise StudyError(f"{failure} No prover was called.") from None
+            await _refuse_unready(
+                verifier,
+                settings,
+                header,
+                which=f"a prover needs Lean {toolchain}, whose backend",
+                remedy=f"Run `repro lean setup --toolchain {toolchain}`. Nothing was run.",
+            )
     except BaseException:
         for verifier in built.values():
             await verifier.close()
