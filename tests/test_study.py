@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from repro.config import load_config
 from repro.study import (
@@ -263,6 +264,30 @@ def test_prove_study_names_every_bad_row_of_a_statement_file(
         assert "".join(named.split()) in error, named
     assert "bad.jsonl:1:" not in error
     assert not (study / "study.sqlite").exists()
+
+
+def test_prove_study_refuses_feedback_rounds_and_the_report_records_none(
+    parallel_study: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A config asking for Lean-feedback rounds is refused (exit 2) before any endpoint is tried,
+    never silently ignored; a study's report says it ran none."""
+    from repro.cli import main
+    from repro.study.render import report_tables
+
+    statements = world.write_statement_file(tmp_path / "statements.jsonl")
+    config = tmp_path / "config.yaml"
+    config.write_text("prove:\n  feedback_rounds: 2\nlean:\n  backend: fake\n")
+    study = tmp_path / "st"
+    arguments = ["prove-study", str(statements), "--prover", "p=m@http://127.0.0.1:9/v1", "--study-dir", str(study)]
+    assert main([*arguments, "--config", str(config)]) == 2
+    error = " ".join(capsys.readouterr().err.split())
+    assert f"{config}: prove.feedback_rounds is 2, but prove-study runs no Lean-feedback rounds" in error
+    assert not study.exists()
+    report = parallel_study["report"]
+    assert report.feedback_rounds == 0 and json.loads(report.model_dump_json())["feedback_rounds"] == 0
+    assert "feedback rounds 0 (studies run none)" in str(report_tables(report)[0])
+    with pytest.raises(ValidationError):
+        StudySettings(k=1, feedback_rounds=1)  # type: ignore[arg-type]
 
 
 def test_prover_specs(tmp_path: Path) -> None:
