@@ -197,6 +197,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "`end` never reaches the start-of-line test: alone on its line it is the prover's anonymous section"
         " end (returned before), otherwise a command keyword of the generated tables (refused before)"
     ),
+    (
+        "repro/lean/policy.py",
+        "header_opens | drop-condition: drop operand 2 of or | following.kind != Kind.identifier or"
+        " following.text in COMMAND_KEYW...",
+    ): (
+        "`in` read as one more opened name: the open allowlist only exempts names from OPEN_DENYLIST, which"
+        " `in` is not in, and what follows `open X in` in a header Lean accepts is a command (its keyword,"
+        " `@[`, or a modifier of COMMAND_KEYWORDS), where the loop stops as before"
+    ),
     ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),
@@ -640,7 +649,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--deselect", action="append", default=[], help="a quick test's node id to leave out (repeatable)"
     )
-    parser.add_argument("--slow-tests", nargs="*", default=list(SLOW_TESTS), help="phase 2, for phase 1's survivors")
+    parser.add_argument(
+        "--slow-tests",
+        nargs="*",
+        default=list(SLOW_TESTS),
+        help="phase 2, for phase 1's survivors (given bare, no tests: phase 2 is skipped)",
+    )
     parser.add_argument("--sample", type=int, default=200, help="mutants to run (sampled with --seed); 0: all")
     parser.add_argument("--seed", type=int, default=19)
     parser.add_argument(
@@ -708,6 +722,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         _run_phase(overlay, chosen, arguments.tests, "quick", quick_limit, deadline, select)
         left = [(m, t) for m, t in chosen if m.status == "survived" and not _equivalent(m)]
+        if left and not arguments.slow_tests:  # a bare ``--slow-tests`` names no test: say so, not silently
+            print(f"{len(left)} survivors; phase 2 skipped: --slow-tests was given no tests", flush=True)
         if left and arguments.slow_tests:
             print(f"{len(left)} survivors (not known equivalent) against the slow tests", flush=True)
             slow_limit = _baseline(overlay, arguments.slow_tests, "slow", arguments.timeout_s)
