@@ -58,7 +58,8 @@ CASES = [
     ("attribute other than simp", "@[reducible] def f : ℕ := 1\n" + THEOREM, "attribute @[...]"),
     ("simp attribute on a def", "@[simp] def f : ℕ := 1\n" + THEOREM, "attribute @[...]"),
     ("string literal", _with_tactic('"a"'), "string literal"),
-    ("char literal", _with_tactic("'a'"), "char literal"),
+    # after whitespace (after an opening bracket a quote is refused by the lexer: Lean's table decides)
+    ("char literal", THEOREM.replace("  norm_num\n", "  exact 'a'\n"), "char literal"),
     ("raw string literal", _with_tactic('r"a"'), "raw string literal"),
     ("interpolated string", _with_tactic('s!"a"'), "interpolated string"),
     ("name literal", _with_tactic("`x"), "name literal"),
@@ -825,3 +826,28 @@ def test_kernel_as_a_configuration_field_is_refused_as_policy_anywhere(tactic: s
     )
     assert result.uses_kernel_decide
     assert any("kernel reduction is refused" in refusal for refusal in result.forbidden), result.forbidden
+
+
+@pytest.mark.parametrize(
+    ("text", "token"),
+    [("α ×' β", "×'"), ("Σ' n, n = 1", "Σ'"), ("(n : ℕ) ×' n = 1", "×'"), ("(∑' i, f i)", "∑'"), ("f'⁻¹' s", "⁻¹'")],
+)
+def test_a_core_token_ending_in_a_quote_is_one_symbol(text: str, token: str) -> None:
+    """Lean's ``tokenFnAux`` reads the longest token of its table (src/Lean/Parser/Basic.lean)."""
+    assert token in [t.text for t in lex(text) if t.kind == Kind.symbol]
+    assert _refusals(_with_tactic(f"show {text} from h")) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["×''a'sorry", "∃''a'sorry", "∘'x'", "+'-'-sorry", "!''a'sorry", "=∑' i, f i", "x!×' y"],
+)
+def test_a_quote_glued_to_a_symbol_lean_may_extend_is_refused_by_the_lexer(text: str) -> None:
+    refusals = _refusals(_with_tactic(f"show {text} from h"))
+    assert len(refusals) == 1 and "quote glued to a symbol" in refusals[0], refusals
+
+
+def test_a_quote_after_whitespace_a_closer_or_a_name_still_starts_a_char_or_image() -> None:
+    assert [t.kind for t in lex("(f)'' s") if not t.is_trivia][-2:] == [Kind.symbol, Kind.identifier]
+    assert [t.kind for t in lex("2'a'") if not t.is_trivia] == [Kind.number, Kind.char]
+    assert [t.text for t in lex("h' ×' h''") if not t.is_trivia] == ["h'", "×'", "h''"]

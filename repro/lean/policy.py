@@ -149,7 +149,7 @@ def scan(
             result.refuse(f"{label} (only \\n may break a line; no control or format characters)")
     if source.error is not None:
         result.unterminated = (
-            "unterminated comment, string, char or «name», or a comment opener glued to a symbol,"
+            "unterminated comment, string, char or «name», or a comment opener or quote glued to a symbol,"
             f" at {source.where(source.error)}"
         )
         return result
