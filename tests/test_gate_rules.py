@@ -939,3 +939,11 @@ def test_the_walk_to_an_application_head_is_bounded() -> None:
     arguments = " ".join(["a"] * 70)
     assert _refusals(_configured(f"exact foo {arguments} (n := k + 1)"))  # too far to tell: the literal rule
     assert _refusals(_configured(f"exact foo {' '.join(['a'] * 20)} (n := k + 1)")) == []
+
+
+@pytest.mark.parametrize("modifiers", ["private", "noncomputable", "private noncomputable"])
+def test_a_modifier_before_anything_but_a_declaration_is_refused(modifiers: str) -> None:
+    refusals = _refusals(f"{modifiers} reassoc_axiom robe_total\n" + THEOREM)
+    assert len(refusals) == 1 and "before reassoc_axiom" in refusals[0], refusals
+    for declaration in ("lemma aux : True := trivial", "def f : ℕ := 1", "instance : Fact (1 < 2) := ⟨by norm_num⟩"):
+        assert _refusals(f"{modifiers} {declaration}\n" + THEOREM) == [], declaration

@@ -286,6 +286,15 @@ def _identifier(
         return index + 2
     if text == "noncomputable" and _unnamed_section_follows(source, index):
         return index + 2  # ``noncomputable section``: only marks definitions as not compiled
+    if text in ALLOWED_MODIFIERS and (
+        following is None or following.kind != Kind.identifier or following.text not in _AFTER_MODIFIER
+    ):
+        # Lean's ``declModifiers`` also lead commands other than ``declaration`` (Batteries' ``alias``,
+        # Mathlib's ``irreducible_def``, ...): after a modifier an unknown word could be such a command
+        # keyword, which no line-start rule sees (it does not begin the line); only our declarations follow
+        shown = following.text if following is not None else "nothing"
+        result.refuse(f"{text} before {shown} ({source.where(token)}; a modifier may only precede a declaration)")
+        return index + 1
     if text in ALLOWED_MODIFIERS or text == "example":
         return index + 1
     if text in ("section", "end") and _anonymous_scope_command(source, index):
@@ -392,6 +401,8 @@ def _dedented_line_starts(source: LeanCode) -> frozenset[int]:
 
 
 _BLOCK_OPENERS = frozenset({"by", "decreasing_by"})
+# what may follow ``private``/``noncomputable`` (``noncomputable section`` is read before the modifiers)
+_AFTER_MODIFIER = ALLOWED_MODIFIERS | DECLARATION_KEYWORDS | frozenset({"instance", "example"})
 _CLOSING_BRACKETS = frozenset({")", "]", "}", "⟩"})
 
 
