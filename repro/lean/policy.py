@@ -175,6 +175,7 @@ def scan(
     imports_allowed = header_imports(header)
     words = source.significant
     layout = _column_zero_tactics(source, tables) if line_starts else frozenset()
+    dedented = _dedented_line_starts(source) if line_starts else frozenset()
     blanked: list[tuple[int, int]] = []
     in_preamble = True
     index, checked = 0, 0
@@ -219,12 +220,21 @@ def scan(
             result.refuse(f"name literal or syntax quotation ({source.where(token)})")
         elif token.kind == Kind.identifier:
             index = _identifier(
-                source, index, result, opens_allowed, allow_native_decide, line_starts, main_name, tables, layout
+                source,
+                index,
+                result,
+                opens_allowed,
+                allow_native_decide,
+                line_starts,
+                main_name,
+                tables,
+                layout,
+                dedented,
             )
             continue
         index += 1
     _refuse_class_shadows(source, result)
-    configurations(source, result)
+    configurations(source, result, tables)
     result.lean_code = _blank(source.text, blanked)
     return result
 
@@ -239,6 +249,7 @@ def _identifier(
     main_name: str | None,
     tables: SyntaxTables,
     layout: frozenset[int],
+    dedented: frozenset[int] = frozenset(),
 ) -> int:
     """Judge the identifier at ``index``; returns the index of the next token to look at."""
     words, code = source.significant, source.text
@@ -316,6 +327,11 @@ def _identifier(
         and index not in layout
     ):
         result.refuse(f"{text} at the start of a line ({source.where(token)}; not a command the gate allows)")
+    elif index in dedented and not (_is_layout_tactic(text, tables) or text in _DEDENTED_WORDS):
+        result.refuse(
+            f"{text} at the start of a line left of the tactic block above it ({source.where(token)}; Lean"
+            " would read a command there, and it is not one the gate allows)"
+        )
     return index + 1
 
 
@@ -328,6 +344,71 @@ def _starts_line(source: LeanCode, index: int) -> bool:
     previous = words[index - 1] if index > 0 else None
     continues = previous is not None and previous.kind == Kind.symbol and previous.text not in (")", "]", "}", "⟩")
     return not continues
+
+
+# Words that may begin a dedented line without being tactics: declaration suffixes, ``by``/``end``, and
+# term keywords that continue a term (``if ... then``/``else``, ``match ... with``, ``show ... from``)
+_DEDENTED_WORDS = DECLARATION_SUFFIXES | frozenset(
+    {"by", "end", "then", "else", "with", "from", "at", "using", "fun", "λ", "show", "calc", "match", "if"}
+)
+# a line starting with one of these (or ``@[``, a ``#`` command) begins a new command: block columns restart
+_COMMAND_STARTS = DECLARATION_KEYWORDS | ALLOWED_MODIFIERS | frozenset({"example", "instance", "section", "end"})
+
+
+def _dedented_line_starts(source: LeanCode) -> frozenset[int]:
+    """Indices of identifiers that begin a line left of every tactic line above them in their command.
+
+    Lean's tactic block is ``withPosition`` at its first tactic, each further tactic ``checkColGe``
+    (leanprover/lean4 ``src/Lean/Parser/Term.lean`` ``Tactic.tacticSeq1Indented``, ``sepByIndent``), and
+    a term argument needs ``checkColGt`` against that position. A line that starts left of the block's
+    first tactic therefore ends the block, and when that block is the declaration's body, the
+    declaration: Lean reads the word as the start of a new command, at any column (commands need no
+    column 0). The column-0 rule (:func:`_starts_line`) does not see it, so a command keyword the tables
+    miss, indented by two spaces under a block indented by four, would reach Lean (layout note).
+
+    So, within one command (restarted at a declaration keyword, a modifier, ``@[``, a ``#`` command or
+    a column-0 line), once a ``by``/``decreasing_by`` has opened a block, the leftmost column of the lines
+    after it (and of a tactic that follows ``by`` on the same line) is tracked; an identifier that
+    begins a later line further left, after a complete term, must be a tactic keyword or a term word
+    that continues a term (:data:`_DEDENTED_WORDS`), else it is refused like an unknown column-0 word.
+    Nested blocks only add columns to the right of the first one, so a dedent back to an enclosing
+    tactic line is never flagged. Fail closed: a term-mode ``have`` whose body starts left of the
+    ``have``'s own ``by`` block is refused too (honest provers indent bodies under their ``have``).
+    """
+    words = source.significant
+    flagged: set[int] = set()
+    leftmost: int | None = None  # leftmost column of the lines (and same-line tactics) after the first ``by``
+    opened = False
+    previous_line = -1
+    for index, token in enumerate(words):
+        if index % 4096 == 0:
+            check_time()
+        line, column = source.line_column(token.start)
+        previous = words[index - 1] if index > 0 else None
+        if line != previous_line:
+            previous_line = line
+            if (
+                column == 0
+                or token.kind in (Kind.attribute_open, Kind.hash_command)
+                or (token.kind == Kind.identifier and token.text in _COMMAND_STARTS)
+            ):
+                leftmost, opened = None, False
+            elif opened:
+                continues = (
+                    previous is not None and previous.kind == Kind.symbol and previous.text not in _CLOSING_BRACKETS
+                )
+                if token.kind == Kind.identifier and not continues and leftmost is not None and column < leftmost:
+                    flagged.add(index)
+                leftmost = column if leftmost is None else min(leftmost, column)
+        elif previous is not None and previous.kind == Kind.identifier and previous.text in _BLOCK_OPENERS:
+            leftmost = column if leftmost is None else min(leftmost, column)  # ``:= by simp``: the block's column
+        if token.kind == Kind.identifier and token.text in _BLOCK_OPENERS:
+            opened = True
+    return frozenset(flagged)
+
+
+_BLOCK_OPENERS = frozenset({"by", "decreasing_by"})
+_CLOSING_BRACKETS = frozenset({")", "]", "}", "⟩"})
 
 
 def _is_layout_tactic(text: str, tables: SyntaxTables) -> bool:
@@ -750,7 +831,7 @@ class _ConfigLiterals:
     numeral: Token | None = None  # the first numeral a value uses
 
 
-def configurations(source: LeanCode, result: ScanResult) -> None:
+def configurations(source: LeanCode, result: ScanResult, tables: SyntaxTables | None = None) -> None:
     """A tactic configuration may hold literals only; anything else in one is refused by name.
 
     Why: Lean elaborates a configuration into a structure value and runs it in its interpreter
@@ -761,10 +842,10 @@ def configurations(source: LeanCode, result: ScanResult) -> None:
     REPL reply printed from a thread). The forms Lean accepts (``optConfig`` and ``config`` in
     ``src/Init/Tactics.lean``, v4.15; v4.9.0 had ``(config := e)`` only): ``+opt`` and ``-opt`` (read by
     Lean as the canonical ``Bool.true``/``Bool.false``, never resolved: nothing to check), and
-    ``(opt := e)`` / ``(config := e)`` (spacing free). Every ``( name :=`` of the code is judged as one,
-    whatever precedes it: a named argument ``f (x := e)`` looks the same to a lexer, and a tactic the
-    tables do not know would otherwise pass; so a named argument may hold a literal only too (none of
-    the 321 realproofs rows has one). ``(discharger := tac)``/``(disch := tac)`` are tactic clauses
+    ``(opt := e)`` / ``(config := e)`` (spacing free). Every ``( name :=`` of the code is judged as one
+    unless :func:`_named_argument` shows it is a term's named argument ``f (x := e)``, which Lean's
+    elaborator elaborates like any argument and never runs (Mathlib style: ``Finset.sum_le_sum (f :=
+    fun i => i)``, ``(hp := hp.out)``). ``(discharger := tac)``/``(disch := tac)`` are tactic clauses
     (Lean's ``valConfigItem`` excludes them), judged by the other rules.
 
     A literal is a numeral, ``true``, ``false``, ``.c`` for a constructor ``c`` of
@@ -791,6 +872,9 @@ def configurations(source: LeanCode, result: ScanResult) -> None:
             and option.text not in CONFIG_TACTIC_CLAUSES
         ):
             index += 1
+            continue
+        if tables is not None and _named_argument(source, index, tables):
+            index += 1  # an ordinary term: every token of its value is still judged, nested items too
             continue
         first = first or token
         end, problem = _config_literal(words, index + 3, literals, 0)
@@ -820,6 +904,130 @@ def configurations(source: LeanCode, result: ScanResult) -> None:
                     f"declaration named {word.text} ({source.where(word)}) in code whose configuration uses"
                     f" the literal {last} (Lean would resolve the literal to it)"
                 )
+
+
+# Tokens after which Lean reads a term, never a tactic: an identifier right after one is an
+# application's head (``exact foo (n := 3)``, ``have h := foo (n := 3)``, ``simpa using foo (n := 3)``).
+# Each needs a term after it, so none can end a tactic line. ``+``/``-`` are left out (``simp +arith
+# (config := e)``: a glued flag), ``*`` (``simp at *``) and ``(`` (a tactic block ``(tac (config := e))``),
+# ``=>``, ``|``, ``;``, ``<;>``, ``·`` (a tactic may follow each).
+_TERM_BEFORE_WORDS = frozenset(
+    {"exact", "apply", "refine", "refine'", "use", "exists", "show", "from", "using", "specialize", "convert"}
+    | {"exact_mod_cast", "apply_mod_cast", "rcases", "cases", "induction", "calc"}
+)
+_TERM_BEFORE_SYMBOLS = frozenset(
+    {":=", ":", "←", "<-", "<|", "$", "=", "≠", "≤", "<", "≥", ">", "↦", "∧", "∨", "↔", "→", "/", "^", "∣", "⟨"}
+)
+_NAMED_ARGUMENT_REACH = 64  # tokens walked back over an application before giving up (fail closed)
+_OPENING = {")": "(", "]": "[", "}": "{", "⟩": "⟨"}
+
+
+def _named_argument(source: LeanCode, index: int, tables: SyntaxTables) -> bool:
+    """Whether the ``( name :=`` at ``index`` is a named argument of a term application, not a tactic's
+    configuration item.
+
+    Lean reads a configuration only right after its tactic's keyword (``optConfig``/``config`` follow
+    the keyword, before any term: ``simp``, ``norm_num``, ``linarith``, ``convert``, ``apply``... in
+    leanprover/lean4 ``src/Init/Tactics.lean`` and Mathlib), possibly after other items and Aesop's
+    clauses. Walking back from the parenthesis over what can be arguments (names, numbers, ``_``, whole
+    bracketed groups, on the parenthesis's own line: a line break may start the next tactic) reaches the
+    head of the application. It is a named argument when that head is a
+    name no table knows as a keyword and either (a) it is dotted or ``@``-prefixed, which no keyword
+    is (Lean's ``identFn`` takes a keyword only when a table token covers the whole identifier), so
+    the whole can only be a term; or (b) the token before it puts it in term position
+    (:data:`_TERM_BEFORE_WORDS`, :data:`_TERM_BEFORE_SYMBOLS`, an element of a ``[...]`` list after a
+    name or a numeral, as in ``rw [foo (n := 3)]``). Any keyword on the way (``aesop (add ...)
+    (config := e)``), a head at a tactic position (a tactic the tables miss: ``aesop_cat (config := e)``)
+    or a walk longer than :data:`_NAMED_ARGUMENT_REACH` keeps the literal-only rule (fail closed).
+    """
+    words, text = source.significant, source.text
+    cursor, head, steps = index - 1, None, 0
+    after = words[index]  # the item right of the one being read: no line break may separate them
+    while cursor >= 0 and steps < _NAMED_ARGUMENT_REACH and "\n" not in text[words[cursor].end : after.start]:
+        steps += 1
+        word = words[cursor]
+        if word.kind == Kind.symbol and word.text in _OPENING:
+            opener = _matching_opener(words, cursor)
+            if opener is None:
+                return False
+            after, cursor = words[opener], opener - 1
+            continue
+        if word.kind == Kind.identifier and word.text == "_":
+            after, cursor = word, cursor - 1  # a hole: an argument, never a head
+            continue
+        if word.kind == Kind.identifier and (
+            tables.category(word.text) is not None or keyword_key(word.text) in _KEYWORDS_NOT_HEADS
+        ):
+            break
+        if word.kind not in (Kind.identifier, Kind.number):
+            break
+        if word.kind == Kind.identifier:
+            head = cursor
+            if cursor > 0 and words[cursor - 1].text == "@" and words[cursor - 1].end == word.start:
+                cursor -= 1  # ``@foo``: one argument or head, read on leftwards
+                head = cursor + 1
+        after, cursor = words[cursor], cursor - 1
+    if head is None or steps >= _NAMED_ARGUMENT_REACH:
+        return False
+    name = words[head]
+    start = head - 1 if head > 0 and words[head - 1].text == "@" and words[head - 1].end == name.start else head
+    before = words[start - 1] if start > 0 else None
+    if before is not None and before.text in ("+", "-") and before.end == words[start].start:
+        return False  # ``+foo.bar``: a configuration flag, whatever its name
+    if start < head or len(identifier_parts(name.text)) > 1 or name.text.startswith("«"):
+        return True  # ``@f``, dotted or quoted: never a keyword, so a term, whose application takes the item
+    if before is None or cursor != start - 1:
+        return False  # something between the head and the parenthesis that is no argument
+    if before.kind == Kind.identifier:
+        return before.text in _TERM_BEFORE_WORDS
+    if before.kind == Kind.symbol and before.text in _TERM_BEFORE_SYMBOLS:
+        return True
+    return before.kind == Kind.symbol and before.text in ("[", ",") and _in_term_list(words, head - 1)
+
+
+def _matching_opener(words: list[Token], closer: int) -> int | None:
+    depth, cursor = 0, closer
+    while cursor >= 0 and closer - cursor < _NAMED_ARGUMENT_REACH:
+        if words[cursor].text in _OPENING:
+            depth += 1
+        elif words[cursor].text in _OPENING.values():
+            depth -= 1
+            if depth == 0:
+                return cursor
+        cursor -= 1
+    return None
+
+
+# words no term application contains as a head or an argument (binders, tactic-structure words)
+_KEYWORDS_NOT_HEADS = (
+    frozenset(keyword_key(word) for word in LAYOUT_TACTICS)
+    | _BINDER_WORDS
+    | frozenset({"at", "with", "only", "using", "then", "else", "do", "in", "from", "fun", "λ"})
+)
+
+
+def _in_term_list(words: list[Token], index: int) -> bool:
+    """The ``[`` or ``,`` at ``index`` belongs to a ``[...]`` list opened right after a name or a numeral
+    (``rw [...]``, ``simp only [...]``, ``nlinarith [...]``, ``nth_rw 2 [...]``), never ``<;> [t1; t2]``,
+    or the ``,`` to an anonymous constructor ``⟨..., ...⟩``."""
+    cursor = index
+    if words[index].text == ",":
+        cursor, depth = index - 1, 0
+        while cursor >= 0 and index - cursor < _NAMED_ARGUMENT_REACH:
+            if words[cursor].text in _OPENING:
+                depth += 1
+            elif words[cursor].text in _OPENING.values():
+                if depth == 0:
+                    break
+                depth -= 1
+            cursor -= 1
+        else:
+            return False
+    if cursor >= 0 and words[cursor].text == "⟨":
+        return True  # an anonymous constructor's components are terms
+    if cursor <= 0 or words[cursor].text != "[":
+        return False
+    return words[cursor - 1].kind in (Kind.identifier, Kind.number)
 
 
 def _config_literal(words: list[Token], index: int, literals: _ConfigLiterals, depth: int) -> tuple[int, str | None]:
