@@ -723,3 +723,11 @@ def test_an_indented_declaration_starts_a_new_command_whose_own_block_columns_co
     assert _refusals(code) == []
     refused = _refusals(code + "    foo_command 3\n")
     assert len(refused) == 1 and refused[0].startswith("foo_command at the start of a line left of"), refused
+
+
+def test_a_comma_outside_any_bracket_puts_no_named_argument_in_a_term_list() -> None:
+    """The walk back from ``, f (n := x)`` stops at the start of the code (it never wraps round to the
+    code's last tokens), so the item keeps the literal-only rule (fail closed)."""
+    for ending in ("exact rfl", "exact ⟨rfl"):
+        refused = _refusals(f"theorem robe_total : ∀ x : ℕ, f (n := x) = x := by\n  {ending}")
+        assert len(refused) == 1 and "x is not a literal" in refused[0], refused
