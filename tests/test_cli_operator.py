@@ -7,10 +7,8 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,18 +21,9 @@ from repro.dirlock import hold_directory
 from repro.testing import Fault, OpenAITestServer
 from tests import study_world
 from tests.pipeline_world import world_config
+from tests.repro_cli import repro, stop_at_first_request
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def repro(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "repro.cli", *arguments],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture(scope="module")
@@ -95,21 +84,10 @@ def test_sigterm_on_prove_study_prints_the_study_resume_command(tmp_path: Path) 
     lean = study_world.write_lean_config(tmp_path)
     study_dir = tmp_path / "study dir"
     with OpenAITestServer(latency_s=30) as server:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "repro.cli", "prove-study", str(statements), f"--prover=p=m@{server.base_url}"]
-            + ["--k", "1", "--study-dir", str(study_dir), "--config", str(lean)],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 90
-        while not server.requests and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        assert server.requests, "the study reached its first model request"
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+        arguments = ["prove-study", str(statements), f"--prover=p=m@{server.base_url}", "--k", "1"]
+        arguments += ["--study-dir", str(study_dir), "--config", str(lean)]
+        returncode, stderr = stop_at_first_request(arguments, server, within_s=90)
+    assert returncode == 130, stderr
     assert f"resume with: repro prove-study --resume --study-dir '{study_dir}'" in stderr
     assert "DIR" not in stderr.replace(str(study_dir), "")
     assert (study_dir / "study.sqlite").exists()
