@@ -51,6 +51,7 @@ from repro.stages.common import StageResult, Stopwatch, input_hash
 from repro.stages.feedback import FeedbackThread, ask_again, feedback_style, lean_errors, wants_feedback
 from repro.stages.salvage import salvage_sample
 from repro.store import RunStore
+from repro.waiting import about
 
 # Rejections that say nothing about the candidate: the endpoint or the Lean backend failed.
 INFRASTRUCTURE_REASONS = frozenset({ReasonCode.model_call_failed, ReasonCode.lean_unavailable})
@@ -100,6 +101,8 @@ class Pipeline:
         self.verifier = verifier
         self.on_event = on_event or (lambda event, stage, reason: None)
         self.header = config.lean.header
+        # problem id -> the reason code that left it unfinished, until its progress event is sent
+        self._unfinished_codes: dict[str, str] = {}
         # candidate id -> the last infrastructure failure seen for it: why its problem is unfinished
         self._infrastructure_causes: dict[str, str] = {}
 
@@ -137,14 +140,24 @@ class Pipeline:
 
     # -- one problem ------------------------------------------------------------------------------
     async def process_problem(self, problem: SourceProblem) -> bool | None:
-        """True if retained, False if rejected, None if infrastructure failures left it unfinished."""
+        """True if retained, False if rejected, None if infrastructure failures left it unfinished.
+
+        Emits ``problem_finished`` (reason ``retained`` or ``rejected``) or ``problem_unfinished`` (reason:
+        the infrastructure reason code, or ``crashed`` for an unexpected error), then ``problem_done``.
+        """
         try:
             outcome = await self._process_problem(problem)
         except Exception as error:  # a bug must not take the other problems down with it
             described = f"{type(error).__name__}: {error}"[:2000]
             self.store.set_meta(f"error:{problem.problem_id}", described)
             self.store.mark_unfinished(problem.problem_id, f"unexpected error: {described}")
+            self._unfinished_codes[problem.problem_id] = "crashed"
             outcome = None
+        if outcome is None:
+            cause = self._unfinished_codes.pop(problem.problem_id, "crashed")
+            self.on_event("problem_unfinished", Stage.answer.value, cause)
+        else:
+            self.on_event("problem_finished", Stage.answer.value, "retained" if outcome else "rejected")
         self.on_event("problem_done", Stage.answer.value, None)
         return outcome
 
@@ -160,7 +173,8 @@ class Pipeline:
             candidate.theorem_name = theorem_name_for(candidate.candidate_id)
             self.store.save_candidate(candidate)
             try:
-                retained = await self._process_candidate(problem, candidate, previous_rewrite)
+                with about(candidate.candidate_id):  # the heartbeat names this candidate's Lean checks
+                    retained = await self._process_candidate(problem, candidate, previous_rewrite)
             finally:
                 cause = self._infrastructure_causes.pop(candidate.candidate_id, None)
             if retained:
@@ -173,6 +187,8 @@ class Pipeline:
         if infrastructure_cause is not None:
             # not a verdict about the problem: leave it for --resume, saying why
             self.store.mark_unfinished(problem.problem_id, infrastructure_cause)
+            reason = candidate.reject_reason
+            self._unfinished_codes[problem.problem_id] = reason.value if reason is not None else "crashed"
             return None
         self.store.set_problem_outcome(problem.problem_id, "rejected")
         return False

@@ -262,6 +262,10 @@ class Provenance(Record):
     # our trusted Lean check of the statement before proving (satisfiable / flagged / undecided);
     # None in releases written before the checks existed
     statement_check: str | None = None
+    # how the released proof was found: "none" (the prover's own sample, as sampled), "salvage" (a
+    # repaired text of a sample, repro.salvage) or "feedback" (a later feedback round's reply), so a
+    # user can filter levered proofs out; None in releases written before this field
+    proof_lever: str | None = None
     proof_hash: str
     repro_version: str
     released_at: str

@@ -141,6 +141,7 @@ def instance_from_candidate(
             verifier_backend=candidate.verifier_backend,
             verified_by_real_lean=candidate.verifier_is_real_lean,
             statement_check=candidate.statement_check,
+            proof_lever=candidate.proof_lever or NO_LEVER,
             proof_hash=proof_hash(verified_code),
             repro_version=__version__,
             released_at=released_at,
@@ -174,6 +175,7 @@ _PROVENANCE_FIELDS: dict[str, Any] = {
     "verifier_backend": _STRING,
     "verified_by_real_lean": _BOOL,
     "statement_check": _STRING,
+    "proof_lever": _STRING,
     "proof_hash": _STRING,
     "repro_version": _STRING,
     "released_at": _STRING,
@@ -287,6 +289,32 @@ def _statement_check_section(counts: Counter[str | None], rows: int) -> str:
     return "".join(lines)
 
 
+NO_LEVER = "none"  # a released proof that is the prover's own sample, as sampled
+_LEVER_MEANINGS = {
+    NO_LEVER: "the prover's own sample, checked as it was sampled",
+    "salvage": "a repaired text of a prover sample (special tokens removed, a fence closed, trailing text cut,"
+    " or our statement re-spliced onto the prover's proof), checked through the same gate",
+    "feedback": "the prover's reply in a later feedback round, after it was shown Lean's errors",
+}
+
+
+def _proof_lever_section(counts: Counter[str], rows: int) -> str:
+    """How many released proofs each lever found (``provenance.proof_lever``), and how to keep only raw ones."""
+    if not rows:
+        return ""
+    lines = [
+        "\n## How the proofs were found\n\n",
+        "`provenance.proof_lever` records, per row, whether the verified proof is the prover's own sample or"
+        " came from a lever. Every one was checked by the same soundness gate. To keep only raw samples:"
+        ' `ds.filter(lambda row: row["provenance"]["proof_lever"] == "none")`.\n\n',
+    ]
+    for lever, meaning in _LEVER_MEANINGS.items():
+        lines.append(f"- {lever}: {counts.get(lever, 0)} of {rows} rows ({meaning})\n")
+    for other, count in sorted((key, n) for key, n in counts.items() if key not in _LEVER_MEANINGS):
+        lines.append(f"- {other}: {count} of {rows} rows\n")
+    return "".join(lines)
+
+
 def _card(
     rows: int,
     unverified: int,
@@ -297,6 +325,7 @@ def _card(
     unfinished: int = 0,
     *,
     statement_checks: Counter[str | None] | None = None,
+    proof_levers: Counter[str] | None = None,
 ) -> str:
     front = {
         "license": terms.license,
@@ -322,6 +351,7 @@ def _card(
             " the whole selection.\n"
         )
     source = _statement_check_section(statement_checks or Counter(), rows)
+    source += _proof_lever_section(proof_levers or Counter(), rows)
     source += f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"
     source += _prover_section(config)
     if terms.note:
@@ -386,7 +416,7 @@ _COLUMNS: dict[str, str] = {
 # array per row, and each distinct array is turned into columns and JSONL text once, in Python.
 _PROVENANCE_FIELDS_SQL = (
     "json_extract(c.payload, '$.models', '$.backends', '$.lean_toolchain', '$.mathlib_revision',"
-    " '$.verifier_backend', '$.verifier_is_real_lean', '$.statement_check')"
+    " '$.verifier_backend', '$.verifier_is_real_lean', '$.statement_check', '$.proof_lever')"
 )
 _BOOLEAN_COLUMNS = ("answer_disagrees_with_screener",)  # SQLite answers 0 or 1; JSON wants true or false
 _REQUIRED = ("rewritten_question", "new_answer", "lean_statement", "lean_proof", "verified_code")
@@ -421,6 +451,7 @@ class _RowProvenance:
     verifier_backend: str | None
     verified_by_real_lean: bool
     statement_check: str | None
+    proof_lever: str
     jsonl_head: bytes
 
 
@@ -446,6 +477,8 @@ class _Written:
     num_bytes: int = 0
     # released rows per statement check outcome (None: the run predates the checks)
     statement_checks: Counter[str | None] = dataclass_field(default_factory=Counter)
+    # released rows per proof lever ("none", "salvage", "feedback")
+    proof_levers: Counter[str] = dataclass_field(default_factory=Counter)
 
 
 class _ReleaseWriter:
@@ -537,6 +570,7 @@ class _ReleaseWriter:
         self.written.rows += count
         self.written.unverified += sum(unverified)
         self.written.statement_checks.update(provenance.statement_check for provenance in provenances)
+        self.written.proof_levers.update(provenance.proof_lever for provenance in provenances)
         self.written.num_bytes += table.nbytes
         self._sources.update(values["source_dataset"])
 
@@ -545,7 +579,8 @@ class _ReleaseWriter:
         known = self._provenances.get(fields)
         if known is not None:
             return known
-        models, backends, toolchain, mathlib, verifier, real_lean, statement_check = json.loads(fields)
+        models, backends, toolchain, mathlib, verifier, real_lean, statement_check, lever = json.loads(fields)
+        proof_lever = lever or NO_LEVER
         stage_models = [
             {
                 "schema_version": RECORD_SCHEMA_VERSION,
@@ -564,6 +599,7 @@ class _ReleaseWriter:
             "verifier_backend": verifier,
             "verified_by_real_lean": bool(real_lean),
             "statement_check": statement_check,
+            "proof_lever": proof_lever,
         }
         jsonl_head = f'"unverified":{_compact_json(unverified)},"provenance":{_compact_json(head)[:-1]},"proof_hash":"'
         known = self._provenances[fields] = _RowProvenance(
@@ -574,6 +610,7 @@ class _ReleaseWriter:
             verifier_backend=verifier,
             verified_by_real_lean=bool(real_lean),
             statement_check=statement_check,
+            proof_lever=proof_lever,
             jsonl_head=jsonl_head.encode(),
         )
         return known
@@ -676,6 +713,7 @@ def write_release(
         skip_reasons,
         unfinished,
         statement_checks=written.statement_checks,
+        proof_levers=written.proof_levers,
     )
     (out / "README.md").write_text(card, encoding="utf-8")
     from repro.release_exports import write_release_exports  # inspect_ai and lm-eval tasks beside the data

@@ -67,22 +67,34 @@ class PlainProgress:
         self.started = clock()
         self.last = self.started
         self.counts: Counter[str] = Counter()
+        # problems: finished ones by outcome (retained, rejected), unfinished ones by cause
+        self.finished: Counter[str] = Counter()
+        self.unfinished: Counter[str] = Counter()
 
     def line(self) -> str:
+        """Finished problems (a verdict: retained or rejected) apart from unfinished ones (no verdict:
+        Lean unavailable, a model call failed, a crash), each unfinished cause named; then candidates."""
         elapsed = self.clock() - self.started
-        done = self.counts["problem_done"]
-        rate = done / (elapsed / 60) if elapsed > 0 else 0.0
-        total = f"/{self.total}" if self.total is not None else ""
+        finished = sum(self.finished.values())
+        unfinished = sum(self.unfinished.values())
+        rate = finished / (elapsed / 60) if elapsed > 0 else 0.0
+        total = f" of {self.total}" if self.total is not None else ""
         hours, rest = divmod(int(elapsed), 3600)
         clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
+        causes = ", ".join(f"{cause} {count}" for cause, count in sorted(self.unfinished.items()))
         return (
-            f"progress: problems done {done}{total}, candidates retained {self.counts['retained']},"
-            f" rejected {self.counts['rejected']}, unfinished {self.counts['unfinished']},"
-            f" {rate:.1f} problems/min, elapsed {clock}"
+            f"progress: problems finished {finished}{total} (retained {self.finished['retained']},"
+            f" rejected {self.finished['rejected']}), unfinished {unfinished}{f' ({causes})' if causes else ''};"
+            f" candidates retained {self.counts['retained']}, rejected {self.counts['rejected']},"
+            f" unfinished {self.counts['unfinished']}; {rate:.1f} problems finished/min, elapsed {clock}"
         )
 
     def on_event(self, event: str, stage: str, reason: str | None) -> None:
         self.counts[event] += 1
+        if event == "problem_finished":
+            self.finished[reason or "rejected"] += 1
+        elif event == "problem_unfinished":
+            self.unfinished[reason or "crashed"] += 1
         now = self.clock()
         if now - self.last >= self.interval_s:
             self.last = now

@@ -107,8 +107,11 @@ def test_batch_rechecks_infrastructure_failures_on_resume(tmp_path: Path, capsys
     ("line", "named"),
     [
         ("not json", "in.jsonl:2: not valid JSON"),
-        (json.dumps({"id": "b", "statement": STATEMENT}), "in.jsonl:2: bad row: output"),
-        (json.dumps({"id": "a", "statement": STATEMENT, "output": HONEST}), "id 'a' appears twice"),
+        (json.dumps({"id": "b", "statement": STATEMENT}), "in.jsonl:2: field 'output': Field required"),
+        (
+            json.dumps({"id": "a", "statement": STATEMENT, "output": HONEST}),
+            "in.jsonl:2: field 'id': 'a' already used on line 1",
+        ),
     ],
 )
 def test_batch_bad_input_names_file_line_and_field(
@@ -119,6 +122,49 @@ def test_batch_bad_input_names_file_line_and_field(
     code = main(["check-proof", "--batch", str(batch), "--out", str(tmp_path / "o.jsonl"), "--backend", "fake"])
     assert code == ExitCode.usage
     assert "".join(named.split()) in "".join(capsys.readouterr().err.split())  # rich wraps long lines
+
+
+def test_batch_names_every_bad_row_and_keeps_stored_verdicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Four bad rows are named together (line, field, reason), so one edit fixes the file; the
+    verdicts a previous run stored are kept untouched, and nothing is checked."""
+    good = {"id": "a", "statement": STATEMENT, "output": HONEST}
+    batch = tmp_path / "in.jsonl"
+    batch.write_bytes(
+        "\n".join(
+            [
+                json.dumps(good),
+                "not json",
+                json.dumps({"id": "b", "statement": STATEMENT}),
+                json.dumps({"id": "a", "statement": STATEMENT, "output": HONEST}),
+                json.dumps({"id": "c", "statement": 7, "output": None}),
+                json.dumps({"id": "ok", "statement": STATEMENT, "output": HONEST}),
+            ]
+        ).encode()
+        + b"\n\xff{}\n"
+    )
+    out = tmp_path / "out.jsonl"
+    stored = {
+        "id": "a", "verified": True, "reasons": [], "details": [], "taxonomy": [], "static_passed": True,
+        "policy": [], "axioms": [], "backend": "fake-repl", "real_lean": False,
+    }  # fmt: skip
+    _write_jsonl(out, [stored])
+    before = out.read_bytes()
+    assert main(["check-proof", "--batch", str(batch), "--out", str(out), "--backend", "fake"]) == ExitCode.usage
+    error = "".join(capsys.readouterr().err.split())  # rich wraps long lines
+    for named in (
+        "in.jsonl: 5 bad rows",
+        "in.jsonl:2: not valid JSON",
+        "in.jsonl:3: field 'output': Field required",
+        "in.jsonl:4: field 'id': 'a' already used on line 1",
+        "in.jsonl:5: field 'statement': Input should be a valid string",
+        "in.jsonl:5: field 'output': Input should be a valid string",
+        "in.jsonl:7: not UTF-8",
+    ):
+        assert "".join(named.split()) in error, named
+    assert "in.jsonl:6" not in error and "in.jsonl:1:" not in error
+    assert out.read_bytes() == before
 
 
 @pytest.mark.shared_data

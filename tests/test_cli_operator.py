@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -238,6 +239,42 @@ def test_a_run_waiting_on_a_slow_endpoint_prints_a_heartbeat_naming_the_wait(tmp
     expected = f"waiting on 1 request to rewrite model m (openai:{server.base_url}), the oldest for"
     assert expected in result.stdout, result.stdout
     assert expected in (run_dir / "run.log").read_text()
+
+
+def test_the_heartbeat_names_the_lean_checks_in_flight(tmp_path: Path) -> None:
+    """A slow Lean check (the fake REPL sleeps 3 s on the gate's axiom command) is named in the
+    heartbeat by the candidate it checks, with its age."""
+    rules = tmp_path / "slow.json"
+    rules.write_text(json.dumps([{"match": "#print axioms", "action": "slow", "delay_s": 3}]))
+    run_dir = tmp_path / "run"
+    result = repro(
+        "run", "--config", "configs/demo.yaml", "--run-dir", str(run_dir), "--limit", "1",
+        "--set", f"lean.fake_rules={rules}", env={"REPRO_PROGRESS_INTERVAL_S": "1"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "waiting on 1 check by Lean (fake-repl), the oldest for" in result.stdout, result.stdout
+    assert re.search(r"the oldest for \d+ s: gsm8k:0#r0 \d+ s", result.stdout), result.stdout
+    assert "check by Lean (fake-repl)" in (run_dir / "run.log").read_text()
+
+
+def test_the_progress_line_counts_unfinished_problems_apart_with_their_cause(tmp_path: Path) -> None:
+    """Every model request fails: no problem is finished, both are unfinished (model_call_failed)."""
+    with OpenAITestServer() as server:
+        server.faults = [Fault(status=500) for _ in range(100)]
+        model = {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None, "max_retries": 0}
+        config = {
+            "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl"), "limit": 2},
+            "models": {stage: dict(model) for stage in ("rewrite", "screen", "formalize", "align", "prove")},
+            "lean": {"backend": "fake", "workers": 1},
+        }
+        path = tmp_path / "c.yaml"
+        path.write_text(yaml.safe_dump(config))
+        run_dir = tmp_path / "run"
+        result = repro("run", "--config", str(path), "--run-dir", str(run_dir), env={"REPRO_PROGRESS_INTERVAL_S": "0"})
+    assert result.returncode == 3, result.stdout + result.stderr
+    last = [line for line in result.stdout.splitlines() if line.startswith("progress:")][-1]
+    assert "problems finished 0 of 2 (retained 0, rejected 0), unfinished 2 (model_call_failed 2)" in last, last
+    assert "unfinished 2 (model_call_failed 2)" in (run_dir / "run.log").read_text()
 
 
 # -- minors: every option documented, the exit statuses in every --help, --run-dir everywhere -------

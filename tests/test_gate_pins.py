@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import pytest
 
+from repro.config import StaticLimits
 from repro.lean import verify_proof
-from repro.lean.policy import scan
+from repro.lean.policy import header_opens, scan
 from repro.lean.protocol import InfraStatus, LeanResult
 from repro.lean.text import (
     Kind,
@@ -510,17 +511,17 @@ class _AnswersEveryStep:
 
     backend_id, real_lean, toolchain, mathlib_revision = "answers-every-step", False, "fake", "fake"
 
-    def __init__(self, step: int, status: InfraStatus = InfraStatus.timeout) -> None:
-        self.step, self.status = step, status
+    def __init__(
+        self, step: int, status: InfraStatus = InfraStatus.timeout, detail: str | None = "no answer in 60 s"
+    ) -> None:
+        self.step, self.status, self.detail = step, status, detail
 
     async def check(self, code: str, header: str) -> LeanResult:
         return (await self.check_sequence([code], header))[0]
 
     async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
         ok = LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)
-        failed = LeanResult(
-            infra_status=self.status, backend_id=self.backend_id, real_lean=False, detail="no answer in 60 s"
-        )
+        failed = LeanResult(infra_status=self.status, backend_id=self.backend_id, real_lean=False, detail=self.detail)
         return [failed if index == self.step else ok for index in range(4)]
 
     async def close(self) -> None:
@@ -617,3 +618,75 @@ def test_an_instance_without_a_type_is_refused_whatever_follows_it() -> None:
     code = "instance foo := (⟨6⟩ : OfNat ℕ 5)\nexample : Fact (1 = 1) := ⟨rfl⟩\n" + THEOREM
     refused = _refusals(code)
     assert any(label.startswith("instance of nothing") for label in refused), refused
+
+
+def test_a_header_open_opens_only_the_names_before_its_first_symbol() -> None:
+    """``open Nat (Linarith)`` opens ``Nat`` and makes ``Nat.Linarith`` visible as ``Linarith``: it does not
+    open the namespace ``Linarith``, so the header does not let the prover open it either."""
+    header = "import Mathlib\nopen Nat (Linarith)\n"
+    assert header_opens(header) == frozenset({"Nat"})
+    refused = _refusals("open Linarith in\n" + THEOREM, header)
+    assert len(refused) == 1 and refused[0].startswith("open Linarith ("), refused
+
+
+def test_an_instance_type_ends_at_an_equation_style_value() -> None:
+    """``instance : C args`` then ``| pats => v`` (Lean's ``declValEqns``): the ``|`` starts the value,
+    which Lean checks; it is no operator of the type."""
+    assert _refusals("instance : Fact (1 = 1)\n  | _ => ⟨rfl⟩\n" + THEOREM) == []
+
+
+def test_an_arrow_after_a_named_argument_of_the_class_is_still_seen() -> None:
+    """``Fact (p := true) → OfNat ℕ 4``: the ``:=`` inside the brackets is no end of the type, so the
+    arrow after them makes the class ``OfNat`` (red team round 4, A3)."""
+    refused = _refusals("instance : Fact (p := true) → OfNat ℕ 4 := sorry_free\n" + THEOREM)
+    assert refused == ["instance type that is not `Fact args` (line 1:0; arguments in brackets only)"], refused
+
+
+def test_a_conclusion_after_an_ascii_arrow_is_read_after_it() -> None:
+    assert final_proposition("x > 0 -> x + 1 = 6") == ("x + 1 = 6", False)
+    assert final_proposition("x > 0 → x + 1 = 6") == ("x + 1 = 6", False)
+
+
+def test_code_ending_inside_a_configuration_literal_is_refused_not_crashed_on() -> None:
+    refused = _refusals(THEOREM + "  simp (config := { decide := true")
+    assert len(refused) == 1 and "an unclosed {" in refused[0], refused
+
+
+async def test_a_reply_over_the_token_cap_is_refused_by_that_name() -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, None, header=HEADER, limits=StaticLimits(max_tokens=10))
+    assert not verdict.static_passed and verdict.reasons == [ReasonCode.too_many_tokens], verdict.details
+
+
+async def test_a_static_layer_past_its_time_limit_gives_no_verdict() -> None:
+    steps = "".join(f"  have h{i} : ({i} : ℕ) + 1 = {i + 1} := by norm_num\n" for i in range(500))
+    reply = THEOREM.replace("  norm_num\n", steps + "  norm_num\n")
+    verdict = await verify_proof(STATEMENT, reply, None, header=HEADER, limits=StaticLimits(timeout_s=1e-6))
+    assert not verdict.static_passed and verdict.reasons == [ReasonCode.static_timeout], verdict.details
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "ending"),
+    [
+        (InfraStatus.crash, ReasonCode.lean_unavailable, "at the statement step: crash: "),
+        (InfraStatus.timeout, ReasonCode.lean_timeout, "at the statement step ()"),
+    ],
+)
+async def test_a_lean_failure_without_a_detail_says_nothing_more(
+    status: InfraStatus, reason: ReasonCode, ending: str
+) -> None:
+    verdict = await verify_proof(STATEMENT, THEOREM, _AnswersEveryStep(0, status, detail=None), header=HEADER)
+    assert verdict.reasons == [reason]
+    assert verdict.details[-1].endswith(ending), verdict.details
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        ("kernel\n" + THEOREM, ["kernel at the start of a line (line 1:0; not a command the gate allows)"]),
+        (THEOREM + "  exact kernel", []),
+    ],
+    ids=["first word", "last word"],
+)
+def test_the_name_kernel_first_or_last_in_the_code_is_judged_not_crashed_on(code: str, expected: list[str]) -> None:
+    """The kernel-configuration rule looks at the tokens around the name only where there is one."""
+    assert _refusals(code) == expected

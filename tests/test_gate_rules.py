@@ -58,7 +58,8 @@ CASES = [
     ("attribute other than simp", "@[reducible] def f : ℕ := 1\n" + THEOREM, "attribute @[...]"),
     ("simp attribute on a def", "@[simp] def f : ℕ := 1\n" + THEOREM, "attribute @[...]"),
     ("string literal", _with_tactic('"a"'), "string literal"),
-    ("char literal", _with_tactic("'a'"), "char literal"),
+    # after whitespace (after an opening bracket a quote is refused by the lexer: Lean's table decides)
+    ("char literal", THEOREM.replace("  norm_num\n", "  exact 'a'\n"), "char literal"),
     ("raw string literal", _with_tactic('r"a"'), "raw string literal"),
     ("interpolated string", _with_tactic('s!"a"'), "interpolated string"),
     ("name literal", _with_tactic("`x"), "name literal"),
@@ -825,3 +826,68 @@ def test_kernel_as_a_configuration_field_is_refused_as_policy_anywhere(tactic: s
     )
     assert result.uses_kernel_decide
     assert any("kernel reduction is refused" in refusal for refusal in result.forbidden), result.forbidden
+
+
+@pytest.mark.parametrize(
+    ("text", "token"),
+    [("α ×' β", "×'"), ("Σ' n, n = 1", "Σ'"), ("(n : ℕ) ×' n = 1", "×'"), ("(∑' i, f i)", "∑'"), ("f'⁻¹' s", "⁻¹'")],
+)
+def test_a_core_token_ending_in_a_quote_is_one_symbol(text: str, token: str) -> None:
+    """Lean's ``tokenFnAux`` reads the longest token of its table (src/Lean/Parser/Basic.lean)."""
+    assert token in [t.text for t in lex(text) if t.kind == Kind.symbol]
+    assert _refusals(_with_tactic(f"show {text} from h")) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["×''a'sorry", "∃''a'sorry", "∘'x'", "+'-'-sorry", "!''a'sorry", "=∑' i, f i", "x!×' y"],
+)
+def test_a_quote_glued_to_a_symbol_lean_may_extend_is_refused_by_the_lexer(text: str) -> None:
+    refusals = _refusals(_with_tactic(f"show {text} from h"))
+    assert len(refusals) == 1 and "quote glued to a symbol" in refusals[0], refusals
+
+
+def test_a_quote_after_whitespace_a_closer_or_a_name_still_starts_a_char_or_image() -> None:
+    assert [t.kind for t in lex("(f)'' s") if not t.is_trivia][-2:] == [Kind.symbol, Kind.identifier]
+    assert [t.kind for t in lex("2'a'") if not t.is_trivia] == [Kind.number, Kind.char]
+    assert [t.text for t in lex("h' ×' h''") if not t.is_trivia] == ["h'", "×'", "h''"]
+
+
+DEDENT_BLOCK = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n    subst h₀\n    norm_num\n"
+DEDENT_HONEST = {
+    "back to the enclosing block": THEOREM.replace(
+        "  subst h₀\n", "  have h : x = 3600 := by\n      exact h₀\n  subst h\n"
+    ),
+    "statement continued right of the body": THEOREM.replace("(x : ℕ) (h₀", "(x : ℕ)\n    (h₀"),
+    "a tactic left of a same-line block": THEOREM.replace(":= by\n  subst h₀\n", ":= by subst h₀\n"),
+    "a declaration suffix": DEDENT_BLOCK.replace(
+        "    norm_num\n", "    exact aux\n  where\n    aux : True := trivial\n"
+    ),
+    "an indented declaration after it": DEDENT_BLOCK + "  example : True := by\n    trivial\n",
+    "an argument continued right of its tactic": THEOREM.replace("  norm_num\n", "  exact foo a\n    b\n"),
+}
+
+
+@pytest.mark.parametrize("code", list(DEDENT_HONEST.values()), ids=list(DEDENT_HONEST))
+def test_honest_dedents_pass(code: str) -> None:
+    assert _refusals(code) == []
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        DEDENT_BLOCK + "  reassoc_axiom robe_total\n",
+        THEOREM.replace(":= by\n  subst h₀\n  norm_num\n", ":= by subst h₀; norm_num\n  reassoc_axiom robe_total\n"),
+        DEDENT_BLOCK.replace("    norm_num\n", "    have : True := by\n        trivial\n    norm_num\n")
+        + "   reassoc_axiom robe_total\n",
+    ],
+    ids=["after an indented block", "after a same-line block", "one column left of the block"],
+)
+def test_an_unknown_word_left_of_the_tactic_block_is_refused(code: str) -> None:
+    refusals = _refusals(code)
+    assert len(refusals) == 1 and "reassoc_axiom at the start of a line left of the tactic block" in refusals[0]
+
+
+def test_a_dedented_tactic_or_term_word_is_not_a_command_position_refusal() -> None:
+    for word in ("norm_num", "simp_wf", "else", "termination_by"):
+        assert not any("left of the tactic block" in r for r in _refusals(DEDENT_BLOCK + f"  {word}\n")), word

@@ -140,9 +140,9 @@ def test_redirected_output_gets_plain_progress_lines_and_the_run_keeps_a_log(tmp
         env={"REPRO_PROGRESS_INTERVAL_S": "0"},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "progress: problems done 3/3" in result.stdout
+    assert "progress: problems finished 3 of 3" in result.stdout
     log = (run_dir / "run.log").read_text()
-    assert "start: repro" in log and "progress: problems done" in log and "finished: retained" in log
+    assert "start: repro" in log and "progress: problems finished" in log and "finished: retained" in log
 
 
 def test_sigterm_stops_a_run_like_ctrl_c_and_it_resumes(tmp_path: Path) -> None:

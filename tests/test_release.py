@@ -120,8 +120,9 @@ def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path)
         store.save_candidate(candidate)
     write_release(tmp_path / "run", tmp_path / "bad")
     results = asyncio.run(reverify_release(tmp_path / "bad", LeanSettings(backend="fake", workers=1, header="")))
-    assert [r.passed_gate for r in results] == [False, True]
-    assert "forbidden_construct" in results[0].reasons and not any(r.real_lean for r in results)
+    # release order is natural id order: gsm8k:1#r0, then math:7#r0
+    assert [r.passed_gate for r in results] == [True, False]
+    assert "forbidden_construct" in results[1].reasons and not any(r.real_lean for r in results)
 
 
 def test_reverify_checks_the_parquet_users_load_against_the_manifest_and_the_jsonl(
@@ -141,7 +142,7 @@ def test_reverify_checks_the_parquet_users_load_against_the_manifest_and_the_jso
     assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) == 2
     error = capsys.readouterr().err
     assert "data/test.parquet: SHA-256 differs" in error
-    assert "row 1 (math:7#r0): Parquet and JSONL differ in lean_proof" in error
+    assert "row 1 (gsm8k:1#r0): Parquet and JSONL differ in lean_proof" in error  # natural order
 
 
 def test_reverify_catches_a_changed_exported_evaluation_task(
@@ -165,8 +166,8 @@ def test_reverify_requires_the_answer_read_from_the_verified_statement(tmp_path:
         store.save_candidate(candidate)
     write_release(tmp_path / "run", tmp_path / "out")
     results = asyncio.run(reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header="")))
-    assert [r.answer_grounded for r in results] == [False, True]
-    assert "not the answer read from the verified statement" in results[0].reasons[-1]
+    assert [r.answer_grounded for r in results] == [True, False]  # gsm8k:1#r0, then math:7#r0
+    assert "not the answer read from the verified statement" in results[1].reasons[-1]
 
 
 def test_the_card_takes_license_and_attribution_from_the_source_and_flags_math(tmp_path: Path) -> None:
@@ -233,6 +234,29 @@ def test_released_rows_and_the_card_carry_the_statement_check(tmp_path: Path) ->
     assert "- undecided: 0 of 2 rows" in card
 
 
+def test_released_rows_and_the_card_say_which_proofs_a_lever_found(tmp_path: Path) -> None:
+    """A salvaged proof is marked in its row (JSONL and Parquet alike) and counted in the card, so a
+    user can keep only the prover's own samples."""
+    import pyarrow.parquet as parquet
+
+    synthetic_run(tmp_path / "run", real_lean=True)
+    _set_statement_checks(
+        tmp_path / "run", {"math:7": None, "gsm8k:1": None}, **{"gsm8k:1": {"proof_lever": "salvage"}}
+    )
+    write_release(tmp_path / "run", tmp_path / "out")
+    by_id = {row.instance_id: row.provenance.proof_lever for row in read_release(tmp_path / "out")}
+    assert by_id == {"math:7#r0": "none", "gsm8k:1#r0": "salvage"}
+    parquet_rows = parquet.read_table(tmp_path / "out" / "data" / "test.parquet").to_pylist()
+    assert {row["instance_id"]: row["provenance"]["proof_lever"] for row in parquet_rows} == by_id
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "## How the proofs were found" in card
+    assert "- none: 1 of 2 rows" in card and "- salvage: 1 of 2 rows" in card and "- feedback: 0 of 2 rows" in card
+    loaded = datasets.load_dataset(str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"))["test"]
+    raw = loaded.filter(lambda row: row["provenance"]["proof_lever"] == "none")
+    assert [row["instance_id"] for row in raw] == ["math:7#r0"]
+    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake"]) != 2, "the files still match"
+
+
 def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path) -> None:
     synthetic_run(tmp_path / "run", real_lean=True)
     _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": None})
@@ -240,8 +264,8 @@ def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path
     lean = LeanSettings(backend="fake", workers=1, header="")
     results = asyncio.run(reverify_release(tmp_path / "out", lean))
     assert [(r.statement_check, r.statement_recheck, r.passed) for r in results] == [
-        ("satisfiable", "satisfiable", True),
-        (None, "satisfiable", True),
+        (None, "satisfiable", True),  # gsm8k:1#r0
+        ("satisfiable", "satisfiable", True),  # math:7#r0
     ]
     # a row claiming "satisfiable" for a statement whose hypotheses Lean cannot instantiate
     statement = "theorem t (x : ℕ) (h : x > 3) : 300 = 300 := by sorry"
@@ -250,10 +274,11 @@ def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path
     _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": "flagged"}, **changes)
     write_release(tmp_path / "run", tmp_path / "claimed")
     results = asyncio.run(reverify_release(tmp_path / "claimed", lean))
-    assert results[0].passed_gate and results[0].statement_recheck == "flagged"
-    assert not results[0].passed and not results[0].statement_check_agrees
-    assert "statement_check released as 'satisfiable'" in " ".join(results[0].reasons)
-    assert results[1].passed, "a flagged row that is still flagged agrees"
+    math = results[1]
+    assert math.passed_gate and math.statement_recheck == "flagged"
+    assert not math.passed and not math.statement_check_agrees
+    assert "statement_check released as 'satisfiable'" in " ".join(math.reasons)
+    assert results[0].passed, "a flagged row that is still flagged agrees"
 
 
 def _one_row_run(run_dir: Path, statement: str, proof: str, answer: str) -> None:

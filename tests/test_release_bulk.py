@@ -14,6 +14,7 @@ import pyarrow.parquet as parquet
 import pytest
 
 from repro.config import RunConfig, dump_config
+from repro.natural import natural_key
 from repro.records import Candidate, CandidateStatus, SourceProblem
 from repro.release import (
     _ROW_FIELDS,
@@ -63,6 +64,7 @@ def _datasets_features() -> datasets.Features:
                 "verifier_backend": text,
                 "verified_by_real_lean": datasets.Value("bool"),
                 "statement_check": text,
+                "proof_lever": text,
                 "proof_hash": text,
                 "repro_version": text,
                 "released_at": text,
@@ -130,9 +132,9 @@ def _mixed_run(run_dir: Path, *, demonstration: bool = False) -> None:
 
 def _reference_rows(run_dir: Path, *, header: str, demonstration: bool = False) -> list[dict[str, object]]:
     with RunStore(run_dir, create=False) as store:
-        order = store.draw_orders()
         retained = sorted(
-            store.candidates(CandidateStatus.retained), key=lambda c: (order[c.problem_id], c.candidate_id)
+            store.candidates(CandidateStatus.retained),
+            key=lambda c: (natural_key(c.problem_id), c.problem_id, natural_key(c.candidate_id), c.candidate_id),
         )
         return [
             instance_from_candidate(
@@ -150,17 +152,17 @@ def _released_rows(out: Path) -> list[dict[str, object]]:
 
 
 @pytest.mark.parametrize("demonstration", [False, True])
-def test_bulk_rows_are_the_reference_rows_in_draw_order(tmp_path: Path, demonstration: bool) -> None:
+def test_bulk_rows_are_the_reference_rows_in_natural_order(tmp_path: Path, demonstration: bool) -> None:
     _mixed_run(tmp_path / "run", demonstration=demonstration)
     summary = write_release(tmp_path / "run", tmp_path / "out", allow_unverified=True)
     header = RunConfig().lean.header
     expected = _reference_rows(tmp_path / "run", header=header, demonstration=demonstration)
     assert [row["instance_id"] for row in expected] == [
-        "gsm8k:9#r1",
-        "gsm8k:9#r2",
         "gsm8k:1#r3",
         "gsm8k:5#r5",
-    ], "draw order first, then candidate id"
+        "gsm8k:9#r1",
+        "gsm8k:9#r2",
+    ], "natural order of problem id, then of candidate id, whatever the draw order"
     released = _released_rows(tmp_path / "out")
     assert released == expected
     parquet_rows = parquet.read_table(tmp_path / "out" / "data" / "test.parquet").to_pylist()

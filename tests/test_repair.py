@@ -227,3 +227,24 @@ def test_initial_accuracy_of_the_cached_traces(name: str, correct: int) -> None:
         answers_equivalent(extract_answer(row["initial_reasoning"], row["problem"]), row["gold_answer"]) for row in rows
     )
     assert hits == correct
+
+
+def test_a_trace_file_with_several_bad_rows_names_each(tmp_path: Path) -> None:
+    from repro.repair import read_traces
+    from repro.repair.runner import RepairInputError
+
+    traces = tmp_path / "traces.jsonl"
+    rows = [
+        {"id": "1", "question": "Q?", "answer": "3", "initial_reasoning": "3"},
+        {"id": "2", "answer": "3"},
+        {"id": "3", "question": "Q?", "answer": "3", "initial_reasoning": 5},
+    ]
+    traces.write_text("\n".join(json.dumps(row) for row in rows) + "\n[1]\n")
+    with pytest.raises(RepairInputError) as caught:
+        read_traces(traces)
+    message = str(caught.value)
+    assert "3 bad rows" in message
+    assert "traces.jsonl:2: field 'problem': Field required" in message
+    assert "traces.jsonl:3: field 'initial_reasoning': Input should be a valid string" in message
+    assert "traces.jsonl:4: expected a JSON object, got list" in message
+    assert "traces.jsonl:1:" not in message

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from repro.config import load_config
 from repro.study import (
@@ -233,6 +234,60 @@ def test_statement_file_errors_name_the_line_and_field(tmp_path: Path) -> None:
     write([good[0], json.dumps({**rows[1], "statement": "theorem study_01 : True := trivial"})])
     with pytest.raises(StatementSetError, match=r":2: field 'statement': the statement does not end in `:= by sorry`"):
         read_statements(path)
+
+
+def test_prove_study_names_every_bad_row_of_a_statement_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Three bad rows among good ones: all three are named (line, field, reason), prove-study exits 2
+    before any endpoint is tried, and no study directory is started."""
+    from repro.cli import main
+
+    rows = world.statement_rows()[:4]
+    lines = [json.dumps(row, ensure_ascii=False) for row in rows]
+    lines[1] = json.dumps({**rows[1], "theorem_name": "other"})
+    lines[2] = lines[2][:-1]  # cut: not valid JSON
+    no_header = dict(rows[3])
+    del no_header["header"]
+    lines[3] = json.dumps({**no_header, "id": rows[0]["id"]})
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    study = tmp_path / "st"
+    assert main(["prove-study", str(path), "--prover", "p=m@http://127.0.0.1:9/v1", "--study-dir", str(study)]) == 2
+    error = "".join(capsys.readouterr().err.split())
+    for named in (
+        "bad.jsonl: 3 bad rows",
+        "bad.jsonl:2: field 'theorem_name': 'other' but the statement declares",
+        "bad.jsonl:3: not valid JSON",
+        "bad.jsonl:4: field 'header': Field required",
+    ):
+        assert "".join(named.split()) in error, named
+    assert "bad.jsonl:1:" not in error
+    assert not (study / "study.sqlite").exists()
+
+
+def test_prove_study_refuses_feedback_rounds_and_the_report_records_none(
+    parallel_study: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A config asking for Lean-feedback rounds is refused (exit 2) before any endpoint is tried,
+    never silently ignored; a study's report says it ran none."""
+    from repro.cli import main
+    from repro.study.render import report_tables
+
+    statements = world.write_statement_file(tmp_path / "statements.jsonl")
+    config = tmp_path / "config.yaml"
+    config.write_text("prove:\n  feedback_rounds: 2\nlean:\n  backend: fake\n")
+    study = tmp_path / "st"
+    arguments = ["prove-study", str(statements), "--prover", "p=m@http://127.0.0.1:9/v1", "--study-dir", str(study)]
+    assert main([*arguments, "--config", str(config)]) == 2
+    error = " ".join(capsys.readouterr().err.split())
+    assert f"{config}: prove.feedback_rounds is 2, but prove-study runs no Lean-feedback rounds" in error
+    assert not study.exists()
+    report = parallel_study["report"]
+    assert report.feedback_rounds == 0 and json.loads(report.model_dump_json())["feedback_rounds"] == 0
+    assert "feedback rounds 0 (studies run none)" in str(report_tables(report)[0])
+    with pytest.raises(ValidationError):
+        StudySettings(k=1, feedback_rounds=1)  # type: ignore[arg-type]
 
 
 def test_prover_specs(tmp_path: Path) -> None:

@@ -205,7 +205,12 @@ def register(commands: Commands) -> None:
     )
     check.add_argument("--statement", help="file with the formal statement (one theorem ending := by sorry)")
     check.add_argument("--proof", help="file with the prover output")
-    check.add_argument("--batch", metavar="IN.jsonl", help="rows with id, statement, output [, header, finish_reason]")
+    check.add_argument(
+        "--batch",
+        metavar="IN.jsonl",
+        help="rows with id, statement, output [, header, finish_reason]; every bad row is named (line, field,"
+        " reason) and nothing is checked (exit 2)",
+    )
     check.add_argument("--out", metavar="OUT.jsonl", help="verdict rows (with --batch); resumable")
     check.add_argument(
         "--salvage",

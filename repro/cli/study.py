@@ -38,6 +38,7 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
         StatementSetError,
         StudyError,
         StudyStoreError,
+        feedback_rounds_refusal,
         parse_prover_spec,
         read_statements,
         run_study,
@@ -48,6 +49,13 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
         errors.print("error: --k and --lean-workers must be at least 1", style="red")
         return 2
     study_dir = Path(arguments.study_dir)
+    if arguments.config:
+        from repro.config import load_config
+
+        refusal = feedback_rounds_refusal(load_config(arguments.config).prove.feedback_rounds, arguments.config)
+        if refusal is not None:
+            errors.print(f"error: {refusal}", style="red", soft_wrap=True)
+            return ExitCode.usage
     try:
         provers = [parse_prover_spec(spec, api_key_env=arguments.api_key_env) for spec in arguments.prover or []]
     except ProverSpecError as error:
@@ -157,7 +165,12 @@ def register(commands: Commands) -> None:
         " prompt, sampling and budget), MODEL@BASE_URL (a model with a profile gets it; others get `custom`)"
         " or a YAML file of model settings (`profile:` allowed; explicit values override the profile).",
     )
-    study.add_argument("statements", nargs="?", help="statement file (JSONL; `repro statements` writes one)")
+    study.add_argument(
+        "statements",
+        nargs="?",
+        help="statement file (JSONL; `repro statements` writes one); every bad row is named (line, field,"
+        " reason), exit 2",
+    )
     study.add_argument(
         "--prover",
         action="append",

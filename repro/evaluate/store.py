@@ -106,7 +106,7 @@ class EvalStore(SqliteStore):
         if model is not None:
             sql += " WHERE model=?"
             parameters = (model,)
-        sql += " ORDER BY model, instance_id, variant, sample"
+        sql += " ORDER BY model, natural_key(instance_id), instance_id, variant, sample"
         return [EvalAnswer.model_validate_json(row["payload"]) for row in self._query(sql, parameters)]
 
     def correctness(self) -> dict[tuple[str, str, Variant], list[bool]]:

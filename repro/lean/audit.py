@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from repro.config import StaticLimits
 from repro.exit_codes import ExitCode
-from repro.jsonl import iter_json_objects
+from repro.jsonl import BadRows, iter_json_objects
 from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
@@ -115,21 +115,26 @@ def verdict_exit_code(verdict: Verdict) -> ExitCode:
 
 
 def read_rows(path: Path) -> list[ProofRow]:
-    """All rows of a JSONL file, validated up front so a bad row stops nothing half-way."""
+    """All rows of a JSONL file, validated up front so a bad row stops nothing half-way; the error
+    names every bad row (line, field, reason), not only the first."""
     rows: list[ProofRow] = []
-    seen: set[str] = set()
-    for number, data in iter_json_objects(path, BatchInputError):
-        if "id" in data and not isinstance(data["id"], str):
+    seen: dict[str, int] = {}
+    bad = BadRows(path, BatchInputError)
+    for number, data in iter_json_objects(path, BatchInputError, bad=bad):
+        if "id" in data and data["id"] is not None and not isinstance(data["id"], str):
             data["id"] = str(data["id"])
         try:
             row = ProofRow.model_validate(data)
         except ValidationError as error:
-            fields = ", ".join(".".join(str(p) for p in e["loc"]) + f" ({e['msg']})" for e in error.errors())
-            raise BatchInputError(f"{path}:{number}: bad row: {fields}") from error
+            for problem in error.errors():
+                bad.add(number, problem["msg"], field=".".join(str(part) for part in problem["loc"]) or "(row)")
+            continue
         if row.id in seen:
-            raise BatchInputError(f"{path}:{number}: id {row.id!r} appears twice")
-        seen.add(row.id)
+            bad.add(number, f"{row.id!r} already used on line {seen[row.id]}", field="id")
+            continue
+        seen[row.id] = number
         rows.append(row)
+    bad.raise_if_any()
     return rows
 
 

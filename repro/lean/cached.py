@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from repro.lean.protocol import InfraStatus, LeanResult, Verifier
+from repro.waiting import waiting_on
 
 
 class LeanResultStore(Protocol):
@@ -138,7 +139,9 @@ class CachedVerifier:
         future: asyncio.Future[list[LeanResult]] = asyncio.get_running_loop().create_future()
         self._in_flight[key] = future
         try:
-            results = await compute()
+            # every check that reaches the backend goes through here: the heartbeat names it
+            with waiting_on(f"check by Lean ({self.inner.backend_id})", named=True):
+                results = await compute()
             if len(results) == expected and all(result.infra_status == InfraStatus.ok for result in results):
                 self._remember(key, results)
                 if self.store is not None:

@@ -149,7 +149,7 @@ def scan(
             result.refuse(f"{label} (only \\n may break a line; no control or format characters)")
     if source.error is not None:
         result.unterminated = (
-            "unterminated comment, string, char or «name», or a comment opener glued to a symbol,"
+            "unterminated comment, string, char or «name», or a comment opener or quote glued to a symbol,"
             f" at {source.where(source.error)}"
         )
         return result
@@ -162,6 +162,7 @@ def scan(
     imports_allowed = header_imports(header)
     words = source.significant
     layout = _column_zero_tactics(source, tables) if line_starts else frozenset()
+    dedented = _dedented_line_starts(source) if line_starts else frozenset()
     blanked: list[tuple[int, int]] = []
     in_preamble = True
     index, checked = 0, 0
@@ -206,7 +207,16 @@ def scan(
             result.refuse(f"name literal or syntax quotation ({source.where(token)})")
         elif token.kind == Kind.identifier:
             index = _identifier(
-                source, index, result, opens_allowed, allow_native_decide, line_starts, main_name, tables, layout
+                source,
+                index,
+                result,
+                opens_allowed,
+                allow_native_decide,
+                line_starts,
+                main_name,
+                tables,
+                layout,
+                dedented,
             )
             continue
         index += 1
@@ -226,6 +236,7 @@ def _identifier(
     main_name: str | None,
     tables: SyntaxTables,
     layout: frozenset[int],
+    dedented: frozenset[int] = frozenset(),
 ) -> int:
     """Judge the identifier at ``index``; returns the index of the next token to look at."""
     words, code = source.significant, source.text
@@ -300,6 +311,11 @@ def _identifier(
         and index not in layout
     ):
         result.refuse(f"{text} at the start of a line ({source.where(token)}; not a command the gate allows)")
+    elif index in dedented and not (_is_layout_tactic(text, tables) or text in _DEDENTED_WORDS):
+        result.refuse(
+            f"{text} at the start of a line left of the tactic block above it ({source.where(token)}; Lean"
+            " would read a command there, and it is not one the gate allows)"
+        )
     return index + 1
 
 
@@ -312,6 +328,71 @@ def _starts_line(source: LeanCode, index: int) -> bool:
     previous = words[index - 1] if index > 0 else None
     continues = previous is not None and previous.kind == Kind.symbol and previous.text not in (")", "]", "}", "⟩")
     return not continues
+
+
+# Words that may begin a dedented line without being tactics: declaration suffixes, ``by``/``end``, and
+# term keywords that continue a term (``if ... then``/``else``, ``match ... with``, ``show ... from``)
+_DEDENTED_WORDS = DECLARATION_SUFFIXES | frozenset(
+    {"by", "end", "then", "else", "with", "from", "at", "using", "fun", "λ", "show", "calc", "match", "if"}
+)
+# a line starting with one of these (or ``@[``, a ``#`` command) begins a new command: block columns restart
+_COMMAND_STARTS = DECLARATION_KEYWORDS | ALLOWED_MODIFIERS | frozenset({"example", "instance", "section", "end"})
+
+
+def _dedented_line_starts(source: LeanCode) -> frozenset[int]:
+    """Indices of identifiers that begin a line left of every tactic line above them in their command.
+
+    Lean's tactic block is ``withPosition`` at its first tactic, each further tactic ``checkColGe``
+    (leanprover/lean4 ``src/Lean/Parser/Term.lean`` ``Tactic.tacticSeq1Indented``, ``sepByIndent``), and
+    a term argument needs ``checkColGt`` against that position. A line that starts left of the block's
+    first tactic therefore ends the block, and when that block is the declaration's body, the
+    declaration: Lean reads the word as the start of a new command, at any column (commands need no
+    column 0). The column-0 rule (:func:`_starts_line`) does not see it, so a command keyword the tables
+    miss, indented by two spaces under a block indented by four, would reach Lean (layout note).
+
+    So, within one command (restarted at a declaration keyword, a modifier, ``@[``, a ``#`` command or
+    a column-0 line), once a ``by``/``decreasing_by`` has opened a block, the leftmost column of the lines
+    after it (and of a tactic that follows ``by`` on the same line) is tracked; an identifier that
+    begins a later line further left, after a complete term, must be a tactic keyword or a term word
+    that continues a term (:data:`_DEDENTED_WORDS`), else it is refused like an unknown column-0 word.
+    Nested blocks only add columns to the right of the first one, so a dedent back to an enclosing
+    tactic line is never flagged. Fail closed: a term-mode ``have`` whose body starts left of the
+    ``have``'s own ``by`` block is refused too (honest provers indent bodies under their ``have``).
+    """
+    words = source.significant
+    flagged: set[int] = set()
+    leftmost: int | None = None  # leftmost column of the lines (and same-line tactics) after the first ``by``
+    opened = False
+    previous_line = -1
+    for index, token in enumerate(words):
+        if index % 4096 == 0:
+            check_time()
+        line, column = source.line_column(token.start)
+        previous = words[index - 1] if index > 0 else None
+        if line != previous_line:
+            previous_line = line
+            if (
+                column == 0
+                or token.kind in (Kind.attribute_open, Kind.hash_command)
+                or (token.kind == Kind.identifier and token.text in _COMMAND_STARTS)
+            ):
+                leftmost, opened = None, False
+            elif opened:
+                continues = (
+                    previous is not None and previous.kind == Kind.symbol and previous.text not in _CLOSING_BRACKETS
+                )
+                if token.kind == Kind.identifier and not continues and leftmost is not None and column < leftmost:
+                    flagged.add(index)
+                leftmost = column if leftmost is None else min(leftmost, column)
+        elif previous is not None and previous.kind == Kind.identifier and previous.text in _BLOCK_OPENERS:
+            leftmost = column if leftmost is None else min(leftmost, column)  # ``:= by simp``: the block's column
+        if token.kind == Kind.identifier and token.text in _BLOCK_OPENERS:
+            opened = True
+    return frozenset(flagged)
+
+
+_BLOCK_OPENERS = frozenset({"by", "decreasing_by"})
+_CLOSING_BRACKETS = frozenset({")", "]", "}", "⟩"})
 
 
 def _is_layout_tactic(text: str, tables: SyntaxTables) -> bool:

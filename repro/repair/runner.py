@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from repro.jsonl import iter_json_objects
+from repro.jsonl import BadRows, iter_json_objects
 from repro.llm.client import ModelClient
 from repro.repair.answers import answers_equivalent, extract_answer
 from repro.repair.candidates import STYLE_ORDER, AttemptStyle, GeneratedCandidate, generate_candidate
@@ -52,8 +52,10 @@ class RepairInputError(ValueError):
 
 
 def read_traces(path: Path) -> list[TraceRecord]:
+    """Every trace of the file; the error names every bad row (line, field, reason), not only the first."""
     records = []
-    for line_number, row in iter_json_objects(path, RepairInputError):
+    bad = BadRows(path, RepairInputError)
+    for line_number, row in iter_json_objects(path, RepairInputError, bad=bad):
         row = {**row, "id": str(row.get("id", line_number - 1))}
         if "question" in row and "problem" not in row:
             row["problem"] = row.pop("question")
@@ -62,10 +64,9 @@ def read_traces(path: Path) -> list[TraceRecord]:
         try:
             records.append(TraceRecord.model_validate({k: v for k, v in row.items() if k in TraceRecord.model_fields}))
         except ValidationError as error:
-            first = error.errors()[0]
-            raise RepairInputError(
-                f"{path}:{line_number}: field {'.'.join(map(str, first['loc']))!r}: {first['msg']}"
-            ) from None
+            for problem in error.errors():
+                bad.add(line_number, problem["msg"], field=".".join(map(str, problem["loc"])) or "(row)")
+    bad.raise_if_any()
     return records
 
 

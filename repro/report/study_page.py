@@ -154,6 +154,7 @@ def collect_study(study_dir: Path) -> StudyPage:
         strategy=settings.strategy,
         study_dir=str(study_dir),
         lean_backend=settings.lean.backend.value,
+        feedback_rounds=settings.feedback_rounds,
     )
     provers = [
         ProverRow(
@@ -213,7 +214,8 @@ def _header(page: StudyPage) -> str:
     )
     meta = (
         f"{figures.statements} statements · k = {figures.k} samples per statement and prover · strategy"
-        f" {figures.strategy} · pass@j estimator: {figures.estimator}"
+        f" {figures.strategy} · pass@j estimator: {figures.estimator} · feedback rounds"
+        f" {figures.feedback_rounds} (studies run none)"
     )
     return (
         f"<h1>repro report: study {escape(page.name)}</h1><p class=note>{escape(meta)}</p>"

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from repro import natural
 from repro.records import Candidate, CandidateStatus, ModelCallRecord, SourceProblem, StageAttempt
 from repro.store.schema import SCHEMA_VERSION, STORE_FILENAME, StoreError, refuse_newer
 from repro.store.sqlite import written_version
@@ -32,10 +33,10 @@ def _read_only_connection(path: Path) -> sqlite3.Connection:
     try:
         connection.execute("PRAGMA busy_timeout=30000")
         connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-        return connection
+        return natural.register(connection)
     except sqlite3.OperationalError:
         connection.close()
-    return sqlite3.connect(f"file:{location}?immutable=1", uri=True, check_same_thread=False)
+    return natural.register(sqlite3.connect(f"file:{location}?immutable=1", uri=True, check_same_thread=False))
 
 
 class RunReader:
@@ -167,9 +168,10 @@ class RunReader:
         return {row["outcome"]: row["n"] for row in rows}
 
     def unfinished_problems(self, limit: int = 20) -> list[tuple[str, str | None]]:
-        """The first unfinished problems in draw order, each with the cause recorded for it."""
+        """The first unfinished problems in natural id order, each with the cause recorded for it."""
         rows = self._query(
-            "SELECT problem_id, unfinished_cause FROM problems WHERE outcome IS NULL ORDER BY draw_order LIMIT ?",
+            "SELECT problem_id, unfinished_cause FROM problems WHERE outcome IS NULL"
+            " ORDER BY natural_key(problem_id), problem_id LIMIT ?",
             (limit,),
         )
         return [(row["problem_id"], row["unfinished_cause"]) for row in rows]
@@ -191,25 +193,26 @@ class RunReader:
         if status is not None:
             sql += " WHERE status=?"
             parameters = (status.value,)
-        sql += " ORDER BY candidate_id"
+        sql += " ORDER BY natural_key(candidate_id), candidate_id"  # cand-2 before cand-10
         for row in self._iterate(sql, parameters):
             yield Candidate.model_validate_json(row["payload"])
 
     def retained_rows(
         self, select: str, *, where: str = "", parameters: Mapping[str, Any] | Iterable[Any] = (), page: int = 5000
     ) -> Generator[list[tuple[Any, ...]], None, None]:
-        """Retained candidates joined to their problems, in release order (draw order, then id), a
-        page of plain tuples at a time.
+        """Retained candidates joined to their problems, in release order (natural order of problem
+        id, then of candidate id: ``gsm8k-9`` before ``gsm8k-10``), a page of plain tuples at a time.
 
         ``select`` and ``where`` are SQL over ``c`` (candidates) and ``p`` (problems), so a caller
         reads the fields it needs in one pass, extracted by SQLite, without parsing whole payloads.
         A retained candidate whose problem is not stored is not among them: see :meth:`check_retained_problems`.
         """
         sql = (
-            # problems first (CROSS JOIN fixes the order): their draw-order index gives the release
-            # order, so only each problem's few candidates are sorted, never the whole release
+            # natural_key is computed once per row; SQLite's sorter then compares plain strings
+            # (spilling to temporary files past its cache), never calling back into Python
             f"SELECT {select} FROM problems p CROSS JOIN candidates c ON c.problem_id=p.problem_id"
-            f" WHERE c.status='retained'{f' AND ({where})' if where else ''} ORDER BY p.draw_order, c.candidate_id"
+            f" WHERE c.status='retained'{f' AND ({where})' if where else ''}"
+            " ORDER BY natural_key(p.problem_id), p.problem_id, natural_key(c.candidate_id), c.candidate_id"
         )
         yield from self._pages(sql, parameters, page=page, named=False)
 

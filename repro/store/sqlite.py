@@ -18,14 +18,16 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Self
 
+from repro import natural
 from repro.records import utc_now
 
 WriteTransaction = Callable[[], AbstractContextManager[sqlite3.Connection]]
 
 
 def connect(path: Path, *, wal: bool = False) -> sqlite3.Connection:
-    """A connection that threads may share (under the caller's lock), committing only what it is told to."""
-    connection = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+    """A connection that threads may share (under the caller's lock), committing only what it is told to;
+    ``natural_key()`` is callable in its SQL (listings in natural id order)."""
+    connection = natural.register(sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30))
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.execute("PRAGMA busy_timeout=30000")
     if wal:

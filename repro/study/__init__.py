@@ -1,6 +1,6 @@
 """Prover-swap coverage studies: re-prove a run's statements with other provers and compare them."""
 
-from repro.study.app import StudyError, open_study, prove_study, run_study, study_size
+from repro.study.app import StudyError, feedback_rounds_refusal, open_study, prove_study, run_study, study_size
 from repro.study.estimators import (
     FIRST_SUCCESS,
     UNBIASED,
@@ -47,6 +47,7 @@ __all__ = [
     "build_report",
     "export_statements",
     "failure_probability",
+    "feedback_rounds_refusal",
     "first_success_pass_at",
     "lean_error_classes",
     "open_study",

@@ -24,6 +24,23 @@ class StudyError(RuntimeError):
     pass
 
 
+def feedback_rounds_refusal(rounds: int, source: str) -> str | None:
+    """Why a study cannot take ``prove.feedback_rounds`` (None when it asks for none).
+
+    A study compares provers on their own samples: pass@j is the unbiased estimator over k samples
+    drawn independently, and coverage with salvage adds only repaired texts of those samples. A
+    feedback round is a further model request conditioned on Lean's errors, which this accounting has
+    no place for, so a config that asks for rounds is refused rather than silently ignored.
+    """
+    if rounds <= 0:
+        return None
+    return (
+        f"{source}: prove.feedback_rounds is {rounds}, but prove-study runs no Lean-feedback rounds (a study"
+        " compares the provers' own samples: pass@j over k independent samples, plus salvage). Set"
+        " prove.feedback_rounds to 0 for the study; `repro run --feedback-rounds N` runs them in a pipeline run"
+    )
+
+
 def open_study(
     study_dir: Path,
     *,

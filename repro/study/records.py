@@ -51,6 +51,10 @@ class StudySettings(_Record):
     # repair near-miss samples as text and let the gate judge each repair (no model call)
     salvage: bool = True
     salvage_variants: int = Field(4, ge=1, le=16)
+    # Lean-feedback rounds (the run's prove.feedback_rounds) are not run in studies: pass@j and
+    # coverage compare the provers' own samples. Recorded so a study's figures say so; prove-study
+    # refuses a config that asks for rounds (repro.study.app.refuse_feedback_rounds).
+    feedback_rounds: Literal[0] = 0
     lean: LeanSettings = Field(default_factory=LeanSettings)
 
 

@@ -28,7 +28,8 @@ def _number(value: float | None, digits: int = 3) -> str:
 def report_tables(report: StudyReport) -> list[Table | str]:
     items: list[Table | str] = [
         f"study {report.study_dir}: {report.statements} statements, k={report.k}, strategy {report.strategy},"
-        f" Lean backend {report.lean_backend}; pass@j estimator: {report.estimator}"
+        f" Lean backend {report.lean_backend}; pass@j estimator: {report.estimator};"
+        f" feedback rounds {report.feedback_rounds} (studies run none)"
     ]
     if any(not prover.verified_by_real_lean for prover in report.provers if prover.verified_samples):
         items.append("NOTE: some verdicts come from a fake Lean backend; they verify nothing.")

@@ -112,6 +112,8 @@ class StudyReport(BaseModel):
     strategy: str
     estimator: str
     lean_backend: str
+    # always 0: studies run no Lean-feedback rounds (see StudySettings.feedback_rounds)
+    feedback_rounds: int = 0
     provers: list[ProverFigures]
     overlap: OverlapFigures
     # statements the run's own Lean checks found vacuous or refuted, in all and per level and type
@@ -161,6 +163,7 @@ def build_report(
     study_dir: str = "",
     lean_backend: str = "",
     bootstrap_seed: int = 0,
+    feedback_rounds: int = 0,
 ) -> StudyReport:
     """Every figure of the report from the stored samples. ``provers`` is [(name, model id)]."""
     by_pair: dict[tuple[str, str], list[SampleOutcome]] = defaultdict(list)
@@ -252,6 +255,7 @@ def build_report(
         strategy=strategy,
         estimator=FIRST_SUCCESS if sequential else UNBIASED,
         lean_backend=lean_backend,
+        feedback_rounds=feedback_rounds,
         provers=figures,
         overlap=_overlap(statements, covered_sets, counts, k, sequential),
         statement_checks=_statement_checks(statements),
@@ -345,4 +349,5 @@ def study_report(study_dir: str | Path, *, bootstrap_seed: int = 0) -> StudyRepo
             study_dir=str(study_dir),
             lean_backend=settings.lean.backend.value,
             bootstrap_seed=bootstrap_seed,
+            feedback_rounds=settings.feedback_rounds,
         )

@@ -24,7 +24,7 @@ from repro.stages.prove import prover_output_text, prover_request
 from repro.stages.salvage import salvage_sample
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 from repro.study.store import StudyStore
-from repro.waiting import waiting_on
+from repro.waiting import about, waiting_on
 
 ProgressHook = Callable[[str, str, bool], None]  # (prover, statement id, covered)
 
@@ -286,7 +286,8 @@ class StudyRunner:
                 except asyncio.QueueEmpty:
                     return
                 try:
-                    covered = await self.prove_pair(prover, statement)
+                    with about(f"{prover.name} / {statement.id}"):  # the heartbeat names its Lean checks
+                        covered = await self.prove_pair(prover, statement)
                 except Exception as error:  # one bad pair must not stop the study; resume retries it
                     self.summary.errors.append(f"{prover.name} / {statement.id}: {type(error).__name__}: {error}")
                     covered = False

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from repro.jsonl import iter_json_objects
+from repro.jsonl import BadRows, iter_json_objects
 from repro.lean.text import ends_in_sorry, read_statement
 from repro.records import AttemptStatus, Stage, StageAttempt
 from repro.store import RunReader
@@ -107,34 +107,41 @@ def export_statements(run_dir: str | Path, out: str | Path) -> int:
 
 
 def read_statements(path: str | Path) -> list[StudyStatement]:
-    """Read a statement file; every row must parse and its theorem must be the one it names."""
+    """Read a statement file; every row must parse and its theorem must be the one it names.
+
+    The whole file is read before anything is refused, so the error names every bad row (line, field,
+    reason), not only the first.
+    """
     source = Path(path)
     if not source.is_file():
         raise StatementSetError(f"{source}: statement file not found")
     rows: list[StudyStatement] = []
     seen: dict[str, int] = {}
-    for number, data in iter_json_objects(source, StatementSetError):
+    bad = BadRows(source, StatementSetError)
+    for number, data in iter_json_objects(source, StatementSetError, bad=bad):
         data.pop("schema_version", None)
         try:
             row = StudyStatement.model_validate(data)
         except ValidationError as error:
-            first = error.errors()[0]
-            field = ".".join(str(part) for part in first["loc"]) or "(row)"
-            raise StatementSetError(f"{source}:{number}: field {field!r}: {first['msg']}") from None
+            for problem in error.errors():
+                bad.add(number, problem["msg"], field=".".join(str(part) for part in problem["loc"]) or "(row)")
+            continue
+        if row.id in seen:
+            bad.add(number, f"{row.id!r} already used on line {seen[row.id]}", field="id")
+        else:
+            seen[row.id] = number
         try:
             name = read_statement(row.statement).name
         except ValueError as error:
-            raise StatementSetError(f"{source}:{number}: field 'statement': {error}") from None
+            bad.add(number, str(error), field="statement")
+            continue
         if not ends_in_sorry(row.statement):
-            raise StatementSetError(f"{source}:{number}: field 'statement': must end in ':= by sorry'")
+            bad.add(number, "must end in ':= by sorry'", field="statement")
         if name != row.theorem_name:
-            raise StatementSetError(
-                f"{source}:{number}: field 'theorem_name': {row.theorem_name!r} but the statement declares {name!r}"
-            )
-        if row.id in seen:
-            raise StatementSetError(f"{source}:{number}: field 'id': {row.id!r} already used on line {seen[row.id]}")
-        seen[row.id] = number
-        rows.append(row)
+            bad.add(number, f"{row.theorem_name!r} but the statement declares {name!r}", field="theorem_name")
+        if number not in bad:
+            rows.append(row)
+    bad.raise_if_any()
     if not rows:
         raise StatementSetError(f"{source}: no statements")
     return rows

@@ -154,11 +154,14 @@ class StudyStore(SqliteStore):
                 clauses.append(f"{column}=?")
                 parameters.append(value)
         sql = "SELECT payload FROM samples" + (" WHERE " + " AND ".join(clauses) if clauses else "")
-        sql += " ORDER BY prover, statement_id, sample_index"
+        sql += " ORDER BY prover, natural_key(statement_id), statement_id, sample_index"
         return [SampleOutcome.model_validate_json(row["payload"]) for row in self._query(sql, parameters)]
 
     def verified_samples(self) -> list[SampleOutcome]:
-        rows = self._query("SELECT payload FROM samples WHERE verified=1 ORDER BY prover, statement_id, sample_index")
+        rows = self._query(
+            "SELECT payload FROM samples WHERE verified=1"
+            " ORDER BY prover, natural_key(statement_id), statement_id, sample_index"
+        )
         return [SampleOutcome.model_validate_json(row["payload"]) for row in rows]
 
     def sample_counts(self) -> dict[str, tuple[int, int]]:

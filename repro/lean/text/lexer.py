@@ -6,7 +6,8 @@ gate see code that Lean ignores. It covers what can move the code/comment/string
 block comments (``/- -/``, doc ``/-- -/``, module doc ``/-! -/``), line comments, string literals
 with escapes and raw newlines, raw strings (``r"..."``, ``r#"..."#``), character literals,
 ``«»``-quoted identifier parts, interpolated strings and quotations (marked, so the gate can refuse
-them). Input Lean would not lex (an unterminated comment, string, char or ``«``) ends in an
+them). Input Lean would not lex (an unterminated comment, string, char or ``«``), and input whose
+tokens depend on Lean's whole token table (a comment opener or a quote glued to a symbol), ends in an
 ``error`` token: a caller that needs certainty refuses such code.
 """
 
@@ -89,6 +90,11 @@ _SYMBOLS = sorted(
         "⁻¹'",
         "∑'",
         "∏'",
+        # core notation, unscoped: ``infixr:35 " ×' " => PProd`` (src/Init/Core.lean), ``macro "Σ'"``
+        # and ``" ×' "`` binders (src/Init/NotationExtra.lean); Lean's tokenizer reads the longest token
+        # of its table at a token start, so ``×'`` and ``Σ'`` are one token each, never a symbol then a quote
+        "×'",
+        "Σ'",
         "''",
         "{{",
         "}}",
@@ -176,6 +182,7 @@ _STRING_STOP = re.compile(r'[\\"]')
 # symbols after which a glued ``--`` or ``/-`` is read as a comment by Lean too: no token of Lean's
 # table starts with a closing bracket or a comma followed by ``-`` or ``/``
 _SAFE_BEFORE_COMMENT = frozenset({")", "]", "}", "⟩", ",", "»"})
+_BRACKETS_AND_COMMA = _SAFE_BEFORE_COMMENT | frozenset({"(", "[", "{", "⟨"})
 _SYMBOLS_BY_FIRST: dict[str, list[str]] = {}
 for _symbol in _SYMBOLS:
     _SYMBOLS_BY_FIRST.setdefault(_symbol[0], []).append(_symbol)  # longest first, as in _SYMBOLS
@@ -259,6 +266,8 @@ class _Scanner:
             return self.string(index, index + 1, Kind.string)
         if char == "r" and self.raw_string_opening(index) is not None:
             return self.raw_string(index)
+        if char == "'" and not self.quote_may_start_token(index):
+            return self.emit(Kind.error, index, self.length)
         if char == "'" and code.startswith(
             "'", index + 1
         ):  # Lean: a quote followed by a quote is the token '' (image), never a char
@@ -278,6 +287,8 @@ class _Scanner:
             return self.emit(Kind.quotation, index, index + 1)
         for symbol in _SYMBOLS_BY_FIRST.get(char, ()):
             if self.at(index, symbol):
+                if symbol[-1] == "'" and not self.quote_symbol_may_start(index):
+                    return self.emit(Kind.error, index, self.length)
                 return self.emit(Kind.symbol, index, index + len(symbol))
         return self.emit(Kind.symbol, index, index + 1)
 
@@ -297,6 +308,45 @@ class _Scanner:
             return False
         before = self.code[index - 1]
         return not (before in _WHITESPACE or before in _SAFE_BEFORE_COMMENT or is_identifier_rest(before))
+
+    def quote_may_start_token(self, index: int) -> bool:
+        """Whether Lean surely starts a token at the quote at ``index`` (a char literal or ``''``).
+
+        Lean's ``tokenFnAux`` (leanprover/lean4 ``src/Lean/Parser/Basic.lean``) reads a char literal
+        (``charLitFnAux``) when a token starts at a quote not followed by a quote; otherwise the longest
+        token of its table (``matchPrefix``); ``identFn`` keeps a quote glued after an identifier as part
+        of it (``isIdRest``: ``h'``). A token of the table may end in a quote after symbol characters
+        (``×'``, ``⁻¹'``, Mathlib's scoped ``∃'``/``∀'`` once ``open FirstOrder``), and then the quote is
+        no token start in Lean: what we would read as ``''`` then ``a'sorry`` Lean reads as ``∃'``,
+        ``'a'``, ``sorry``. Our symbol list is not Lean's table, so a quote after a symbol character is
+        refused (an error token) unless that character cannot begin or extend such a token: whitespace,
+        a closing bracket or comma, or the letter or digit that ends a name or number (where Lean's
+        scanner ended a token too). The text is read, not earlier tokens, like :meth:`glued_to_symbol`.
+        """
+        if index == 0:
+            return True
+        before = self.code[index - 1]
+        return (
+            before in _WHITESPACE
+            or before in _SAFE_BEFORE_COMMENT
+            or (is_identifier_rest(before) and before not in "'!?")
+        )
+
+    def quote_symbol_may_start(self, index: int) -> bool:
+        """Whether a symbol of ours ending in a quote (``×'``, ``Σ'``, ``∑'``, ``⁻¹'``) at ``index`` starts
+        where Lean starts a token too: after whitespace, a bracket or comma, or a name's last character
+        (a quote included: ``f'⁻¹' s``).
+        After another symbol character Lean may have a longer token ending inside ours, leaving our
+        quote to start a char literal (see :meth:`quote_may_start_token`): refused, not guessed.
+        """
+        if index == 0:
+            return True
+        before = self.code[index - 1]
+        return (
+            before in _WHITESPACE
+            or before in _BRACKETS_AND_COMMA
+            or (is_identifier_rest(before) and before not in "!?")  # ``h!`` or the symbol ``!``: unknown
+        )
 
     def block_comment(self, index: int) -> int:
         # Lean reads ``/--`` and ``/-!`` as one token: their body starts after the third character,
