@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import yaml
+
 from repro.testing import OpenAITestServer
 from tests.conftest import REPO
 
@@ -23,6 +25,19 @@ def repro(*arguments: str, cwd: Path = REPO, env: dict[str, str] | None = None) 
         text=True,
         env={**os.environ, **(env or {})},
     )
+
+
+def demo_endpoint_config(path: Path, base_url: str, *, limit: int) -> Path:
+    """A run config over ``limit`` problems of the demo sample whose every model stage asks ``base_url``
+    (the test server) and whose Lean is the fake backend; written to ``path``."""
+    model = {"backend": "openai", "model": "m", "base_url": base_url, "api_key_env": None}
+    config = {
+        "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl"), "limit": limit},
+        "models": {stage: dict(model) for stage in ("rewrite", "screen", "formalize", "align", "prove")},
+        "lean": {"backend": "fake", "workers": 1},
+    }
+    path.write_text(yaml.safe_dump(config))
+    return path
 
 
 def stop_at_first_request(arguments: list[str], server: OpenAITestServer, *, within_s: float) -> tuple[int, str]:

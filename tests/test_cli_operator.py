@@ -22,7 +22,7 @@ from repro.dirlock import hold_directory
 from repro.testing import Fault, OpenAITestServer
 from tests import study_world
 from tests.pipeline_world import world_config
-from tests.repro_cli import repro, stop_at_first_request
+from tests.repro_cli import demo_endpoint_config, repro, stop_at_first_request
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -225,14 +225,7 @@ def test_reverify_without_lean_says_so_once_and_exits_3_and_a_fake_pass_exits_4(
 def test_a_run_waiting_on_a_slow_endpoint_prints_a_heartbeat_naming_the_wait(tmp_path: Path) -> None:
     with OpenAITestServer() as server:
         server.faults = [Fault(delay_s=4)]  # the first request hangs for 4 s; the rest answer at once
-        model = {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}
-        config = {
-            "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl"), "limit": 1},
-            "models": {stage: dict(model) for stage in ("rewrite", "screen", "formalize", "align", "prove")},
-            "lean": {"backend": "fake", "workers": 1},
-        }
-        path = tmp_path / "c.yaml"
-        path.write_text(yaml.safe_dump(config))
+        path = demo_endpoint_config(tmp_path / "c.yaml", server.base_url, limit=1)
         run_dir = tmp_path / "run"
         result = repro("run", "--config", str(path), "--run-dir", str(run_dir), env={"REPRO_PROGRESS_INTERVAL_S": "1"})
     assert result.returncode in (0, 3), result.stderr

@@ -21,7 +21,7 @@ from repro.records import ReasonCode
 from repro.stages.prove import ProofSample, verify_sample
 from repro.testing import OpenAITestServer
 from tests.pipeline_world import screen_outage, world_config, write_problems
-from tests.repro_cli import repro, stop_at_first_request
+from tests.repro_cli import demo_endpoint_config, repro, stop_at_first_request
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -147,14 +147,7 @@ def test_redirected_output_gets_plain_progress_lines_and_the_run_keeps_a_log(tmp
 
 def test_sigterm_stops_a_run_like_ctrl_c_and_it_resumes(tmp_path: Path) -> None:
     with OpenAITestServer(latency_s=0.5) as server:
-        model = {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}
-        config = {
-            "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl"), "limit": 5},
-            "models": {stage: dict(model) for stage in ("rewrite", "screen", "formalize", "align", "prove")},
-            "lean": {"backend": "fake", "workers": 1},
-        }
-        path = tmp_path / "c.yaml"
-        path.write_text(yaml.safe_dump(config))
+        path = demo_endpoint_config(tmp_path / "c.yaml", server.base_url, limit=5)
         run_dir = tmp_path / "run"
         arguments = ["run", "--config", str(path), "--run-dir", str(run_dir)]
         returncode, stderr = stop_at_first_request(arguments, server, within_s=60)
