@@ -118,7 +118,6 @@ def read_rows(path: Path) -> list[ProofRow]:
     """All rows of a JSONL file, validated up front so a bad row stops nothing half-way; the error
     names every bad row (line, field, reason), not only the first."""
     rows: list[ProofRow] = []
-    seen: dict[str, int] = {}
     bad = BadRows(path, BatchInputError)
     for number, data in iter_json_objects(path, BatchInputError, bad=bad):
         if "id" in data and data["id"] is not None and not isinstance(data["id"], str):
@@ -126,14 +125,10 @@ def read_rows(path: Path) -> list[ProofRow]:
         try:
             row = ProofRow.model_validate(data)
         except ValidationError as error:
-            for problem in error.errors():
-                bad.add(number, problem["msg"], field=".".join(str(part) for part in problem["loc"]) or "(row)")
+            bad.add_invalid(number, error)
             continue
-        if row.id in seen:
-            bad.add(number, f"{row.id!r} already used on line {seen[row.id]}", field="id")
-            continue
-        seen[row.id] = number
-        rows.append(row)
+        if bad.first_use(number, row.id):
+            rows.append(row)
     bad.raise_if_any()
     return rows
 
