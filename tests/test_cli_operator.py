@@ -250,6 +250,25 @@ def test_the_heartbeat_names_the_lean_checks_in_flight(tmp_path: Path) -> None:
     assert "check by Lean (fake-repl)" in (run_dir / "run.log").read_text()
 
 
+def test_check_proof_batch_names_the_row_whose_lean_check_is_in_flight(tmp_path: Path) -> None:
+    rules = tmp_path / "slow.json"
+    rules.write_text(json.dumps([{"match": "#print axioms", "action": "slow", "delay_s": 3}]))
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"lean": {"backend": "fake", "workers": 1, "fake_rules": str(rules)}}))
+    statement = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
+    proof = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num"
+    batch = tmp_path / "in.jsonl"
+    batch.write_text(json.dumps({"id": "robe-7", "statement": statement, "output": proof}) + "\n")
+    result = repro(
+        "check-proof", "--batch", str(batch), "--out", str(tmp_path / "out.jsonl"), "--config", str(config),
+        env={"REPRO_PROGRESS_INTERVAL_S": "1"},
+    )  # fmt: skip
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert re.search(r"waiting on 1 check by Lean \(fake-repl\), the oldest for \d+ s: row robe-7", result.stderr), (
+        result.stderr
+    )
+
+
 def test_the_progress_line_counts_unfinished_problems_apart_with_their_cause(tmp_path: Path) -> None:
     """Every model request fails: no problem is finished, both are unfinished (model_call_failed)."""
     with OpenAITestServer() as server:

@@ -386,3 +386,22 @@ def test_rows_no_real_lean_checked_are_left_out_unless_asked_for(tmp_path: Path)
     assert included.items == 200 and build_report(tmp_path / "all").unverified_instances == 5
     with pytest.raises(EvaluationError, match="include_unverified"):
         asyncio.run(run_evaluation(plan_for(tmp_path, tmp_path / "eval", resume=True, include_unverified=True)))
+
+
+def test_a_solutions_file_with_several_bad_rows_names_each(tmp_path: Path) -> None:
+    from repro.evaluate.report import ReportInputError, read_solutions
+
+    path = tmp_path / "solutions.jsonl"
+    rows = [
+        {"instance_id": "a#r0", "original_solution": "x", "rewritten_solution": "y"},
+        {"instance_id": "b#r0", "original_solution": 3, "rewritten_solution": "y"},
+        {"original_solution": "x"},
+    ]
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    with pytest.raises(ReportInputError) as caught:
+        read_solutions(path)
+    message = str(caught.value)
+    assert "2 bad rows (3 problems)" in message and "solutions.jsonl:1:" not in message
+    assert "solutions.jsonl:2: field 'original_solution': missing or not a string" in message
+    assert "solutions.jsonl:3: field 'instance_id': missing or not a string" in message
+    assert "solutions.jsonl:3: field 'rewritten_solution': missing or not a string" in message

@@ -690,3 +690,12 @@ async def test_a_lean_failure_without_a_detail_says_nothing_more(
 def test_the_name_kernel_first_or_last_in_the_code_is_judged_not_crashed_on(code: str, expected: list[str]) -> None:
     """The kernel-configuration rule looks at the tokens around the name only where there is one."""
     assert _refusals(code) == expected
+
+
+@pytest.mark.parametrize(("text", "tokens"), [("x⁻¹<=1", ["x", "⁻¹", "<=", "1"]), ("h⁻¹:=1", ["h", "⁻¹", ":=", "1"])])
+def test_a_symbol_glued_after_another_symbol_is_read_when_it_ends_in_no_quote(text: str, tokens: list[str]) -> None:
+    """Only a symbol ending in a quote (``×'``) is refused after another symbol character, where Lean's
+    longer token might end inside it; ``<=`` or ``:=`` there is read as Lean reads it."""
+    assert [(token.kind, token.text) for token in lex(text)] == list(
+        zip([Kind.identifier, Kind.symbol, Kind.symbol, Kind.number], tokens, strict=True)
+    )

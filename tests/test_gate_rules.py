@@ -642,7 +642,7 @@ CONFIG_CASES = [
     ("an unknown constructor", "simp (config := { etaStruct := .evil })", "", ".evil is not a known constructor"),
     ("an operator after the literal", "simp (maxSteps := 1 + f 2)", "", "+ after the literal"),
     ("a by block", "simp (maxSteps := by exact 1)", "", "by is not a literal"),
-    ("a named argument holding a term", "exact foo (n := k + 1)", "", "k is not a literal"),
+    ("an item of a tactic the tables miss", "aesop_cat (n := k + 1)", "", "k is not a literal"),
     ("nesting past the limit", "simp (config := {a := {b := {c := {d := {e := 1}}}}})", "", "{ is not a literal"),
     (
         "a constructor declared by the prover",
@@ -891,3 +891,51 @@ def test_an_unknown_word_left_of_the_tactic_block_is_refused(code: str) -> None:
 def test_a_dedented_tactic_or_term_word_is_not_a_command_position_refusal() -> None:
     for word in ("norm_num", "simp_wf", "else", "termination_by"):
         assert not any("left of the tactic block" in r for r in _refusals(DEDENT_BLOCK + f"  {word}\n")), word
+
+
+NAMED_ARGUMENTS_HONEST = {
+    "a dotted head with a function": "exact Finset.sum_le_sum (f := fun i => i) (g := g) h",
+    "after exact": "exact foo (n := k + 1)",
+    "a projection value after :=": "have := Nat.Prime.two_le (hp := hp.out)",
+    "in a rewrite list": "rw [foo (n := k + 1), bar (m := f 2)]",
+    "in a hint list": "nlinarith [sq_nonneg (a - b), foo (n := k + 1)]",
+    "after using": "simpa using foo (n := k + 1)",
+    "after @ and a hole": "exact @foo _ (n := k + 1)",
+    "in an anonymous constructor": "refine ⟨foo (n := k + 1), bar⟩",
+    "after other arguments": "exact foo a (b) (n := k + 1)",
+}
+
+
+@pytest.mark.parametrize("tactic", list(NAMED_ARGUMENTS_HONEST.values()), ids=list(NAMED_ARGUMENTS_HONEST))
+def test_a_term_named_argument_may_hold_any_term(tactic: str) -> None:
+    assert _refusals(_configured(tactic)) == []
+
+
+NAMED_ARGUMENT_CHEATS = {
+    "a tactic the tables miss": "aesop_cat (config := f 5)",
+    "a line break before the tactic": "exact h₀\n  aesop_cat (config := f 5)",
+    "a glued flag before it": "simp +arith (config := f 5)",
+    "after an Aesop clause": "aesop (add safe h) (config := f 5)",
+    "a tactic block in parentheses": "(unknown_tac (config := f 5))",
+    "after a tactic combinator": "all_goals unknown_tac (config := f 5)",
+    "in a tactic list after <;>": "skip <;> [unknown_tac (config := f 5); skip]",
+    "after a non-term word": "unknown_tac h (config := f 5)",
+    "a tactic inside a named argument": "exact foo (n := by simp (config := {maxSteps := f 1}))",
+    "a tactic after a first alternative": "first | unknown_tac (config := f 5)",
+    "a dotted flag before it": "simp +foo.bar (config := f 5)",
+    "a tactic after a line ending in a star": "simp at *\n  aesop_cat (config := f 5)",
+    "a tactic before an @-term": "unknown_tac @Foo.bar (config := f 5)",
+    "a tactic before a dotted term": "unknown_tac Foo.bar (config := f 5)",
+}
+
+
+@pytest.mark.parametrize("tactic", list(NAMED_ARGUMENT_CHEATS.values()), ids=list(NAMED_ARGUMENT_CHEATS))
+def test_a_configuration_item_that_may_follow_a_tactic_keeps_the_literal_rule(tactic: str) -> None:
+    refusals = _refusals(_configured(tactic))
+    assert len(refusals) == 1 and "f is not a literal" in refusals[0], refusals
+
+
+def test_the_walk_to_an_application_head_is_bounded() -> None:
+    arguments = " ".join(["a"] * 70)
+    assert _refusals(_configured(f"exact foo {arguments} (n := k + 1)"))  # too far to tell: the literal rule
+    assert _refusals(_configured(f"exact foo {' '.join(['a'] * 20)} (n := k + 1)")) == []

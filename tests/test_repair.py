@@ -248,3 +248,18 @@ def test_a_trace_file_with_several_bad_rows_names_each(tmp_path: Path) -> None:
     assert "traces.jsonl:3: field 'initial_reasoning': Input should be a valid string" in message
     assert "traces.jsonl:4: expected a JSON object, got list" in message
     assert "traces.jsonl:1:" not in message
+
+
+def test_a_candidates_file_with_several_bad_rows_names_each(tmp_path: Path) -> None:
+    from repro.repair import read_candidates_file
+    from repro.repair.runner import RepairInputError
+
+    path = tmp_path / "candidates.jsonl"
+    rows = [{"id": 1, "candidates": ["a"]}, {"candidates": ["b"]}, {"id": 3, "candidates": "c"}]
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    with pytest.raises(RepairInputError) as caught:
+        read_candidates_file(path)
+    message = str(caught.value)
+    assert "2 bad rows" in message and "candidates.jsonl:1:" not in message
+    assert "candidates.jsonl:2: field 'id': missing" in message
+    assert "candidates.jsonl:3: field 'candidates': missing or not a list of strings" in message

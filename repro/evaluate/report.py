@@ -21,7 +21,7 @@ from repro.evaluate.statistics import (
     spearman,
 )
 from repro.evaluate.store import EvalStore
-from repro.jsonl import iter_json_objects
+from repro.jsonl import BadRows, iter_json_objects
 from repro.records import ReleasedInstance
 
 
@@ -30,17 +30,21 @@ class ReportInputError(ValueError):
 
 
 def read_solutions(path: Path) -> dict[str, Solutions]:
-    """JSONL rows ``{instance_id, original_solution, rewritten_solution}`` for the solution metrics."""
+    """JSONL rows ``{instance_id, original_solution, rewritten_solution}`` for the solution metrics;
+    the error names every bad row, not only the first."""
     if not path.is_file():
         raise ReportInputError(f"{path}: solutions file not found")
     solutions: dict[str, Solutions] = {}
-    for line_number, row in iter_json_objects(path, ReportInputError):
+    bad = BadRows(path, ReportInputError)
+    for line_number, row in iter_json_objects(path, ReportInputError, bad=bad):
         for key in ("instance_id", "original_solution", "rewritten_solution"):
             if not isinstance(row.get(key), str):
-                raise ReportInputError(f"{path}:{line_number}: field {key!r} missing or not a string")
-        solutions[row["instance_id"]] = Solutions(
-            original=row["original_solution"], rewritten=row["rewritten_solution"]
-        )
+                bad.add(line_number, "missing or not a string", field=key)
+        if line_number not in bad:
+            solutions[row["instance_id"]] = Solutions(
+                original=row["original_solution"], rewritten=row["rewritten_solution"]
+            )
+    bad.raise_if_any()
     return solutions
 
 

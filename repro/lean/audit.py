@@ -23,6 +23,7 @@ from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
 from repro.salvage import salvage_variants
 from repro.salvage.policy import worth_salvaging
+from repro.waiting import about
 
 INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout})
 
@@ -178,6 +179,10 @@ async def check_batch(
     with out_path.open("a", encoding="utf-8") as handle:
 
         async def one(row: ProofRow) -> None:
+            with about(f"row {row.id}"):  # the heartbeat names the row whose Lean check is in flight
+                await check(row)
+
+        async def check(row: ProofRow) -> None:
             async with gate:
                 verdict = await _verify_row(
                     row, row.output, verifier, header, allow_native_decide, limits, finish_reason=row.finish_reason

@@ -70,18 +70,19 @@ def read_traces(path: Path) -> list[TraceRecord]:
 
 
 def read_candidates_file(path: Path) -> dict[str, list[str]]:
+    """``{"id": ..., "candidates": [...]}`` rows; the error names every bad row, not only the first."""
     mapping: dict[str, list[str]] = {}
-    for line_number, row in iter_json_objects(path, RepairInputError):
-        try:
-            key = str(row["id"])
-            candidates = row["candidates"]
-            if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
-                raise TypeError
-        except (KeyError, TypeError):
-            raise RepairInputError(
-                f'{path}:{line_number}: expected {{"id": ..., "candidates": ["...", ...]}}'
-            ) from None
-        mapping[key] = candidates
+    bad = BadRows(path, RepairInputError)
+    for line_number, row in iter_json_objects(path, RepairInputError, bad=bad):
+        if "id" not in row:
+            bad.add(line_number, 'missing (rows are {"id": ..., "candidates": ["...", ...]})', field="id")
+            continue
+        candidates = row.get("candidates")
+        if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
+            bad.add(line_number, "missing or not a list of strings", field="candidates")
+            continue
+        mapping[str(row["id"])] = candidates
+    bad.raise_if_any()
     return mapping
 
 
