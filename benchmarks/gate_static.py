@@ -74,6 +74,11 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "unclosed_string_blocks": lambda n: '```lean4\n" \\\\ \\" \n```\n' * (20 * n),
     # a long line of prose (the taxonomy's prose rule once backtracked on it)
     "prose_line": lambda n: "```lean4\nThe proof " + "goes on and " * (200 * n) + "ends]\n```\n",
+    # instances whose brackets never close (each instance once scanned the rest of the reply: red team
+    # round 5, R5-02), and many refusals of one repeated fragment (R5-06)
+    "unclosed_instances": lambda n: "```lean4\n" + "instance(" * (100 * n) + "\n```\n",
+    "unclosed_fact_instances": lambda n: "```lean4\n" + "instance : Fact (" * (60 * n) + "\n```\n",
+    "repeated_refusals": lambda n: "```lean4\n" + "(a:=b)" * (100 * n) + "\n```\n",
 }
 
 

@@ -271,6 +271,8 @@ def _judge_static(verdict: Verdict, static: ScanResult, parsed: Statement, trunc
         return
     for label in static.forbidden:
         verdict.add(ReasonCode.forbidden_construct, f"forbidden construct: {label}")
+    if static.unlisted:
+        verdict.add(ReasonCode.forbidden_construct, f"and {static.unlisted} more forbidden constructs, not listed")
     mains = [d for d in static.declarations if d.name == parsed.name]
     if not mains:
         others = [d.name for d in static.declarations]

@@ -238,6 +238,14 @@ SEARCH_TACTICS = frozenset(
         "rw_search",
         "library_search",
         "show_term",
+        # red team round 5 (R5-07); policy._search_form also refuses the `?` form of any table keyword
+        "gcongr?",
+        "have?",
+        "continuity?",
+        "measurability?",
+        "congrm?",
+        "by?",
+        "erw?",
     }
 )
 FORBIDDEN_NAMES.update({name: f"search tactic {name}" for name in sorted(SEARCH_TACTICS)})

@@ -122,6 +122,25 @@ EVALUATES_CODE: list[Curated] = [
     Curated("count_heartbeats!", "command", "mathlib", "Mathlib/Util/CountHeartbeats.lean: reruns a command"),
     Curated("slim_check", "tactic", "mathlib", "Mathlib/Testing/SlimCheck (v4.9): evalExpr", ("v4.9.0",)),
     Curated("unsafe", "term", "lean4", "Lean/Parser/Term.lean: an unsafe auxiliary definition, implemented_by"),
+    # red team round 5 (R5-01): ``with_panel_widgets [W with e]`` builds the widget instance with
+    # ``Widget.evalWidgetInstance`` (``evalExpr'``: the prover's term runs in the interpreter, outside
+    # heartbeats); ProofWidgets is a Mathlib dependency the generator did not read
+    Curated(
+        "with_panel_widgets",
+        "tactic",
+        "proofwidgets",
+        "ProofWidgets/Component/Panel/Basic.lean: evalWidgetInstance (Lean/Widget/UserWidget.lean, evalExpr')",
+    ),
+    Curated(
+        "show_panel_widgets",
+        "command",
+        "proofwidgets",
+        "ProofWidgets/Component/Panel/Basic.lean: evalWidgetInstance of each listed widget",
+    ),
+    Curated("#widget", "command", "lean4", "Lean/Widget/UserWidget.lean: evalWidgetInstance (evalExpr')"),
+    # R5-03: no prover code, but ``IO.sleep`` holds a REPL worker with no heartbeat check until the pool's
+    # wall-clock limit kills it (Lean/Elab/Tactic/BuiltinTactic.lean, ``evalSleep``)
+    Curated("sleep", "tactic", "lean4", "Lean/Elab/Tactic/BuiltinTactic.lean: IO.sleep, outside heartbeats"),
 ]
 
 # Flagged by the generator's marker search, but what the flagged code evaluates is a configuration

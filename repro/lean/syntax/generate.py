@@ -488,6 +488,23 @@ def _add_curated(
             evaluates.setdefault(entry.keyword, {"category": entry.category, "evidence": f"curated: {entry.reason}"})
 
 
+def _apply_curated(toolchain: str, out: Path | None) -> int:
+    """Re-apply :data:`SUPPLEMENT` and :data:`EVALUATES_CODE` to the committed table (entries only added)."""
+    path = Path(__file__).parent / "data" / f"{toolchain}.json"
+    table = json.loads(path.read_text(encoding="utf-8"))
+    keywords: dict[str, dict[str, list[str]]] = table["keywords"]
+    evaluates: dict[str, dict[str, str]] = table["evaluates_code"]
+    _add_curated(keywords, evaluates, SUPPLEMENT, EVALUATES_CODE, toolchain)
+    table["keywords"] = {
+        category: {k: sorted(set(v)) for k, v in sorted(entries.items())} for category, entries in keywords.items()
+    }
+    table["evaluates_code"] = dict(sorted(evaluates.items()))
+    target = out or path
+    target.write_text(json.dumps(table, indent=1, ensure_ascii=False, sort_keys=False) + "\n", encoding="utf-8")
+    print(f"{target}: curated entries applied, {len(evaluates)} evaluate code")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--toolchain", required=True, help="toolchain name, e.g. v4.15.0")
@@ -495,7 +512,15 @@ def main(argv: list[str] | None = None) -> int:
         "--library", action="append", default=[], metavar="NAME=PATH[@REVISION]", help="a source tree to read"
     )
     parser.add_argument("--out", type=Path, help="output JSON (default: the package's data/<toolchain>.json)")
+    parser.add_argument(
+        "--curated-only",
+        action="store_true",
+        help="read no sources: add the curated lists (repro.lean.syntax.curated) to the committed table, so an"
+        " entry curated between two regenerations reaches the gate",
+    )
     arguments = parser.parse_args(argv)
+    if arguments.curated_only:
+        return _apply_curated(arguments.toolchain, arguments.out)
     libraries: dict[str, Path] = {}
     origins: dict[str, str] = {}
     for item in arguments.library:
