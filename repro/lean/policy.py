@@ -961,6 +961,7 @@ def _named_argument(source: LeanCode, index: int, tables: SyntaxTables) -> bool:
             opener = _matching_opener(words, cursor)
             if opener is None:
                 return False
+            steps += cursor - opener  # a group's tokens count against the reach: linear in the reply
             after, cursor = words[opener], opener - 1
             continue
         if word.kind == Kind.identifier and word.text == "_":
