@@ -207,6 +207,13 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " `in` is not in, and what follows `open X in` in a header Lean accepts is a command (its keyword,"
         " `@[`, or a modifier of COMMAND_KEYWORDS), where the loop stops as before"
     ),
+    (
+        "repro/lean/policy.py",
+        "_in_term_list | drop-condition: drop operand 0 of and | cursor >= 0 and words[cursor].text == '⟨'",
+    ): (
+        "`cursor >= 0` always holds there: it starts at `index`, and the backward scan either breaks at a"
+        " word it read (cursor >= 0) or runs out and returns False before this test"
+    ),
     ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),

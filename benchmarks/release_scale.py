@@ -20,15 +20,17 @@ import json
 import os
 import random
 import shutil
-import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from repro.config import RunConfig, dump_config
 from repro.records import STAGE_ORDER, Candidate, CandidateStatus, SourceProblem
-from repro.store import STORE_FILENAME, RunStore
+
+try:
+    from benchmarks._bulk_store import INSERT_CANDIDATE, INSERT_PROBLEM, bulk_connection, store_mb
+except ModuleNotFoundError:  # run by path (python benchmarks/NAME.py): this folder is first on sys.path
+    from _bulk_store import INSERT_CANDIDATE, INSERT_PROBLEM, bulk_connection, store_mb
 
 MODELS = {stage: f"synthetic-{stage}" for stage in ("rewrite", "screen", "formalize", "align", "prove")}
 BACKENDS = dict.fromkeys(MODELS, "scripted")
@@ -72,13 +74,8 @@ def retained_candidate(problem_id: str, index: int) -> Candidate:
 
 def build(run_dir: Path, problems: int) -> dict[str, float]:
     started = time.perf_counter()
-    run_dir.mkdir(parents=True)
-    (run_dir / "config.yaml").write_text(dump_config(RunConfig()), encoding="utf-8")
-    RunStore(run_dir).close()
+    connection = bulk_connection(run_dir)
     generator = random.Random(0)
-    connection = sqlite3.connect(run_dir / STORE_FILENAME, isolation_level=None)
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=OFF")
     last_rank = len(STAGE_ORDER) - 1
     retained = 0
     connection.execute("BEGIN")
@@ -101,14 +98,12 @@ def build(run_dir: Path, problems: int) -> dict[str, float]:
             candidate = Candidate(candidate_id=f"{problem_id}#r0", problem_id=problem_id, rewrite_index=0)
             candidate.status = CandidateStatus.rejected if outcome else CandidateStatus.in_progress
         connection.execute(
-            "INSERT INTO problems(problem_id, draw_order, payload, outcome, level, type, unfinished_cause)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            INSERT_PROBLEM,
             (problem_id, index, problem.model_dump_json(), outcome, problem.level, None, outcome or "prove: timeout"),
         )
         reached = last_rank if outcome == "retained" else 2
         connection.execute(
-            "INSERT INTO candidates(candidate_id, problem_id, status, reject_stage, reject_reason, payload, updated_at,"
-            " proof_attempt_number, reached_rank, passed_rank) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?)",
+            INSERT_CANDIDATE,
             (
                 candidate.candidate_id,
                 problem_id,
@@ -123,10 +118,9 @@ def build(run_dir: Path, problems: int) -> dict[str, float]:
         )
     connection.execute("COMMIT")
     connection.close()
-    size = sum(path.stat().st_size for path in run_dir.glob(STORE_FILENAME + "*"))
     return {
         "build_s": round(time.perf_counter() - started, 1),
-        "store_mb": round(size / 2**20, 1),
+        "store_mb": store_mb(run_dir),
         "retained": retained,
     }
 

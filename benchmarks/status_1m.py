@@ -15,29 +15,26 @@ import argparse
 import json
 import random
 import shutil
-import sqlite3
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from repro.config import RunConfig, dump_config
 from repro.records import STAGE_ORDER, AttemptStatus, Candidate, CandidateStatus, SourceProblem, Stage
-from repro.store import STORE_FILENAME, RunStore
+
+try:
+    from benchmarks._bulk_store import INSERT_CANDIDATE, INSERT_PROBLEM, bulk_connection, store_mb
+except ModuleNotFoundError:  # run by path (python benchmarks/NAME.py): this folder is first on sys.path
+    from _bulk_store import INSERT_CANDIDATE, INSERT_PROBLEM, bulk_connection, store_mb
 
 REJECTIONS = [(Stage.screen, "infeasible"), (Stage.align, "semantic_mismatch"), (Stage.prove, "proof_not_found")]
 
 
 def build(run_dir: Path, problems: int, attempts_per_problem: int) -> dict[str, float]:
     started = time.perf_counter()
-    run_dir.mkdir(parents=True)
-    (run_dir / "config.yaml").write_text(dump_config(RunConfig()), encoding="utf-8")
-    RunStore(run_dir).close()
+    connection = bulk_connection(run_dir)
     generator = random.Random(0)
-    connection = sqlite3.connect(run_dir / STORE_FILENAME, isolation_level=None)
-    connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("PRAGMA synchronous=OFF")
     counts: Counter[tuple[str, str, str]] = Counter()
     template = SourceProblem(problem_id="x", source="synthetic", source_id="0", question="q", answer="1")
     candidate_template = Candidate(candidate_id="x#r0", problem_id="x", rewrite_index=0)
@@ -52,13 +49,11 @@ def build(run_dir: Path, problems: int, attempts_per_problem: int) -> dict[str, 
         status = CandidateStatus.retained if outcome == "retained" else CandidateStatus.rejected
         payload = template.model_copy(update={"problem_id": problem_id}).model_dump_json()
         connection.execute(
-            "INSERT INTO problems(problem_id, draw_order, payload, outcome, level, type, unfinished_cause)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            INSERT_PROBLEM,
             (problem_id, index, payload, outcome, f"Level {index % 5 + 1}", None, cause and "screen: unreachable"),
         )
         connection.execute(
-            "INSERT INTO candidates(candidate_id, problem_id, status, reject_stage, reject_reason, payload, updated_at,"
-            " proof_attempt_number, reached_rank, passed_rank) VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?)",
+            INSERT_CANDIDATE,
             (
                 f"{problem_id}#r0",
                 problem_id,
@@ -95,8 +90,7 @@ def build(run_dir: Path, problems: int, attempts_per_problem: int) -> dict[str, 
     )
     connection.execute("COMMIT")
     connection.close()
-    size = sum(path.stat().st_size for path in run_dir.glob(STORE_FILENAME + "*"))
-    return {"build_s": round(time.perf_counter() - started, 1), "store_mb": round(size / 2**20, 1)}
+    return {"build_s": round(time.perf_counter() - started, 1), "store_mb": store_mb(run_dir)}
 
 
 def time_command(arguments: list[str]) -> float:

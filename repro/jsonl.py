@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 _BOM = b"\xef\xbb\xbf"
 
 
@@ -27,11 +29,25 @@ class BadRows:
         self._error = error
         self.lines: list[str] = []
         self.numbers: set[int] = set()
+        self._first_lines: dict[str, int] = {}
 
     def add(self, number: int, reason: str, *, field: str | None = None) -> None:
         where = f"field {field!r}: " if field else ""
         self.lines.append(f"{self.path}:{number}: {where}{reason}")
         self.numbers.add(number)
+
+    def add_invalid(self, number: int, error: ValidationError) -> None:
+        """Every field the row's model refused, each with pydantic's reason (``(row)``: the row itself)."""
+        for problem in error.errors():
+            self.add(number, problem["msg"], field=".".join(str(part) for part in problem["loc"]) or "(row)")
+
+    def first_use(self, number: int, row_id: str) -> bool:
+        """True the first time ``row_id`` is met; a repeat is recorded as bad, naming the line of its first use."""
+        first = self._first_lines.setdefault(row_id, number)
+        if first != number:
+            self.add(number, f"{row_id!r} already used on line {first}", field="id")
+            return False
+        return True
 
     def __contains__(self, number: int) -> bool:
         return number in self.numbers

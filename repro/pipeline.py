@@ -373,19 +373,7 @@ class Pipeline:
             if not samples:
                 self._record(candidate, Stage.prove, round_index * k + start, result)
                 return result.reason or ReasonCode.model_call_failed
-            verdicts = await asyncio.gather(
-                *(
-                    verify_sample(
-                        statement,
-                        sample,
-                        self.verifier,
-                        header=self.header,
-                        allow_native_decide=config.lean.allow_native_decide,
-                        limits=config.lean.static_limits,
-                    )
-                    for sample in samples
-                )
-            )
+            verdicts = await asyncio.gather(*(self._verify(statement, sample) for sample in samples))
             found: str | None = None
             for position, (sample, (verdict, verify_result)) in enumerate(zip(samples, verdicts, strict=True)):
                 number = round_index * k + start + position
@@ -438,6 +426,18 @@ class Pipeline:
         candidate.verifier_is_real_lean = bool(lean and lean.real_lean)
         candidate.lean_toolchain = lean.toolchain if lean else None
         candidate.mathlib_revision = lean.mathlib_revision if lean else None
+
+    async def _verify(self, statement: str, sample: ProofSample) -> tuple[Verdict, StageResult]:
+        """One prover sample through the gate, with the run's header and Lean settings (prove and feedback)."""
+        lean = self.config.lean
+        return await verify_sample(
+            statement,
+            sample,
+            self.verifier,
+            header=self.header,
+            allow_native_decide=lean.allow_native_decide,
+            limits=lean.static_limits,
+        )
 
     async def _salvage(
         self, candidate: Candidate, statement: str, sample: ProofSample, verdict: Verdict, number: int
@@ -508,14 +508,7 @@ class Pipeline:
                 if sample is None:
                     self._record(candidate, Stage.feedback, number, result, candidate_changed=False)
                     continue
-                verdict, verify_result = await verify_sample(
-                    statement,
-                    sample,
-                    self.verifier,
-                    header=self.header,
-                    allow_native_decide=config.lean.allow_native_decide,
-                    limits=config.lean.static_limits,
-                )
+                verdict, verify_result = await self._verify(statement, sample)
                 record = verify_result.model_copy(
                     update={
                         "output": {

@@ -30,6 +30,7 @@ from repro.records import (
     utc_now,
 )
 from repro.store import RunReader
+from repro.waiting import about
 
 SPLIT = "test"
 
@@ -867,14 +868,15 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
         for instance in instances:
             # the header comes from the trusted settings, never from the release: a rewritten row's
             # header could declare an axiom or a macro that spoofs ``#print axioms``
-            verdict = await verify_proof(
-                instance.lean_statement,
-                instance.lean_proof,
-                verifier,
-                header=lean.header,
-                allow_native_decide=lean.allow_native_decide,
-                limits=lean.static_limits,
-            )
+            with about(instance.instance_id):  # the heartbeat names the row whose check is in flight
+                verdict = await verify_proof(
+                    instance.lean_statement,
+                    instance.lean_proof,
+                    verifier,
+                    header=lean.header,
+                    allow_native_decide=lean.allow_native_decide,
+                    limits=lean.static_limits,
+                )
             reasons = [reason.value for reason in verdict.reasons]
             same_header = " ".join(instance.lean_header.split()) == " ".join(lean.header.split())
             if not same_header:

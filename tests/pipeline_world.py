@@ -8,7 +8,10 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from repro.llm.protocol import ModelRequest
 
@@ -60,9 +63,35 @@ def _name(prompt: str) -> str:
     return match.group(1) if match else "unknown"
 
 
+# names a file; while it exists, the screen endpoint is down (see screen_outage)
+_OUTAGE_FLAG = "WORLD_SCREEN_OUTAGE_FLAG"
+
+
+def write_problems(path: Path, cases: list[str]) -> Path:
+    """A GSM8K-style problem file of this world: one problem per case, in order."""
+    rows = [
+        {
+            "question": f"Problem {i} [[case:{case}]]: a robe needs 3600 threads in 12 bolts. How many per bolt?",
+            "answer": "#### 300",
+        }
+        for i, case in enumerate(cases)
+    ]
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    return path
+
+
+def screen_outage(monkeypatch: pytest.MonkeyPatch, directory: Path) -> Path:
+    """Take this world's screen endpoint down (every screen call fails) until the returned file is deleted:
+    an outage a resumed run outlives."""
+    flag = directory / "outage"
+    flag.touch()
+    monkeypatch.setenv(_OUTAGE_FLAG, str(flag))
+    return flag
+
+
 def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, str]:
     prompt = request.prompt_text()
-    outage = os.environ.get("WORLD_SCREEN_OUTAGE_FLAG")
+    outage = os.environ.get(_OUTAGE_FLAG)
     if outage and os.path.exists(outage) and "strict reviewer" in prompt:
         raise LookupError("screen endpoint down (simulated outage)")
     case = case_of(prompt)

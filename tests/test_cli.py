@@ -1,20 +1,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from repro import __version__
 from repro.cli import main
+from tests.repro_cli import repro
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def repro(*arguments: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "repro.cli", *arguments], cwd=cwd, capture_output=True, text=True)
 
 
 def test_help_lists_every_command_and_version_prints() -> None:

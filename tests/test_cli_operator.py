@@ -8,10 +8,8 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,18 +22,9 @@ from repro.dirlock import hold_directory
 from repro.testing import Fault, OpenAITestServer
 from tests import study_world
 from tests.pipeline_world import world_config
+from tests.repro_cli import demo_endpoint_config, repro, stop_at_first_request
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def repro(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "repro.cli", *arguments],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
 
 
 @pytest.fixture(scope="module")
@@ -96,21 +85,10 @@ def test_sigterm_on_prove_study_prints_the_study_resume_command(tmp_path: Path) 
     lean = study_world.write_lean_config(tmp_path)
     study_dir = tmp_path / "study dir"
     with OpenAITestServer(latency_s=30) as server:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "repro.cli", "prove-study", str(statements), f"--prover=p=m@{server.base_url}"]
-            + ["--k", "1", "--study-dir", str(study_dir), "--config", str(lean)],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 90
-        while not server.requests and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        assert server.requests, "the study reached its first model request"
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+        arguments = ["prove-study", str(statements), f"--prover=p=m@{server.base_url}", "--k", "1"]
+        arguments += ["--study-dir", str(study_dir), "--config", str(lean)]
+        returncode, stderr = stop_at_first_request(arguments, server, within_s=90)
+    assert returncode == 130, stderr
     assert f"resume with: repro prove-study --resume --study-dir '{study_dir}'" in stderr
     assert "DIR" not in stderr.replace(str(study_dir), "")
     assert (study_dir / "study.sqlite").exists()
@@ -247,14 +225,7 @@ def test_reverify_without_lean_says_so_once_and_exits_3_and_a_fake_pass_exits_4(
 def test_a_run_waiting_on_a_slow_endpoint_prints_a_heartbeat_naming_the_wait(tmp_path: Path) -> None:
     with OpenAITestServer() as server:
         server.faults = [Fault(delay_s=4)]  # the first request hangs for 4 s; the rest answer at once
-        model = {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}
-        config = {
-            "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl"), "limit": 1},
-            "models": {stage: dict(model) for stage in ("rewrite", "screen", "formalize", "align", "prove")},
-            "lean": {"backend": "fake", "workers": 1},
-        }
-        path = tmp_path / "c.yaml"
-        path.write_text(yaml.safe_dump(config))
+        path = demo_endpoint_config(tmp_path / "c.yaml", server.base_url, limit=1)
         run_dir = tmp_path / "run"
         result = repro("run", "--config", str(path), "--run-dir", str(run_dir), env={"REPRO_PROGRESS_INTERVAL_S": "1"})
     assert result.returncode in (0, 3), result.stderr
@@ -277,6 +248,25 @@ def test_the_heartbeat_names_the_lean_checks_in_flight(tmp_path: Path) -> None:
     assert "waiting on 1 check by Lean (fake-repl), the oldest for" in result.stdout, result.stdout
     assert re.search(r"the oldest for \d+ s: gsm8k:0#r0 \d+ s", result.stdout), result.stdout
     assert "check by Lean (fake-repl)" in (run_dir / "run.log").read_text()
+
+
+def test_check_proof_batch_names_the_row_whose_lean_check_is_in_flight(tmp_path: Path) -> None:
+    rules = tmp_path / "slow.json"
+    rules.write_text(json.dumps([{"match": "#print axioms", "action": "slow", "delay_s": 3}]))
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"lean": {"backend": "fake", "workers": 1, "fake_rules": str(rules)}}))
+    statement = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
+    proof = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num"
+    batch = tmp_path / "in.jsonl"
+    batch.write_text(json.dumps({"id": "robe-7", "statement": statement, "output": proof}) + "\n")
+    result = repro(
+        "check-proof", "--batch", str(batch), "--out", str(tmp_path / "out.jsonl"), "--config", str(config),
+        env={"REPRO_PROGRESS_INTERVAL_S": "1"},
+    )  # fmt: skip
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert re.search(r"waiting on 1 check by Lean \(fake-repl\), the oldest for \d+ s: row robe-7", result.stderr), (
+        result.stderr
+    )
 
 
 def test_the_progress_line_counts_unfinished_problems_apart_with_their_cause(tmp_path: Path) -> None:

@@ -699,3 +699,35 @@ def test_a_symbol_glued_after_another_symbol_is_read_when_it_ends_in_no_quote(te
     assert [(token.kind, token.text) for token in lex(text)] == list(
         zip([Kind.identifier, Kind.symbol, Kind.symbol, Kind.number], tokens, strict=True)
     )
+
+
+def test_a_dedented_line_after_an_operator_continues_the_term_and_after_a_complete_term_is_refused() -> None:
+    """Left of the tactic block, a word after ``=`` continues the unfinished term; after ``300`` the term
+    is complete, and Lean would read the word as a command."""
+    code = (
+        "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n    subst h₀\n"
+        "    have h : (3600 : ℕ) / 12 =\n  Nat.succ 299 := by norm_num\n    exact h\n"
+    )
+    assert _refusals(code) == []
+    refused = _refusals(code.replace("12 =\n  Nat", "12 = 300\n  Nat"))
+    assert len(refused) == 1 and refused[0].startswith("Nat.succ at the start of a line left of"), refused
+
+
+def test_an_indented_declaration_starts_a_new_command_whose_own_block_columns_count() -> None:
+    """``  theorem`` (not at column 0) restarts the block columns: a word left of *its* block (column 4
+    under a block at column 6) is refused, though the earlier lemma's block stood at column 4."""
+    code = (
+        "lemma helper : True := by\n    trivial\n"
+        "  theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n      subst h₀\n      norm_num\n"
+    )
+    assert _refusals(code) == []
+    refused = _refusals(code + "    foo_command 3\n")
+    assert len(refused) == 1 and refused[0].startswith("foo_command at the start of a line left of"), refused
+
+
+def test_a_comma_outside_any_bracket_puts_no_named_argument_in_a_term_list() -> None:
+    """The walk back from ``, f (n := x)`` stops at the start of the code (it never wraps round to the
+    code's last tokens), so the item keeps the literal-only rule (fail closed)."""
+    for ending in ("exact rfl", "exact ⟨rfl"):
+        refused = _refusals(f"theorem robe_total : ∀ x : ℕ, f (n := x) = x := by\n  {ending}")
+        assert len(refused) == 1 and "x is not a literal" in refused[0], refused

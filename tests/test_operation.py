@@ -20,16 +20,10 @@ import yaml
 from repro.cli import main
 from repro.config import load_config
 from repro.testing import Fault, OpenAITestServer
+from tests.repro_cli import repro
 
 REPO = Path(__file__).resolve().parents[1]
 STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
-
-
-def repro(*arguments: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    environment = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "repro.cli", *arguments], cwd=cwd, capture_output=True, text=True, env=environment
-    )
 
 
 def endpoint_config(path: Path, base_url: str, *, api_key_env: str | None = None, **top: Any) -> Path:

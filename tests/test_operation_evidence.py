@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -22,28 +20,10 @@ from repro.lean.factory import build_verifier
 from repro.records import ReasonCode
 from repro.stages.prove import ProofSample, verify_sample
 from repro.testing import OpenAITestServer
-from tests.pipeline_world import world_config
+from tests.pipeline_world import screen_outage, world_config, write_problems
+from tests.repro_cli import demo_endpoint_config, repro, stop_at_first_request
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def repro(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "repro.cli", *arguments],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-    )
-
-
-def world_problems(path: Path, cases: list[str]) -> Path:
-    rows = [
-        {"question": f"Problem {i} [[case:{case}]]: 3600 threads in 12 bolts. How many per bolt?", "answer": "#### 300"}
-        for i, case in enumerate(cases)
-    ]
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +32,7 @@ def world_run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sample rejected for ``sorry``, plus a screen and an align rejection."""
     base = tmp_path_factory.mktemp("world")
     cases = ["second_attempt", "infeasible", "second_attempt", "semantic_mismatch", "retained"]
-    dataset = world_problems(base / "p.jsonl", cases)
+    dataset = write_problems(base / "p.jsonl", cases)
     (base / "world.yaml").write_text(yaml.safe_dump(world_config(str(dataset))))
     run_dir = base / "run"
     result = repro("run", "--config", str(base / "world.yaml"), "--run-dir", str(run_dir))
@@ -102,7 +82,7 @@ def test_audit_piped_into_a_closed_reader_ends_without_a_traceback(world_run_dir
 
 
 def test_screen_and_align_rejections_show_the_judges_analysis(tmp_path: Path) -> None:
-    dataset = world_problems(tmp_path / "p.jsonl", ["infeasible", "semantic_mismatch"])
+    dataset = write_problems(tmp_path / "p.jsonl", ["infeasible", "semantic_mismatch"])
     run(build_config(world_config(str(dataset))), tmp_path / "run")
     screen = audit(tmp_path / "run", stage="screen")
     assert screen and screen[0]["analysis"] == "ok" and screen[0]["texts"], "the judge's reply and analysis"
@@ -136,10 +116,8 @@ def test_prover_output_without_any_lean_is_no_lean_block() -> None:
 def test_infrastructure_failures_are_unfinished_not_rejected_and_leave_the_funnel_after_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    flag = tmp_path / "outage"
-    flag.touch()
-    monkeypatch.setenv("WORLD_SCREEN_OUTAGE_FLAG", str(flag))
-    dataset = world_problems(tmp_path / "p.jsonl", ["retained"] * 3)
+    flag = screen_outage(monkeypatch, tmp_path)
+    dataset = write_problems(tmp_path / "p.jsonl", ["retained"] * 3)
     config = world_config(str(dataset), retries={"rewrites_per_problem": 2, "formalizations_per_rewrite": 2})
     run(build_config(config), tmp_path / "run")
     before = status(tmp_path / "run")
@@ -169,29 +147,11 @@ def test_redirected_output_gets_plain_progress_lines_and_the_run_keeps_a_log(tmp
 
 def test_sigterm_stops_a_run_like_ctrl_c_and_it_resumes(tmp_path: Path) -> None:
     with OpenAITestServer(latency_s=0.5) as server:
-        model = {"backend": "openai", "model": "m", "base_url": server.base_url, "api_key_env": None}
-        config = {
-            "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl"), "limit": 5},
-            "models": {stage: dict(model) for stage in ("rewrite", "screen", "formalize", "align", "prove")},
-            "lean": {"backend": "fake", "workers": 1},
-        }
-        path = tmp_path / "c.yaml"
-        path.write_text(yaml.safe_dump(config))
+        path = demo_endpoint_config(tmp_path / "c.yaml", server.base_url, limit=5)
         run_dir = tmp_path / "run"
-        process = subprocess.Popen(
-            [sys.executable, "-m", "repro.cli", "run", "--config", str(path), "--run-dir", str(run_dir)],
-            cwd=REPO,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        deadline = time.monotonic() + 60
-        while not server.requests and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.05)
-        assert server.requests, "the run reached its first model call"
-        process.send_signal(signal.SIGTERM)
-        _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130 and f"resume with: repro run --resume --run-dir {run_dir}" in stderr
+        arguments = ["run", "--config", str(path), "--run-dir", str(run_dir)]
+        returncode, stderr = stop_at_first_request(arguments, server, within_s=60)
+    assert returncode == 130 and f"resume with: repro run --resume --run-dir {run_dir}" in stderr
     assert "stopped: KeyboardInterrupt" in (run_dir / "run.log").read_text()
 
 

@@ -17,7 +17,7 @@ from repro.config import build_config
 from repro.records import CandidateStatus, ReasonCode, Stage
 from repro.release import write_release
 from repro.store import RunStore
-from tests.pipeline_world import world_config
+from tests.pipeline_world import screen_outage, world_config, write_problems
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = [
@@ -33,18 +33,6 @@ CASES = [
     "extraction_not_in_proof",
     "intermediate",
 ]
-
-
-def write_problems(path: Path, cases: list[str]) -> Path:
-    rows = [
-        {
-            "question": f"Problem {i} [[case:{case}]]: a robe needs 3600 threads in 12 bolts. How many per bolt?",
-            "answer": "#### 300",
-        }
-        for i, case in enumerate(cases)
-    ]
-    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
-    return path
 
 
 def rules_file(tmp_path: Path) -> str:
@@ -276,9 +264,7 @@ def test_kill_9_and_resume_equals_an_uninterrupted_run(tmp_path: Path) -> None:
 def test_an_endpoint_outage_leaves_problems_for_resume_instead_of_rejecting_them(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    flag = tmp_path / "outage"
-    flag.touch()
-    monkeypatch.setenv("WORLD_SCREEN_OUTAGE_FLAG", str(flag))
+    flag = screen_outage(monkeypatch, tmp_path)
     dataset = write_problems(tmp_path / "p.jsonl", ["retained"] * 4)
     first = run(build_config(world_config(str(dataset))), tmp_path / "run")
     assert (first.summary.incomplete, first.summary.rejected, first.summary.retained) == (4, 0, 0)

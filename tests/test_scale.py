@@ -30,8 +30,8 @@ from repro.metrics import funnel, run_metrics
 from repro.pipeline import Pipeline
 from repro.records import SourceProblem
 from repro.store import _MIGRATIONS, RunStore
-from tests.pipeline_world import world_config
-from tests.test_pipeline import CASES, rules_file, write_problems
+from tests.pipeline_world import screen_outage, world_config, write_problems
+from tests.test_pipeline import CASES, rules_file
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -199,9 +199,7 @@ def test_lean_breaking_before_a_resume_stops_it_before_any_model_call(
 ) -> None:
     rules = tmp_path / "rules.json"
     rules.write_text("[]")
-    outage = tmp_path / "outage"
-    outage.touch()
-    monkeypatch.setenv("WORLD_SCREEN_OUTAGE_FLAG", str(outage))
+    outage = screen_outage(monkeypatch, tmp_path)
     config = _write_config(tmp_path, rules)
     run_dir = tmp_path / "run"
 

@@ -27,8 +27,7 @@ from repro.lean.statement_checks import (
 from repro.lean.text.statement import read_statement
 from repro.records import CandidateStatus, ReasonCode, Stage
 from repro.store import RunStore
-from tests.pipeline_world import world_config
-from tests.test_pipeline import write_problems
+from tests.pipeline_world import world_config, write_problems
 
 HEADER = "import Mathlib"
 CONTRADICTORY = "theorem t (x : ℕ) (h₀ : x = 3600) (h₁ : x / 12 = 299) : x = 7 := by sorry"

@@ -222,7 +222,7 @@ def register(commands: Commands) -> None:
     )
     add_lean_options(check)
     check.add_argument("--json", action="store_true", help="the verdict (or the batch summary) as JSON")
-    check.set_defaults(handler=command_check_proof, on_interrupt=_check_proof_interrupted)
+    check.set_defaults(handler=command_check_proof, on_interrupt=_check_proof_interrupted, heartbeat=True)
 
     doctor = commands.add_parser("doctor", help="report what is installed and reachable, with fixes")
     doctor.add_argument("--config", help="also check what this run config needs (its endpoints, backends)")

@@ -150,7 +150,7 @@ def register(commands: Commands) -> None:
     reverify.add_argument("release_dir", help="a directory written by repro release")
     add_lean_options(reverify)
     _replay_options(reverify, "also replay every row with SafeVerify (rebuilt from source, replayed in the kernel)")
-    reverify.set_defaults(handler=command_reverify)
+    reverify.set_defaults(handler=command_reverify, heartbeat=True)
 
 
 def _replay_options(parser: argparse.ArgumentParser, what: str) -> None:

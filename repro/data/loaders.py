@@ -75,6 +75,11 @@ def _row_id(row: dict[str, Any], id_field: str | None, line: int) -> str:
     return str(line - 1)
 
 
+def _problem(name: str, source_id: str, **fields: Any) -> SourceProblem:
+    """A problem of the source ``name``: its id is the source's name and the row's own, unique across sources."""
+    return SourceProblem(problem_id=f"{name}:{source_id}", source=name, source_id=source_id, **fields)
+
+
 def parse_gsm8k_row(row: dict[str, Any], source: str, line: int, *, name: str = "gsm8k") -> SourceProblem:
     question = _require_text(row, "question", source, line)
     solution = _require_text(row, "answer", source, line)
@@ -82,15 +87,7 @@ def parse_gsm8k_row(row: dict[str, Any], source: str, line: int, *, name: str = 
         answer = parse_gsm8k_answer(solution)
     except ValueError as error:
         raise DataError(source, line, "answer", str(error)) from None
-    source_id = _row_id(row, None, line)
-    return SourceProblem(
-        problem_id=f"{name}:{source_id}",
-        source=name,
-        source_id=source_id,
-        question=question,
-        answer=answer,
-        solution=solution,
-    )
+    return _problem(name, _row_id(row, None, line), question=question, answer=answer, solution=solution)
 
 
 def parse_math_row(row: dict[str, Any], source: str, line: int, *, name: str = "math") -> SourceProblem:
@@ -100,11 +97,9 @@ def parse_math_row(row: dict[str, Any], source: str, line: int, *, name: str = "
     answer = answer or last_boxed_answer(solution)
     if not answer:
         raise DataError(source, line, "solution", "no \\boxed{...} or \\fbox{...} answer")
-    source_id = _row_id(row, None, line)
-    return SourceProblem(
-        problem_id=f"{name}:{source_id}",
-        source=name,
-        source_id=source_id,
+    return _problem(
+        name,
+        _row_id(row, None, line),
         question=problem,
         answer=answer,
         solution=solution,
@@ -121,12 +116,10 @@ def generic_parser(settings: DatasetSettings, name: str) -> RowParser:
         question = _require_text(row, question_field, source, line)
         if answer_field not in row or row[answer_field] in (None, ""):
             raise DataError(source, line, answer_field, "missing")
-        source_id = _row_id(row, settings.id_field, line)
         known = {question_field, answer_field, settings.id_field, "level", "type"}
-        return SourceProblem(
-            problem_id=f"{name}:{source_id}",
-            source=name,
-            source_id=source_id,
+        return _problem(
+            name,
+            _row_id(row, settings.id_field, line),
             question=question,
             answer=str(row[answer_field]).strip(),
             level=str(row["level"]) if row.get("level") is not None else None,

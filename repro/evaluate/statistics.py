@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
+from repro.bootstrap import bootstrap_mean
 from repro.evaluate.records import Interval
 
 DEFAULT_CONFIDENCE = 0.95
@@ -38,21 +39,8 @@ def wilson_interval(successes: int, trials: int, confidence: float = DEFAULT_CON
 
 
 def bootstrap_mean_interval(values: Values, *, confidence: float, resamples: int, seed: int) -> Interval:
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        return _nan_interval()
-    if np.ptp(data) == 0:
-        # every resample has the same mean; scipy would warn about a degenerate distribution
-        return Interval(low=float(data[0]), high=float(data[0]))
-    result = stats.bootstrap(
-        (data,),
-        np.mean,
-        confidence_level=confidence,
-        n_resamples=resamples,
-        method="percentile",
-        random_state=np.random.default_rng(seed),
-    )
-    return Interval(low=float(result.confidence_interval.low), high=float(result.confidence_interval.high))
+    low, high = bootstrap_mean(values, confidence=confidence, resamples=resamples, seed=seed)
+    return Interval(low=low, high=high)
 
 
 def accuracy_interval(scores: Values, *, confidence: float, resamples: int, seed: int) -> Interval:

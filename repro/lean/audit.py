@@ -23,6 +23,7 @@ from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
 from repro.salvage import salvage_variants
 from repro.salvage.policy import worth_salvaging
+from repro.waiting import about
 
 INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout})
 
@@ -118,7 +119,6 @@ def read_rows(path: Path) -> list[ProofRow]:
     """All rows of a JSONL file, validated up front so a bad row stops nothing half-way; the error
     names every bad row (line, field, reason), not only the first."""
     rows: list[ProofRow] = []
-    seen: dict[str, int] = {}
     bad = BadRows(path, BatchInputError)
     for number, data in iter_json_objects(path, BatchInputError, bad=bad):
         if "id" in data and data["id"] is not None and not isinstance(data["id"], str):
@@ -126,14 +126,10 @@ def read_rows(path: Path) -> list[ProofRow]:
         try:
             row = ProofRow.model_validate(data)
         except ValidationError as error:
-            for problem in error.errors():
-                bad.add(number, problem["msg"], field=".".join(str(part) for part in problem["loc"]) or "(row)")
+            bad.add_invalid(number, error)
             continue
-        if row.id in seen:
-            bad.add(number, f"{row.id!r} already used on line {seen[row.id]}", field="id")
-            continue
-        seen[row.id] = number
-        rows.append(row)
+        if bad.first_use(number, row.id):
+            rows.append(row)
     bad.raise_if_any()
     return rows
 
@@ -183,15 +179,13 @@ async def check_batch(
     with out_path.open("a", encoding="utf-8") as handle:
 
         async def one(row: ProofRow) -> None:
+            with about(f"row {row.id}"):  # the heartbeat names the row whose Lean check is in flight
+                await check(row)
+
+        async def check(row: ProofRow) -> None:
             async with gate:
-                verdict = await verify_proof(
-                    row.statement,
-                    row.output,
-                    verifier,
-                    header=row.header if row.header is not None else header,
-                    allow_native_decide=allow_native_decide,
-                    finish_reason=row.finish_reason,
-                    limits=limits,
+                verdict = await _verify_row(
+                    row, row.output, verifier, header, allow_native_decide, limits, finish_reason=row.finish_reason
                 )
             result = verdict_row(row.id, verdict, verifier)
             if salvage > 0 and worth_salvaging(verdict, without_lean=True):
@@ -211,6 +205,28 @@ async def check_batch(
     return summarize(everything, checked_now=len(results), verifier=verifier)
 
 
+async def _verify_row(
+    row: ProofRow,
+    text: str,
+    verifier: Verifier | None,
+    header: str,
+    allow_native_decide: bool,
+    limits: StaticLimits | None,
+    *,
+    finish_reason: str = "stop",
+) -> Verdict:
+    """``text`` through the gate against the row's statement, under the row's own header if it has one."""
+    return await verify_proof(
+        row.statement,
+        text,
+        verifier,
+        header=row.header if row.header is not None else header,
+        allow_native_decide=allow_native_decide,
+        finish_reason=finish_reason,
+        limits=limits,
+    )
+
+
 async def _salvage_row(
     row: ProofRow,
     verdict: Verdict,
@@ -225,14 +241,8 @@ async def _salvage_row(
     labels, static, verified = [], 0, None
     for variant in salvage_variants(row.statement, row.output, row.finish_reason, limit=limit, original_code=original):
         labels.append(variant.label)
-        checked = await verify_proof(
-            row.statement,
-            variant.text,
-            verifier,
-            header=row.header if row.header is not None else header,
-            allow_native_decide=allow_native_decide,
-            limits=limits,
-        )
+        # a repaired text is checked as a finished reply: salvage allowed for a cut-off when it made the text
+        checked = await _verify_row(row, variant.text, verifier, header, allow_native_decide, limits)
         static += bool(checked.static_passed)
         if checked.verified:
             verified = variant.label

@@ -118,16 +118,20 @@ async def _honest(context: _Context) -> tuple[bool, str]:
     return verified and clean, f"{detail}; axioms {axioms}"
 
 
+async def _refused_as_changed(context: _Context, statement: str, proof: str) -> tuple[bool, str]:
+    """Passes when the gate refuses ``proof`` as proving some other statement than ``statement``."""
+    verified, reasons, detail, _ = await _verdict_case(context, statement, proof)
+    return not verified and ReasonCode.statement_mismatch in reasons, detail
+
+
 async def _changed_hypothesis(context: _Context) -> tuple[bool, str]:
     proof = "theorem selftest_div (x : ℕ) (h₀ : x = 3600) (k : ℕ := 12) : x / k = x / k := by\n  rfl"
-    verified, reasons, detail, _ = await _verdict_case(context, STATEMENT, proof)
-    return not verified and ReasonCode.statement_mismatch in reasons, detail
+    return await _refused_as_changed(context, STATEMENT, proof)
 
 
 async def _changed_let(context: _Context) -> tuple[bool, str]:
     proof = "theorem selftest_let (n : ℕ) (h : n = 4) : let k : ℕ := n * 3\n  k = k := by\n  intro k\n  rfl"
-    verified, reasons, detail, _ = await _verdict_case(context, LET_STATEMENT, proof)
-    return not verified and ReasonCode.statement_mismatch in reasons, detail
+    return await _refused_as_changed(context, LET_STATEMENT, proof)
 
 
 async def _universe_specialized(context: _Context) -> tuple[bool, str]:
@@ -136,8 +140,7 @@ async def _universe_specialized(context: _Context) -> tuple[bool, str]:
     body could assign them: red team round 4, A6)."""
     statement = "theorem selftest_univ (α : Type*) (x : α) : x = x := by sorry"
     proof = "theorem selftest_univ (α : Type) (x : α) : x = x := rfl"
-    verified, reasons, detail, _ = await _verdict_case(context, statement, proof)
-    return not verified and ReasonCode.statement_mismatch in reasons, detail
+    return await _refused_as_changed(context, statement, proof)
 
 
 async def _cosmetic(context: _Context) -> tuple[bool, str]:

@@ -64,8 +64,7 @@ def read_traces(path: Path) -> list[TraceRecord]:
         try:
             records.append(TraceRecord.model_validate({k: v for k, v in row.items() if k in TraceRecord.model_fields}))
         except ValidationError as error:
-            for problem in error.errors():
-                bad.add(line_number, problem["msg"], field=".".join(map(str, problem["loc"])) or "(row)")
+            bad.add_invalid(line_number, error)
     bad.raise_if_any()
     return records
 

@@ -15,6 +15,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Generator, Iterable, Iterator, Mapping
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -97,22 +98,33 @@ class RunReader:
             cursor.row_factory = sqlite3.Row
             return cursor.fetchall()
 
-    def _iterate(self, sql: str, parameters: Iterable[Any] = (), *, page: int = 500) -> Iterator[sqlite3.Row]:
-        """Rows of a query a page at a time from one cursor, so a caller that stops early never reads
-        the rest and a full pass costs one scan (the lock is held per page, not across the caller)."""
+    def _pages(
+        self, sql: str, parameters: Mapping[str, Any] | Iterable[Any], *, page: int, named: bool
+    ) -> Generator[list[Any], None, None]:
+        """A query's rows a page at a time from one cursor, so a caller that stops early never reads
+        the rest and a full pass costs one scan (the lock is held per page, not across the caller).
+        ``named``: rows as :class:`sqlite3.Row`, else plain tuples."""
+        bound = parameters if isinstance(parameters, Mapping) else tuple(parameters)
         with self._read_lock:
-            cursor = self._reader.execute(sql, tuple(parameters))
-            cursor.row_factory = sqlite3.Row
+            cursor = self._reader.execute(sql, bound)
+            if named:
+                cursor.row_factory = sqlite3.Row
         try:
             while True:
                 with self._read_lock:
                     rows = cursor.fetchmany(page)
                 if not rows:
                     return
-                yield from rows
+                yield rows
         finally:
             with self._read_lock:
                 cursor.close()
+
+    def _iterate(self, sql: str, parameters: Iterable[Any] = (), *, page: int = 500) -> Iterator[sqlite3.Row]:
+        """Rows of a query, read a page at a time (see :meth:`_pages`)."""
+        with closing(self._pages(sql, parameters, page=page, named=True)) as pages:
+            for rows in pages:
+                yield from rows
 
     def schema_version(self) -> int:
         with self._read_lock:
@@ -202,19 +214,7 @@ class RunReader:
             f" WHERE c.status='retained'{f' AND ({where})' if where else ''}"
             " ORDER BY natural_key(p.problem_id), p.problem_id, natural_key(c.candidate_id), c.candidate_id"
         )
-        bound = parameters if isinstance(parameters, Mapping) else tuple(parameters)
-        with self._read_lock:
-            cursor = self._reader.execute(sql, bound)
-        try:
-            while True:
-                with self._read_lock:
-                    rows = cursor.fetchmany(page)
-                if not rows:
-                    return
-                yield rows
-        finally:
-            with self._read_lock:
-                cursor.close()
+        yield from self._pages(sql, parameters, page=page, named=False)
 
     def check_retained_problems(self) -> None:
         """Raise if a retained candidate's problem is not stored (a damaged store)."""

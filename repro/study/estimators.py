@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-from scipy import stats
-
+from repro.bootstrap import bootstrap_mean
 from repro.pass_at import FIRST_SUCCESS, UNBIASED, failure_probability, first_success_pass_at, pass_at
 
 __all__ = ["FIRST_SUCCESS", "UNBIASED", "bootstrap_interval", "failure_probability", "first_success_pass_at", "pass_at"]
@@ -22,20 +20,7 @@ def bootstrap_interval(
     values: Sequence[float], *, resamples: int = 2000, confidence: float = 0.95, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap of the mean over statements (statements are the unit that varies)."""
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
-        return (float("nan"), float("nan"))
-    if np.all(data == data[0]):
-        return (float(data[0]), float(data[0]))
-    result = stats.bootstrap(
-        (data,),
-        np.mean,
-        n_resamples=resamples,
-        confidence_level=confidence,
-        method="percentile",
-        random_state=np.random.default_rng(seed),
-    )
-    return (float(result.confidence_interval.low), float(result.confidence_interval.high))
+    return bootstrap_mean(values, confidence=confidence, resamples=resamples, seed=seed)
 
 
 def best_budget_split(first: Sequence[tuple[int, int]], second: Sequence[tuple[int, int]], budget: int) -> list[float]:

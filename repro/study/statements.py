@@ -116,20 +116,15 @@ def read_statements(path: str | Path) -> list[StudyStatement]:
     if not source.is_file():
         raise StatementSetError(f"{source}: statement file not found")
     rows: list[StudyStatement] = []
-    seen: dict[str, int] = {}
     bad = BadRows(source, StatementSetError)
     for number, data in iter_json_objects(source, StatementSetError, bad=bad):
         data.pop("schema_version", None)
         try:
             row = StudyStatement.model_validate(data)
         except ValidationError as error:
-            for problem in error.errors():
-                bad.add(number, problem["msg"], field=".".join(str(part) for part in problem["loc"]) or "(row)")
+            bad.add_invalid(number, error)
             continue
-        if row.id in seen:
-            bad.add(number, f"{row.id!r} already used on line {seen[row.id]}", field="id")
-        else:
-            seen[row.id] = number
+        bad.first_use(number, row.id)
         try:
             name = read_statement(row.statement).name
         except ValueError as error:
