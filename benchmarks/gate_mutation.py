@@ -214,6 +214,19 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "`cursor >= 0` always holds there: it starts at `index`, and the backward scan either breaks at a"
         " word it read (cursor >= 0) or runs out and returns False before this test"
     ),
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text"
+        " in ('[', ',') and _in_te...",
+    ): "only symbol tokens have the text `[` or `,` (a string or char keeps its quotes)",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | cursor > 0 and words[cursor - 1].text =="
+        " '@' and (words[cursor - 1]...",
+    ): (
+        "at cursor 0, words[-1] is the code's last token, which ends after the first word starts: the glued"
+        " test that follows fails as the bound did"
+    ),
     ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),

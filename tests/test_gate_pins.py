@@ -731,3 +731,10 @@ def test_a_comma_outside_any_bracket_puts_no_named_argument_in_a_term_list() -> 
     for ending in ("exact rfl", "exact ⟨rfl"):
         refused = _refusals(f"theorem robe_total : ∀ x : ℕ, f (n := x) = x := by\n  {ending}")
         assert len(refused) == 1 and "x is not a literal" in refused[0], refused
+
+
+def test_a_named_argument_in_a_tuple_keeps_the_literal_only_rule() -> None:
+    """Only a ``[...]`` list after a name (``rw [foo (n := 3)]``) or a ``⟨...⟩`` puts the item in term
+    position; a ``(a, ...)`` tuple after a name does not (fail closed)."""
+    refused = _refusals(THEOREM.replace("  norm_num\n", "  exact g (a, foo (n := f 1))\n"))
+    assert len(refused) == 1 and "f is not a literal" in refused[0], refused

@@ -78,3 +78,42 @@ async def test_a_reply_of_many_refusals_lists_a_bounded_number_and_counts_the_re
     assert len(verdict.details) == MAX_LISTED_REFUSALS + 1, len(verdict.details)
     assert verdict.details[-1].startswith("and ") and "not listed" in verdict.details[-1]
     assert int(verdict.details[-1].split()[1]) >= 400 - MAX_LISTED_REFUSALS
+
+
+# R5-05: a configuration dressed as a term's named argument, where a tactic may stand
+@pytest.mark.parametrize(
+    "line",
+    [
+        "map_tacs [simp_all_arith (maxSteps := spin 5)]",
+        "simp (discharger := simp_all_arith (maxSteps := spin 5)) at h₀",
+        "field_simp (disch := simp_all_arith (maxSteps := spin 5))",
+        "linear_combination (norm := simp_all_arith (maxSteps := spin 5)) h₀",
+    ],
+)
+def test_a_configuration_where_a_tactic_may_stand_keeps_the_literal_rule(line: str) -> None:
+    found = refusals(HELPER + with_tactic(line))
+    assert any("configuration (maxSteps := ...)" in label for label in found), found
+
+
+def test_a_configuration_after_decreasing_by_keeps_the_literal_rule() -> None:
+    code = (
+        HELPER
+        + "def g (n : ℕ) : ℕ := dite (n = 0) (fun _ => 0) (fun _ => g (n - 1))"
+        + " decreasing_by simp_all_arith (maxSteps := spin 5)\n"
+        + THEOREM
+    )
+    assert any("configuration (maxSteps := ...)" in label for label in refusals(code))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "have h₁ := mul_le_mul (a := 1) le_rfl le_rfl (by norm_num) (by norm_num)",
+        "rw [mul_comm (a := x)]",
+        "nth_rw 1 [mul_comm (a := x)]",
+        "simp only [mul_comm (a := x)]",
+        "exact le_of_eq (a := x) rfl",
+    ],
+)
+def test_a_named_argument_in_term_position_may_hold_any_term(line: str) -> None:
+    assert refusals(with_tactic(line)) == []

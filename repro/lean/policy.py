@@ -926,8 +926,12 @@ _TERM_BEFORE_WORDS = frozenset(
     {"exact", "apply", "refine", "refine'", "use", "exists", "show", "from", "using", "specialize", "convert"}
     | {"exact_mod_cast", "apply_mod_cast", "rcases", "cases", "induction", "calc"}
 )
+# ``:=`` is not among them: in ``(discharger := tac)``, ``(disch := tac)``, ``(norm := tac)`` a *tactic*
+# follows it (core ``Init/Tactics.lean`` ``discharger``; Mathlib ``LinearCombination.lean``), so
+# ``simp (discharger := simp_all_arith (maxSteps := e))`` would pass a configuration (red team round 5,
+# R5-05); :func:`_after_binding_assignment` admits the ``:=`` of a binding only.
 _TERM_BEFORE_SYMBOLS = frozenset(
-    {":=", ":", "←", "<-", "<|", "$", "=", "≠", "≤", "<", "≥", ">", "↦", "∧", "∨", "↔", "→", "/", "^", "∣", "⟨"}
+    {":", "←", "<-", "<|", "$", "=", "≠", "≤", "<", "≥", ">", "↦", "∧", "∨", "↔", "→", "/", "^", "∣", "⟨"}
 )
 _NAMED_ARGUMENT_REACH = 64  # tokens walked back over an application before giving up (fail closed)
 _OPENING = {")": "(", "]": "[", "}": "{", "⟩": "⟨"}
@@ -994,7 +998,18 @@ def _named_argument(source: LeanCode, index: int, tables: SyntaxTables) -> bool:
         return before.text in _TERM_BEFORE_WORDS
     if before.kind == Kind.symbol and before.text in _TERM_BEFORE_SYMBOLS:
         return True
+    if before.kind == Kind.symbol and before.text == ":=":
+        return _after_binding_assignment(words, start - 1)
     return before.kind == Kind.symbol and before.text in ("[", ",") and _in_term_list(words, head - 1)
+
+
+def _after_binding_assignment(words: list[Token], assign: int) -> bool:
+    """The ``:=`` at ``assign`` binds a term (``have h := ...``, ``let x : T := ...``, a declaration's body),
+    not a ``(name := ...)`` clause, whose value may be a tactic (``discharger``, ``disch``, ``norm``) or a
+    configuration: any ``( name :=`` is refused here (fail closed)."""
+    if assign >= 2 and words[assign - 1].kind == Kind.identifier and words[assign - 2].text == "(":
+        return False
+    return assign >= 1
 
 
 def _matching_opener(words: list[Token], closer: int) -> int | None:
@@ -1015,6 +1030,9 @@ _KEYWORDS_NOT_HEADS = (
     frozenset(keyword_key(word) for word in LAYOUT_TACTICS)
     | _BINDER_WORDS
     | frozenset({"at", "with", "only", "using", "then", "else", "do", "in", "from", "fun", "λ"})
+    # declaration suffixes a tactic block follows on the same line (``... decreasing_by tac``), which
+    # the tables do not hold as keywords (red team round 5, R5-05)
+    | frozenset({"decreasing_by", "termination_by", "where", "says"})
 )
 
 
@@ -1039,7 +1057,22 @@ def _in_term_list(words: list[Token], index: int) -> bool:
         return True  # an anonymous constructor's components are terms
     if cursor <= 0 or words[cursor].text != "[":
         return False
-    return words[cursor - 1].kind in (Kind.identifier, Kind.number)
+    opener = words[cursor - 1]
+    if opener.kind == Kind.number:  # ``nth_rw 2 [...]``
+        return cursor >= 2 and words[cursor - 2].text in _TERM_LIST_TACTICS
+    # only a tactic whose list holds terms: ``map_tacs [t1; t2]`` (Batteries ``Tactic/SeqFocus.lean``) holds
+    # tactics, so ``map_tacs [simp_all_arith (maxSteps := e)]`` is a configuration (red team round 5, R5-05)
+    return opener.kind == Kind.identifier and opener.text in _TERM_LIST_TACTICS
+
+
+# tactics whose ``[...]`` list holds terms (rewrite rules, simp lemmas, hint terms, witnesses), from core
+# ``Init/Tactics.lean`` and Mathlib ``Mathlib/Tactic/{Linarith,NormNum,Positivity,FieldSimp,Use}``; a
+# tactic missing here keeps the literal-only rule for a named argument in its list (fail closed)
+_TERM_LIST_TACTICS = frozenset(
+    {"rw", "rewrite", "rwa", "erw", "rw_mod_cast", "nth_rw", "nth_rewrite", "simp_rw", "only"}
+    | {"simp", "simp_all", "dsimp", "simpa", "simp_arith", "field_simp", "norm_num", "push_cast", "norm_cast"}
+    | {"linarith", "nlinarith", "positivity", "polyrith", "use", "exists", "apply_rules", "solve_by_elim"}
+)
 
 
 def _config_literal(words: list[Token], index: int, literals: _ConfigLiterals, depth: int) -> tuple[int, str | None]:
