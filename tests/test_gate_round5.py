@@ -117,3 +117,10 @@ def test_a_configuration_after_decreasing_by_keeps_the_literal_rule() -> None:
 )
 def test_a_named_argument_in_term_position_may_hold_any_term(line: str) -> None:
     assert refusals(with_tactic(line)) == []
+
+
+def test_an_instance_without_a_type_is_refused_even_when_its_value_has_a_prop_class_after_a_colon() -> None:
+    """Lean's ``instance`` needs ``: type`` (``declSig``); the type search stops at ``:=`` at depth 0, so a
+    ``have h : Fact ...`` in the value is never read as the instance's type."""
+    code = "instance foo := have h : Fact (Nat.Prime 7) := ⟨by norm_num⟩\n  h\n" + THEOREM
+    assert any("instance of nothing" in label for label in refusals(code)), refusals(code)
