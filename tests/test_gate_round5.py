@@ -124,3 +124,17 @@ def test_an_instance_without_a_type_is_refused_even_when_its_value_has_a_prop_cl
     ``have h : Fact ...`` in the value is never read as the instance's type."""
     code = "instance foo := have h : Fact (Nat.Prime 7) := ⟨by norm_num⟩\n  h\n" + THEOREM
     assert any("instance of nothing" in label for label in refusals(code)), refusals(code)
+
+
+# red team round 6: a bare ``rcases`` (zero targets allowed) ends its tactic, so the next line is a tactic
+@pytest.mark.parametrize(
+    "lines",
+    [
+        "rcases\n  simp_all_arith (maxSteps := spin 5)",
+        "rcases -- nothing to split\n  simp_all_arith (maxSteps := spin 5)",
+        "exact\n  simp_all_arith (maxSteps := spin 5)",
+    ],
+)
+def test_a_configuration_on_the_line_after_a_term_word_keeps_the_literal_rule(lines: str) -> None:
+    found = refusals(HELPER + with_tactic(lines))
+    assert any("configuration (maxSteps := ...)" in label for label in found), found

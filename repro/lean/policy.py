@@ -919,7 +919,8 @@ def configurations(source: LeanCode, result: ScanResult, tables: SyntaxTables | 
 
 # Tokens after which Lean reads a term, never a tactic: an identifier right after one is an
 # application's head (``exact foo (n := 3)``, ``have h := foo (n := 3)``, ``simpa using foo (n := 3)``).
-# Each needs a term after it, so none can end a tactic line. ``+``/``-`` are left out (``simp +arith
+# Each is followed by a term, but a bare ``rcases`` may end a tactic line, so the head must share its
+# line (red team round 6). ``+``/``-`` are left out (``simp +arith
 # (config := e)``: a glued flag), ``*`` (``simp at *``) and ``(`` (a tactic block ``(tac (config := e))``),
 # ``=>``, ``|``, ``;``, ``<;>``, ``·`` (a tactic may follow each).
 _TERM_BEFORE_WORDS = frozenset(
@@ -994,6 +995,11 @@ def _named_argument(source: LeanCode, index: int, tables: SyntaxTables) -> bool:
         return True  # ``@f``, dotted or quoted: never a keyword, so a term, whose application takes the item
     if before is None or cursor != start - 1:
         return False  # something between the head and the parenthesis that is no argument
+    if "\n" in text[before.end : words[start].start]:
+        # the head starts its line: the word before may end the previous tactic (a bare ``rcases``, whose
+        # targets are ``elimTarget,*``, zero allowed: core ``Init/RCases.lean``), and the line is then a
+        # tactic of its own (red team round 6)
+        return False
     if before.kind == Kind.identifier:
         return before.text in _TERM_BEFORE_WORDS
     if before.kind == Kind.symbol and before.text in _TERM_BEFORE_SYMBOLS:
