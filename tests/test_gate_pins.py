@@ -12,10 +12,11 @@ import pytest
 
 from repro.config import StaticLimits
 from repro.lean import verify_proof
-from repro.lean.policy import header_opens, scan
+from repro.lean.policy import ScanResult, configurations, header_opens, scan
 from repro.lean.protocol import InfraStatus, LeanResult
 from repro.lean.text import (
     Kind,
+    LeanCode,
     StatementError,
     final_proposition,
     is_identifier_rest,
@@ -738,3 +739,73 @@ def test_a_named_argument_in_a_tuple_keeps_the_literal_only_rule() -> None:
     position; a ``(a, ...)`` tuple after a name does not (fail closed)."""
     refused = _refusals(THEOREM.replace("  norm_num\n", "  exact g (a, foo (n := f 1))\n"))
     assert len(refused) == 1 and "f is not a literal" in refused[0], refused
+
+
+# --- survivors of the fresh run (gate_mutation.py --sample 200 --seed 20) ---
+
+
+def test_a_named_argument_in_a_have_value_is_a_term_not_a_configuration() -> None:
+    """``have h := le_refl (a := x)``: after a binding ``:=`` the parenthesis is the argument of a term,
+    which Lean elaborates and never runs, so a non-literal value is honest; the same item as a tactic's
+    clause (``simp (a := x)``) keeps the literal-only rule."""
+    assert _refusals(THEOREM.replace("  norm_num\n", "  have h := le_refl (a := x)\n  norm_num\n")) == []
+    refused = _refusals(THEOREM.replace("  norm_num\n", "  simp (a := x)\n"))
+    assert len(refused) == 1 and "x is not a literal" in refused[0], refused
+
+
+def test_the_image_symbol_is_one_token_and_honest() -> None:
+    """``f '' s`` (Mathlib's ``Set.image``) is the two-character symbol ``''``, not an empty char literal."""
+    tokens = [(token.kind, token.text) for token in lex("f '' s") if token.kind != Kind.whitespace]
+    assert tokens == [(Kind.identifier, "f"), (Kind.symbol, "''"), (Kind.identifier, "s")]
+    code = THEOREM.replace("  norm_num\n", "  have : (fun n : ℕ => n) '' {1} = {1} := by simp\n  norm_num\n")
+    assert _refusals(code) == []
+
+
+def test_an_indented_instance_starts_a_new_command_whose_own_block_columns_count() -> None:
+    """``  instance`` (not at column 0) begins a command, like an indented theorem: the block columns of the
+    lemma above do not make it a dedented tactic line, and its own block's columns count after it."""
+    code = (
+        "lemma helper : True := by\n    trivial\n"
+        "  instance : Fact (1 < 2) := ⟨by\n      norm_num⟩\n"
+        "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+    )
+    assert _refusals(code) == []
+
+
+def test_a_modifier_before_example_is_honest_and_before_an_unknown_word_is_refused() -> None:
+    """``private example`` and ``noncomputable example`` are declarations; ``private foo_command`` is not."""
+    for modifier in ("private", "noncomputable"):
+        assert _refusals(f"{modifier} example : True := trivial\n{THEOREM}") == []
+        refused = _refusals(f"{modifier} foo_command : True := trivial\n{THEOREM}")
+        assert len(refused) == 1 and refused[0].startswith(f"{modifier} before foo_command"), refused
+
+
+def test_configurations_without_syntax_tables_judge_every_named_item_as_a_configuration() -> None:
+    """With no syntax tables nothing can show that ``f (a := x)`` is a term, so it is refused (fail closed),
+    never a crash."""
+    result = ScanResult()
+    configurations(LeanCode.of(THEOREM.replace("  norm_num\n", "  have h := le_refl (a := x)\n")), result)
+    assert len(result.forbidden) == 1 and "x is not a literal" in result.forbidden[0], result.forbidden
+
+
+def test_an_instance_whose_binder_holds_an_anonymous_constructor_is_read_to_its_type() -> None:
+    """``⟩`` closes ``⟨`` when the gate looks for the instance's type: the ``:`` after the binder is found
+    and the Prop class accepted."""
+    code = "instance (_ : ℕ × ℕ := ⟨1, 2⟩) : Fact (1 < 2) := ⟨by norm_num⟩\n" + THEOREM
+    assert _refusals(code) == []
+
+
+@pytest.mark.parametrize("ending", ["{ decide", "{ decide := true, maxSteps"])
+def test_code_ending_at_a_field_name_of_a_configuration_is_refused_not_crashed_on(ending: str) -> None:
+    refused = _refusals(THEOREM.replace("  norm_num\n", f"  simp (config := {ending}"))
+    assert len(refused) == 1 and "is not a field := literal" in refused[0], refused
+
+
+def test_a_word_used_in_a_configuration_is_declared_only_at_a_declaration_s_name() -> None:
+    """``(true : Bool)`` in the middle of a line declares nothing, so ``decide := true`` stays honest; a
+    line that starts with ``true :`` (a ``where`` block's declaration) declares it, also as the code's
+    first word: refused by name, never a crash."""
+    use = "  simp (config := { decide := true })\n"
+    assert _refusals(THEOREM.replace("  norm_num\n", "  have : (true : Bool) = true := rfl\n" + use)) == []
+    refused = _refusals("true : Bool := false\n" + THEOREM.replace("  norm_num\n", use))
+    assert any(label.startswith("declaration named true (line 1:0)") for label in refused), refused
