@@ -762,14 +762,15 @@ def test_the_image_symbol_is_one_token_and_honest() -> None:
 
 
 def test_an_indented_instance_starts_a_new_command_whose_own_block_columns_count() -> None:
-    """``  instance`` (not at column 0) begins a command, like an indented theorem: the block columns of the
-    lemma above do not make it a dedented tactic line, and its own block's columns count after it."""
+    """``  instance`` (not at column 0) begins a command like an indented theorem: a word left of *its*
+    block (column 4 under a block at column 6) is refused, though the lemma's block above stood at column 4."""
     code = (
         "lemma helper : True := by\n    trivial\n"
-        "  instance : Fact (1 < 2) := ⟨by\n      norm_num⟩\n"
-        "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n"
+        "  instance : Fact (1 < 2) := by\n      exact ⟨by norm_num⟩\n" + THEOREM
     )
     assert _refusals(code) == []
+    refused = _refusals(code.replace("norm_num⟩\n", "norm_num⟩\n    foo_command 3\n"))
+    assert len(refused) == 1 and refused[0].startswith("foo_command at the start of a line left of"), refused
 
 
 def test_a_modifier_before_example_is_honest_and_before_an_unknown_word_is_refused() -> None:
