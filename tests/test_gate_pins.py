@@ -765,8 +765,7 @@ def test_an_indented_instance_starts_a_new_command_whose_own_block_columns_count
     """``  instance`` (not at column 0) begins a command like an indented theorem: a word left of *its*
     block (column 4 under a block at column 6) is refused, though the lemma's block above stood at column 4."""
     code = (
-        "lemma helper : True := by\n    trivial\n"
-        "  instance : Fact (1 < 2) := by\n      exact ⟨by norm_num⟩\n" + THEOREM
+        "lemma helper : True := by\n    trivial\n  instance : Fact (1 < 2) := by\n      exact ⟨by norm_num⟩\n" + THEOREM
     )
     assert _refusals(code) == []
     refused = _refusals(code.replace("norm_num⟩\n", "norm_num⟩\n    foo_command 3\n"))
