@@ -809,3 +809,31 @@ def test_a_word_used_in_a_configuration_is_declared_only_at_a_declaration_s_name
     assert _refusals(THEOREM.replace("  norm_num\n", "  have : (true : Bool) = true := rfl\n" + use)) == []
     refused = _refusals("true : Bool := false\n" + THEOREM.replace("  norm_num\n", use))
     assert any(label.startswith("declaration named true (line 1:0)") for label in refused), refused
+
+
+def test_an_indented_example_starts_a_new_command_whose_own_block_columns_count() -> None:
+    """``  example`` (not at column 0) begins a command: a word left of *its* block is refused, though the
+    lemma's block above stood at that column."""
+    code = "lemma helper : True := by\n    trivial\n  example : 1 < 2 := by\n      norm_num\n" + THEOREM
+    assert _refusals(code) == []
+    refused = _refusals(code.replace("      norm_num\n", "      norm_num\n    foo_command 3\n"))
+    assert len(refused) == 1 and refused[0].startswith("foo_command at the start of a line left of"), refused
+
+
+def test_a_dedented_line_after_a_closing_bracket_is_refused_and_a_dedented_from_continues() -> None:
+    """``(300)`` is a complete term: a word left of the block after it would be a command to Lean (refused);
+    ``from`` continues a ``show ... from`` term wherever its line starts (honest)."""
+    start = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n    subst h₀\n"
+    refused = _refusals(start + "    have h : (3600 : ℕ) / 12 = (300)\n  Nat.succ 299 := by norm_num\n    exact h\n")
+    assert len(refused) == 1 and refused[0].startswith("Nat.succ at the start of a line left of"), refused
+    show = "    have h : (3600 : ℕ) / 12 = 300 := show (3600 : ℕ) / 12 = 300\n  from by norm_num\n    exact h\n"
+    assert _refusals(start + show) == []
+
+
+def test_an_arrow_inside_brackets_is_no_hypothesis_of_the_conclusion() -> None:
+    assert final_proposition("(x = 1 → x + 1 = 2) ∧ x = x") == ("(x = 1 → x + 1 = 2) ∧ x = x", False)
+
+
+def test_a_connective_inside_brackets_leaves_the_top_level_equation() -> None:
+    assert top_level_equation("f (fun n => n) 3 = 3") == ("f (fun n => n) 3", "3")
+    assert top_level_equation("(if x = 1 then 2 else 3) = 2") == ("(if x = 1 then 2 else 3)", "2")
