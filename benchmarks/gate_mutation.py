@@ -234,6 +234,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "repro/lean/gate.py",
         "_judge_lean | drop-condition: drop operand 1 of or | _first_lines(axioms.messages) or 'no message'",
     ): ("changes only the wording of a detail when #print axioms printed nothing; the verdict is the same"),
+    (
+        "repro/lean/policy.py",
+        "_in_term_list | drop-condition: drop operand 0 of and | opener.kind == Kind.identifier and opener.text"
+        " in _TERM_LIST_TACTICS",
+    ): (
+        "only an identifier token has a bare word's text: symbols are punctuation, numbers digits, literals"
+        " keep their quotes, and an error token runs to the code's end, so it is never followed by `[`"
+    ),
     ("repro/lean/text/lexer.py", "<module> | delete-element: delete \"''\""): (
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"
         " loop (an error token, the `''` test just above it, or a char literal): the entry is never read"

@@ -13,7 +13,7 @@ import pytest
 from repro.config import StaticLimits
 from repro.lean import verify_proof
 from repro.lean.policy import ScanResult, configurations, header_opens, scan
-from repro.lean.protocol import InfraStatus, LeanResult
+from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult
 from repro.lean.text import (
     Kind,
     LeanCode,
@@ -837,3 +837,29 @@ def test_an_arrow_inside_brackets_is_no_hypothesis_of_the_conclusion() -> None:
 def test_a_connective_inside_brackets_leaves_the_top_level_equation() -> None:
     assert top_level_equation("f (fun n => n) 3 = 3") == ("f (fun n => n) 3", "3")
     assert top_level_equation("(if x = 1 then 2 else 3) = 2") == ("(if x = 1 then 2 else 3)", "2")
+
+
+class _ProofFailsBridgeClean:
+    """A Lean backend whose four answers are all ``ok``: the proof step reports an error, the bridge none
+    (Lean adds a theorem whose proof failed with ``sorryAx``, so the bridge to our statement still checks)."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "proof-fails", False, "fake", "fake"
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        return (await self.check_sequence([code], header))[0]
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        ok = LeanResult(infra_status=InfraStatus.ok, backend_id=self.backend_id, real_lean=False)
+        error = LeanMessage(severity="error", line=2, text="unsolved goals")
+        return [ok, ok.model_copy(update={"messages": [error]}), ok, ok]
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_proof_with_errors_never_claims_that_its_statement_matches() -> None:
+    """The bridge only shows the statement matches when the proof itself elaborated; with errors the
+    match is unknown (None), never True, whatever the bridge said."""
+    verdict = await verify_proof(STATEMENT, THEOREM, _ProofFailsBridgeClean(), header=HEADER)
+    assert not verdict.verified and ReasonCode.lean_error in verdict.reasons, verdict.details
+    assert verdict.prover_statement_matches is None
