@@ -863,3 +863,36 @@ async def test_a_proof_with_errors_never_claims_that_its_statement_matches() -> 
     verdict = await verify_proof(STATEMENT, THEOREM, _ProofFailsBridgeClean(), header=HEADER)
     assert not verdict.verified and ReasonCode.lean_error in verdict.reasons, verdict.details
     assert verdict.prover_statement_matches is None
+
+
+def test_an_instance_at_the_start_of_the_code_has_no_modifiers_even_when_the_code_ends_in_one() -> None:
+    """The walk back over ``private``/``noncomputable`` stops at the code's start; it never wraps round to
+    a modifier at the code's end."""
+    result = scan("instance foo : Fact (1 < 2) := ⟨by norm_num⟩\n" + THEOREM + "private", header=HEADER, main_name=MAIN)
+    instances = [d for d in result.declarations if d.keyword == "instance"]
+    assert len(instances) == 1 and instances[0].modifiers == [], result.declarations
+
+
+def test_a_scoped_display_option_takes_only_a_boolean_or_a_number() -> None:
+    assert _refusals("set_option pp.proofs.withType true in\n" + THEOREM) == []
+    refused = _refusals("set_option pp.proofs.withType someName in\n" + THEOREM)
+    assert len(refused) == 1 and refused[0].startswith("set_option pp.proofs.withType"), refused
+
+
+def test_a_named_argument_after_an_implication_arrow_is_a_term() -> None:
+    code = THEOREM.replace("  norm_num\n", "  have h : x = 1 → f (n := x) = 1 := by simp\n  norm_num\n")
+    assert _refusals(code) == []
+
+
+def test_a_where_declaration_with_an_instance_binder_declares_its_name() -> None:
+    """``  true [Inhabited ℕ] : Bool`` on a later line of a ``where`` block declares ``true``, which the configuration's
+    literal ``true`` would then resolve to: refused by name (a cheat that only an honest-looking ``[``
+    separates from ``true :``)."""
+    use = THEOREM.replace("  norm_num\n", "  simp (config := { decide := true })\n")
+    refused = _refusals("def helper : ℕ := 0 where\n  aux : ℕ := 1\n  true [Inhabited ℕ] : Bool := false\n" + use)
+    assert len(refused) == 1 and refused[0].startswith("declaration named true (line 3:2)"), refused
+    assert _refusals("def helper : ℕ := 0 where\n  aux [Inhabited ℕ] : Bool := false\n" + use) == []
+
+
+def test_a_check_of_a_bare_at_sign_at_the_end_of_the_code_is_refused_not_crashed_on() -> None:
+    assert _refusals(THEOREM + "#check @") == ["#check (line 4:0)"]
