@@ -896,3 +896,15 @@ def test_a_where_declaration_with_an_instance_binder_declares_its_name() -> None
 
 def test_a_check_of_a_bare_at_sign_at_the_end_of_the_code_is_refused_not_crashed_on() -> None:
     assert _refusals(THEOREM + "#check @") == ["#check (line 4:0)"]
+
+
+def test_the_search_form_of_a_keyword_no_list_names_is_refused_and_a_dotted_function_is_not() -> None:
+    """``positivity?`` is in no hand-kept list: the ``?`` form of any keyword is refused; ``List.head?`` is a
+    dotted function, never a keyword."""
+    refused = _refusals(THEOREM.replace("  norm_num\n", "  positivity?\n"))
+    assert len(refused) == 1 and refused[0].startswith("search tactic positivity? (line 3:2"), refused
+    assert _refusals(THEOREM.replace("  norm_num\n", "  have h := List.head? [1]\n  norm_num\n")) == []
+
+
+def test_a_named_argument_in_a_rw_mod_cast_list_is_a_term() -> None:
+    assert _refusals(THEOREM.replace("  norm_num\n", "  rw_mod_cast [f (n := x)]\n")) == []
