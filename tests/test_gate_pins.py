@@ -908,3 +908,11 @@ def test_the_search_form_of_a_keyword_no_list_names_is_refused_and_a_dotted_func
 
 def test_a_named_argument_in_a_rw_mod_cast_list_is_a_term() -> None:
     assert _refusals(THEOREM.replace("  norm_num\n", "  rw_mod_cast [f (n := x)]\n")) == []
+
+
+def test_an_item_right_after_a_tactic_keyword_is_a_configuration_even_after_a_term_word() -> None:
+    """``exact aesop (config := f x)``: ``aesop`` is a keyword of the syntax tables, so the walk back to the
+    application's head stops there and the item keeps the literal-only rule; ``exact`` further left does
+    not turn it into a term's named argument."""
+    refused = _refusals(THEOREM.replace("  norm_num\n", "  exact aesop (config := f x)\n"))
+    assert len(refused) == 1 and "f is not a literal" in refused[0], refused
