@@ -242,6 +242,22 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "only an identifier token has a bare word's text: symbols are punctuation, numbers digits, literals"
         " keep their quotes, and an error token runs to the code's end, so it is never followed by `[`"
     ),
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 0 of and | previous is not None and"
+        " previous.kind == Kind.symbol and (previous...",
+    ): (
+        "`continues` is read only once a `by` has opened a block, so never at the first word: `previous` is"
+        " always set there"
+    ),
+    (
+        "repro/lean/gate.py",
+        "verify_proof | drop-condition: drop operand 2 of and | not verdict.reasons and len(lean_results) =="
+        " len(STEP_NAMES) and al...",
+    ): (
+        "lean_results is only set right before _judge_lean, which adds lean_timeout or lean_unavailable for"
+        " any step not ok: `not verdict.reasons` already fails whenever the all-ok test would"
+    ),
     ("repro/lean/text/lexer.py", "<module> | delete-element: delete \"''\""): (
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"
         " loop (an error token, the `''` test just above it, or a char literal): the entry is never read"

@@ -916,3 +916,11 @@ def test_an_item_right_after_a_tactic_keyword_is_a_configuration_even_after_a_te
     not turn it into a term's named argument."""
     refused = _refusals(THEOREM.replace("  norm_num\n", "  exact aesop (config := f x)\n"))
     assert len(refused) == 1 and "f is not a literal" in refused[0], refused
+
+
+def test_a_quoted_head_is_never_a_keyword_so_its_named_argument_is_a_term() -> None:
+    """``«f» (n := x)`` inside a bracket: a ``«»``-quoted name is never a keyword (honest); the same item
+    after a bare ``f`` in that position keeps the literal-only rule (fail closed)."""
+    assert _refusals(THEOREM.replace("  norm_num\n", "  nlinarith [sq_nonneg («f» (n := x))]\n")) == []
+    refused = _refusals(THEOREM.replace("  norm_num\n", "  nlinarith [sq_nonneg (f (n := x))]\n"))
+    assert len(refused) == 1 and "x is not a literal" in refused[0], refused
