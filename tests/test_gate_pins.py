@@ -924,3 +924,15 @@ def test_a_quoted_head_is_never_a_keyword_so_its_named_argument_is_a_term() -> N
     assert _refusals(THEOREM.replace("  norm_num\n", "  nlinarith [sq_nonneg («f» (n := x))]\n")) == []
     refused = _refusals(THEOREM.replace("  norm_num\n", "  nlinarith [sq_nonneg (f (n := x))]\n"))
     assert len(refused) == 1 and "x is not a literal" in refused[0], refused
+
+
+@pytest.mark.parametrize("term", ["(300)", "[300]", "{300}", "⟨300⟩"])
+def test_a_dedented_word_after_any_closing_bracket_is_refused(term: str) -> None:
+    """A term ending in a closing bracket is complete: a word on a line left of the block after it would
+    be a command to Lean."""
+    code = (
+        "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n    subst h₀\n"
+        f"    have h : (3600 : ℕ) / 12 = {term}\n  Nat.succ 299 := by norm_num\n    exact h\n"
+    )
+    refused = _refusals(code)
+    assert len(refused) == 1 and refused[0].startswith("Nat.succ at the start of a line left of"), refused
