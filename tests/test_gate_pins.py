@@ -936,3 +936,25 @@ def test_a_dedented_word_after_any_closing_bracket_is_refused(term: str) -> None
     )
     refused = _refusals(code)
     assert len(refused) == 1 and refused[0].startswith("Nat.succ at the start of a line left of"), refused
+
+
+@pytest.mark.parametrize("term", ["(A * B)", "[A]", "⟨A, B⟩", "{A}"])
+def test_trace_glued_after_any_closing_bracket_is_a_field_of_a_term(term: str) -> None:
+    assert _refusals(THEOREM.replace("  norm_num\n", f"  have h := {term}.trace\n  norm_num\n")) == []
+
+
+def test_an_anonymous_section_may_open_the_code() -> None:
+    assert _refusals("section\n" + THEOREM + "end\n") == []
+
+
+def test_an_instance_type_with_an_arrow_after_an_anonymous_constructor_is_refused() -> None:
+    """``Fact ⟨1⟩ → OfNat ℕ 4``: ``⟩`` closes its bracket, so the arrow is seen at the top of the type."""
+    refused = _refusals(THEOREM + "instance : Fact ⟨1⟩ → OfNat ℕ 4 := fun _ => ⟨5⟩\n")
+    assert len(refused) == 1 and refused[0].startswith("instance type that is not `Fact args`"), refused
+
+
+def test_the_first_line_of_a_tactic_block_sets_its_column_not_the_words_of_the_statement() -> None:
+    """Only the tokens right after ``by`` (and later lines) give the block's column: the statement's words
+    (``robe_total`` at column 8) do not, so a first line at column 2 that the tables do not know as a
+    tactic is no dedented command (Lean judges it)."""
+    assert _refusals(THEOREM.replace("  subst h₀\n", "  Nat.le_refl 3\n")) == []
