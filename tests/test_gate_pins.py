@@ -958,3 +958,8 @@ def test_the_first_line_of_a_tactic_block_sets_its_column_not_the_words_of_the_s
     (``robe_total`` at column 8) do not, so a first line at column 2 that the tables do not know as a
     tactic is no dedented command (Lean judges it)."""
     assert _refusals(THEOREM.replace("  subst h₀\n", "  Nat.le_refl 3\n")) == []
+
+
+def test_a_named_argument_in_a_list_after_exists_is_a_term() -> None:
+    """``exists [f (n := x)]``: the witnesses of ``exists`` are terms, a list literal among them."""
+    assert _refusals(THEOREM.replace("  norm_num\n", "  exists [f (n := x)]\n")) == []
