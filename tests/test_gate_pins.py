@@ -12,7 +12,7 @@ import pytest
 
 from repro.config import StaticLimits
 from repro.lean import verify_proof
-from repro.lean.policy import ScanResult, configurations, header_opens, scan
+from repro.lean.policy import MAX_LISTED_REFUSALS, ScanResult, configurations, header_opens, scan
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult
 from repro.lean.text import (
     Kind,
@@ -963,3 +963,28 @@ def test_the_first_line_of_a_tactic_block_sets_its_column_not_the_words_of_the_s
 def test_a_named_argument_in_a_list_after_exists_is_a_term() -> None:
     """``exists [f (n := x)]``: the witnesses of ``exists`` are terms, a list literal among them."""
     assert _refusals(THEOREM.replace("  norm_num\n", "  exists [f (n := x)]\n")) == []
+
+
+def test_an_instance_type_cut_by_a_command_inside_brackets_is_refused() -> None:
+    refused = _refusals("instance : Fact (\n" + THEOREM)
+    assert len(refused) == 1 and refused[0].startswith("instance type that is not `Fact args`"), refused
+
+
+def test_only_a_parenthesised_name_before_a_binding_assignment_makes_it_a_clause() -> None:
+    """``(3 := ...)`` is no ``(name := ...)`` clause, so the ``:=`` binds a term and ``le_refl (a := x)`` is
+    a term's named argument."""
+    assert _refusals(THEOREM.replace("  norm_num\n", "  exact g (3 := le_refl (a := x))\n")) == []
+
+
+def test_a_numeral_list_at_the_code_s_start_does_not_wrap_round_to_a_tactic_at_its_end() -> None:
+    """``2 [f (n := x)]`` first in the code: the word before the numeral is looked up only when it exists;
+    the ``simp`` at the code's end is not it, so the item keeps the literal-only rule."""
+    refused = _refusals("2 [f (n := x)]\n" + THEOREM.replace("  norm_num\n", "  norm_num\n  simp\n"))
+    assert any("x is not a literal" in label for label in refused), refused
+
+
+async def test_refusals_past_the_listed_limit_are_counted_in_the_verdict() -> None:
+    code = THEOREM + "".join(f"#eval {number}\n" for number in range(MAX_LISTED_REFUSALS + 10))
+    verdict = await verify_proof(STATEMENT, code, _ProofFailsBridgeClean(), header=HEADER)
+    assert not verdict.verified and verdict.reasons == [ReasonCode.forbidden_construct], verdict.details
+    assert verdict.details[-1] == "and 10 more forbidden constructs, not listed", verdict.details[-3:]
