@@ -138,3 +138,12 @@ def test_an_instance_without_a_type_is_refused_even_when_its_value_has_a_prop_cl
 def test_a_configuration_on_the_line_after_a_term_word_keeps_the_literal_rule(lines: str) -> None:
     found = refusals(HELPER + with_tactic(lines))
     assert any("configuration (maxSteps := ...)" in label for label in found), found
+
+
+async def test_a_refusal_of_a_new_kind_is_listed_past_the_limit() -> None:
+    """Sixty refused ``native_decide`` lines (policy) must not hide the ``sorry`` after them."""
+    lines = "".join(f"  try native_decide -- {i}\n" for i in range(60))
+    reply = "```lean4\n" + THEOREM.replace("  norm_num\n", lines + "  all_goals sorry\n") + "```"
+    verdict = await verify_proof(STATEMENT, reply, None, header=HEADER)
+    assert any("sorry" in detail for detail in verdict.details), verdict.details[-3:]
+    assert verdict.details[-1].startswith("and ")

@@ -85,9 +85,11 @@ class ScanResult:
     uses_kernel_decide: bool = False
     unlisted: int = 0  # refusals past MAX_LISTED_REFUSALS: counted, not kept
     _labels: set[str] = field(default_factory=set, repr=False)  # ``forbidden`` as a set: refusing stays O(1)
+    _kinds: set[str] = field(default_factory=set, repr=False)
 
     def refuse(self, label: str) -> None:
-        """Keep the first :data:`MAX_LISTED_REFUSALS` distinct refusals and count the rest.
+        """Keep the first :data:`MAX_LISTED_REFUSALS` distinct refusals (and the first of each later kind);
+        count the rest.
 
         Every refusal is stored with each attempt; a 71 kB reply of ``(a:=b)`` made 11,901 of them, a
         2.7 MB verdict per sample (red team round 5, R5-06). One refusal already decides the verdict.
@@ -95,7 +97,12 @@ class ScanResult:
         if label in self._labels:
             return
         self._labels.add(label)
-        if len(self.forbidden) < MAX_LISTED_REFUSALS:
+        kind = label.split(" (", 1)[0]  # the rule and its word, without the position
+        new_kind = kind not in self._kinds
+        self._kinds.add(kind)
+        # past the limit a refusal of a kind not yet listed is still listed (up to the limit again), so
+        # sixty ``native_decide`` lines cannot hide the one ``sorry`` after them
+        if len(self.forbidden) < MAX_LISTED_REFUSALS or (new_kind and len(self._kinds) <= 2 * MAX_LISTED_REFUSALS):
             self.forbidden.append(label)
         else:
             self.unlisted += 1
