@@ -96,6 +96,7 @@ _SLOW_PROPERTIES = (
 QUICK_TESTS = (
     "tests/test_gate_rules.py",
     "tests/test_gate_pins.py",
+    "tests/test_gate_pins_a.py",
     "tests/test_gate_corpus_fast.py",
     "tests/test_statement_reader.py",
     "tests/test_syntax_tables.py",
