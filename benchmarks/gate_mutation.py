@@ -270,6 +270,66 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"
         " loop (an error token, the `''` test just above it, or a char literal): the entry is never read"
     ),
+    # seed-21 survivors reviewed (tests/test_gate_pins_a.py pins the others)
+    **{
+        ("repro/lean/policy.py", f"{function} | {kind} | index % 4096 == 0"): (
+            "only how often the pass checks the time limit (every token but each 4,096th instead of each"
+            " 4,096th): the same tokens and the same timeouts, slower"
+        )
+        for function in ("_column_zero_tactics", "_dedented_line_starts")
+        for kind in ("negate-if: negate the condition", "compare: Eq->NotEq #0")
+    },
+    **{
+        (
+            "repro/lean/policy.py",
+            f"<module> | delete-element: delete {word!r} | {{'at', 'with', 'only', 'using',"
+            " 'then', 'else', 'do', 'in', 'from',...",
+        ): (f"_KEYWORDS_NOT_HEADS also unions _BINDER_WORDS, which holds {word!r}: the set is unchanged")
+        for word in ("fun", "λ")
+    },
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
+    ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 1 of and | before.kind == Kind.symbol and before.text"
+        " in ('[', ',') and _in_te...",
+    ): (
+        "_in_term_list is True only at a `[`, a `,` or a `⟨`, and a `⟨` before the head returned True just"
+        " above (it is in _TERM_BEFORE_SYMBOLS)"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | head > 0 and words[head - 1].text == '@' and"
+        " (words[head - 1].end =...",
+    ): (
+        "at head 0, words[-1] is the code's last token, after the `(` that follows the head: it ends after"
+        " the head starts, so the glued test fails as the bound did"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and"
+        " token.text in _BLOCK_OPENERS",
+    ): "only an identifier token has the text `by` or `decreasing_by`",
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and (not"
+        " continues) and (leftmost is ...",
+    ): (
+        "a flagged index is only read by _identifier (`index in dedented`), which is called for identifier"
+        " tokens only; the leftmost column is updated the same either way"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_informational_command_end | drop-condition: drop operand 2 of or | cursor >= len(words) or"
+        " words[cursor].text != 'axioms' or words[cur...",
+    ): "only an identifier token has the text `axioms` (a quoted «axioms» keeps its guillemets)",
+    (
+        "repro/lean/policy.py",
+        "_config_literal | drop-condition: drop operand 1 of and | name.start == token.end and name.kind =="
+        " Kind.identifier and (name....",
+    ): "every CONFIG_CONSTRUCTORS entry is a plain word, which only an identifier token has as its text",
 }
 
 

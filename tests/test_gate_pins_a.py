@@ -260,3 +260,12 @@ def test_a_statement_may_end_in_a_term_mode_or_tactic_sorry(statement: str) -> N
 @pytest.mark.parametrize("name", ["1", ":", "(x"])
 def test_a_declaration_whose_next_token_is_no_identifier_has_no_name(name: str) -> None:
     assert _refusals(f"lemma {name} : 1 = 1 := rfl\n" + THEOREM) == ["lemma without a name (line 1:0)"]
+
+
+@pytest.mark.parametrize("head", ["@foo", "Nat.foo", "«foo»"])
+def test_an_explicit_dotted_or_quoted_head_is_a_term_after_any_tactic(head: str) -> None:
+    """``trans @foo (n := x)``: ``trans`` puts no term in a known position, but no keyword is ``@``-prefixed,
+    dotted or quoted, so the application (and its named argument) can only be a term."""
+    assert _refusals(_with_tactic(f"  trans {head} (n := x)\n")) == []
+    refused = _refusals(_with_tactic("  trans foo (n := x)\n"))
+    assert len(refused) == 1 and _NOT_A_LITERAL in refused[0]
