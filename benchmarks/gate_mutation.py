@@ -330,6 +330,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "_config_literal | drop-condition: drop operand 1 of and | name.start == token.end and name.kind =="
         " Kind.identifier and (name....",
     ): "every CONFIG_CONSTRUCTORS entry is a plain word, which only an identifier token has as its text",
+    (
+        "repro/lean/policy.py",
+        "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.symbol and token.text =="
+        " '{' and (depth < _CONFI...",
+    ): "only a symbol token has the text `{` (a string or char keeps its quotes, an error token its opener)",
 }
 
 

@@ -269,3 +269,9 @@ def test_an_explicit_dotted_or_quoted_head_is_a_term_after_any_tactic(head: str)
     assert _refusals(_with_tactic(f"  trans {head} (n := x)\n")) == []
     refused = _refusals(_with_tactic("  trans foo (n := x)\n"))
     assert len(refused) == 1 and _NOT_A_LITERAL in refused[0]
+
+
+def test_a_head_at_the_very_start_of_the_code_has_nothing_before_it() -> None:
+    """``foo (n := x)`` as the first tokens: no term position before the head, so the literal rule holds."""
+    refused = _refusals("foo (n := x)\n" + THEOREM)
+    assert len(refused) == 2 and _NOT_A_LITERAL in refused[1]
