@@ -335,6 +335,16 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.symbol and token.text =="
         " '{' and (depth < _CONFI...",
     ): "only a symbol token has the text `{` (a string or char keeps its quotes, an error token its opener)",
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 0 of and | previous is not None and previous.kind =="
+        " Kind.identifier and (prev...",
+    ): "the same-line branch is never taken at the first token (its line differs from the initial -1)",
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 1 of and | previous is not None and previous.kind =="
+        " Kind.identifier and (prev...",
+    ): "only an identifier token has the text `by` or `decreasing_by`",
 }
 
 

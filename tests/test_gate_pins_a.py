@@ -275,3 +275,11 @@ def test_a_head_at_the_very_start_of_the_code_has_nothing_before_it() -> None:
     """``foo (n := x)`` as the first tokens: no term position before the head, so the literal rule holds."""
     refused = _refusals("foo (n := x)\n" + THEOREM)
     assert len(refused) == 2 and _NOT_A_LITERAL in refused[1]
+
+
+def test_only_noncomputable_may_precede_an_unnamed_section() -> None:
+    assert _refusals("noncomputable section\n" + THEOREM) == []
+    assert _refusals("private section\n" + THEOREM) == [
+        "private before section (line 1:0; a modifier may only precede a declaration)",
+        "section (line 1:8)",
+    ]
