@@ -272,8 +272,9 @@ def test_an_explicit_dotted_or_quoted_head_is_a_term_after_any_tactic(head: str)
 
 
 def test_a_head_at_the_very_start_of_the_code_has_nothing_before_it() -> None:
-    """``foo (n := x)`` as the first tokens: no term position before the head, so the literal rule holds."""
-    refused = _refusals("foo (n := x)\n" + THEOREM)
+    """``foo (n := x)`` as the first tokens: no term position before the head, so the literal rule holds
+    (the walk back stops at the code's start: it does not wrap round to the dotted name ending the code)."""
+    refused = _refusals("foo (n := x)\n" + _with_tactic("  exact Nat.le_refl\n"))
     assert len(refused) == 2 and _NOT_A_LITERAL in refused[1]
 
 
@@ -282,4 +283,19 @@ def test_only_noncomputable_may_precede_an_unnamed_section() -> None:
     assert _refusals("private section\n" + THEOREM) == [
         "private before section (line 1:0; a modifier may only precede a declaration)",
         "section (line 1:8)",
+    ]
+
+
+def test_a_spaced_plus_before_a_dotted_head_is_arithmetic_a_glued_one_a_flag() -> None:
+    assert _refusals(_with_tactic("  exact h + Nat.foo (n := x)\n")) == []
+    refused = _refusals(_with_tactic("  exact h +Nat.foo (n := x)\n"))
+    assert len(refused) == 1 and _NOT_A_LITERAL in refused[0]
+
+
+def test_a_formal_statement_is_checked_without_the_line_start_rule() -> None:
+    """An unknown word starting a line of our statement only makes Lean fail: not refused as a command."""
+    statement = "theorem t (x : ℕ)\nfoo (h : x = 1) : x = 1"
+    assert scan(statement, header=HEADER, line_starts=False).forbidden == []
+    assert scan(statement, header=HEADER).forbidden == [
+        "foo at the start of a line (line 2:0; not a command the gate allows)"
     ]
