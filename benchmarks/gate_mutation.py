@@ -287,6 +287,16 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         ): (f"_KEYWORDS_NOT_HEADS also unions _BINDER_WORDS, which holds {word!r}: the set is unchanged")
         for word in ("fun", "λ")
     },
+    **{
+        ("repro/lean/policy.py", f"<module> | delete-element: delete {symbol!r} | {snippet}"): (
+            f"{symbol} is always a symbol token (tests/test_gate_pins_a.py), and the set is only compared with"
+            " identifier tokens (_plain_application: a symbol already fails the kind test before it)"
+        )
+        for symbol, snippet in [
+            *((binder, "{'fun', 'λ', '∀', 'Π', '∃', 'forall', 'exists', 'let', 'have', 'sho...") for binder in "λ∀Π∃"),
+            ("λ", "{'by', 'end', 'then', 'else', 'with', 'from', 'at', 'using', 'fun',..."),
+        ]
+    },
     (
         "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",

@@ -12,7 +12,7 @@ import pytest
 from repro.lean.gate import Verdict, _judge_lean
 from repro.lean.policy import scan
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult
-from repro.lean.text import StatementError, read_statement
+from repro.lean.text import Kind, StatementError, lex, read_statement
 from repro.records import ReasonCode
 from tests._gate_helpers import HEADER, MAIN, THEOREM
 from tests._gate_helpers import refusals as _refusals
@@ -299,3 +299,14 @@ def test_a_formal_statement_is_checked_without_the_line_start_rule() -> None:
     assert scan(statement, header=HEADER).forbidden == [
         "foo at the start of a line (line 2:0; not a command the gate allows)"
     ]
+
+
+@pytest.mark.parametrize("symbol", ["λ", "Π", "∀", "∃"])
+def test_binder_symbols_are_never_identifier_tokens(symbol: str) -> None:
+    """Lean's ``isLetterLike`` leaves out λ and Π (and ∀, ∃ are no letters): glued to a name or not, each is
+    a symbol token of its own. ``benchmarks/gate_mutation.py`` lists their entries of policy's word sets
+    (_BINDER_WORDS, _DEDENTED_WORDS, _KEYWORDS_NOT_HEADS), which are compared with identifier tokens
+    only, as equivalent mutants on this ground."""
+    for text in (symbol, f"{symbol}x", f"a{symbol}", f"x.{symbol}"):
+        tokens = [t for t in lex(text) if t.text == symbol]
+        assert tokens and all(t.kind == Kind.symbol for t in tokens), (text, lex(text))
