@@ -299,6 +299,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     },
     (
         "repro/lean/policy.py",
+        "_column_zero_tactics | drop-condition: drop operand 1 of and | open_block and token.kind =="
+        " Kind.identifier and _is_layout_tactic(...",
+    ): (
+        "every word _is_layout_tactic accepts lexes as one identifier token (pinned in tests/test_gate_pins_a.py):"
+        " a number, literal, `#` command or `@[` never has such a text"
+    ),
+    (
+        "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (

@@ -310,3 +310,17 @@ def test_binder_symbols_are_never_identifier_tokens(symbol: str) -> None:
     for text in (symbol, f"{symbol}x", f"a{symbol}", f"x.{symbol}"):
         tokens = [t for t in lex(text) if t.text == symbol]
         assert tokens and all(t.kind == Kind.symbol for t in tokens), (text, lex(text))
+
+
+def test_every_layout_tactic_is_one_identifier_token() -> None:
+    """Column-0 tactic lines are accepted for identifier tokens only (policy._column_zero_tactics); the
+    mutation benchmark counts its identifier test as equivalent because no word the layout rule accepts
+    lexes as anything else. Regenerated tables must keep that true."""
+    from repro.lean.policy import _is_layout_tactic
+    from repro.lean.syntax import gate_tables
+    from repro.lean.tables import LAYOUT_TACTICS
+
+    tables = gate_tables()
+    words = [w for w in {*tables.tactics, *LAYOUT_TACTICS} if _is_layout_tactic(w, tables)]
+    assert len(words) > 100
+    assert [w for w in words if [t.kind for t in lex(w)] != [Kind.identifier]] == []
