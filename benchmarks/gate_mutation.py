@@ -307,6 +307,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ),
     (
         "repro/lean/policy.py",
+        "_identifier | drop-condition: drop operand 1 of or | following is None or following.kind !="
+        " Kind.identifier or following...",
+    ): "_AFTER_MODIFIER holds plain words only (theorem, def, private, ...): only an identifier token has such a text",
+    (
+        "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (
