@@ -312,6 +312,18 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ): "_AFTER_MODIFIER holds plain words only (theorem, def, private, ...): only an identifier token has such a text",
     (
         "repro/lean/policy.py",
+        "_column_zero_tactics | drop-condition: drop operand 1 of and | previous is not None and previous.kind =="
+        " Kind.identifier and (prev...",
+    ): "only an identifier token has the text `by` or `decreasing_by`",
+    (
+        "repro/lean/policy.py",
+        "_identifier | drop-condition: drop operand 1 of and | option is not None and option.kind == Kind.identifier",
+    ): (
+        "a token that is no identifier has its text as its name (Token.name), never an allowed option name"
+        " (plain or dotted words: maxHeartbeats, pp.*, linter.*): refused either way"
+    ),
+    (
+        "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (

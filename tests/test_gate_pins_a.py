@@ -324,3 +324,36 @@ def test_every_layout_tactic_is_one_identifier_token() -> None:
     words = [w for w in {*tables.tactics, *LAYOUT_TACTICS} if _is_layout_tactic(w, tables)]
     assert len(words) > 100
     assert [w for w in words if [t.kind for t in lex(w)] != [Kind.identifier]] == []
+
+
+def test_a_list_at_the_very_start_of_the_code_follows_no_tactic() -> None:
+    """``[foo (n := x)]`` as the first tokens: no tactic before the ``[`` (the test does not wrap round to
+    the ``norm_num`` that ends the code)."""
+    refused = _refusals("[foo (n := x)]\n" + THEOREM)
+    assert len(refused) == 1 and _NOT_A_LITERAL in refused[0]
+
+
+def test_a_list_holds_terms_only_after_a_term_list_tactic() -> None:
+    """``map_tacs [t1; t2]`` holds tactics: an item ``foo (n := x)`` in it may be a configuration."""
+    assert _refusals(_with_tactic("  simp [foo (n := x)]\n")) == []
+    refused = _refusals(_with_tactic("  map_tacs [foo (n := x)]\n"))
+    assert len(refused) == 1 and _NOT_A_LITERAL in refused[0]
+
+
+def test_a_list_item_too_far_from_its_bracket_keeps_the_literal_rule() -> None:
+    assert _refusals(_with_tactic("  simp [" + "a, " * 20 + "foo (n := x)]\n")) == []
+    refused = _refusals(_with_tactic("  simp [" + "a, " * 70 + "foo (n := x)]\n"))
+    assert len(refused) == 1 and _NOT_A_LITERAL in refused[0]
+
+
+@pytest.mark.parametrize("statement", ["", "-- only a comment\n"])
+def test_an_empty_statement_is_refused_by_name(statement: str) -> None:
+    with pytest.raises(StatementError, match="it starts with 'nothing'"):
+        read_statement(statement)
+
+
+def test_a_modifier_ending_the_code_is_no_modifier_of_the_first_declaration() -> None:
+    """The backward walk over a declaration's modifiers stops at the start of the code (no wrap-round)."""
+    result = scan(THEOREM + "private\n", header=HEADER, main_name=MAIN)
+    assert [d.modifiers for d in result.declarations] == [[]]
+    assert result.forbidden == ["private before nothing (line 4:0; a modifier may only precede a declaration)"]
