@@ -323,6 +323,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " (plain or dotted words: maxHeartbeats, pp.*, linter.*): refused either way"
     ),
     (
+        _STATEMENT,
+        "read_statement | drop-condition: drop operand 1 of or | not code or code[0].kind != Kind.identifier or"
+        " code[0].text not in ...",
+    ): "only an identifier token has the text `theorem` or `lemma` (a quoted «theorem» keeps its guillemets)",
+    (
         "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
