@@ -96,17 +96,23 @@ _SLOW_PROPERTIES = (
 QUICK_TESTS = (
     "tests/test_gate_rules.py",
     "tests/test_gate_pins.py",
+    "tests/test_gate_round5.py",
+    "tests/test_gate_named_argument_tables.py",
+    "tests/test_gate_scopes.py",
     "tests/test_gate_corpus_fast.py",
     "tests/test_statement_reader.py",
     "tests/test_syntax_tables.py",
     "tests/test_lexer.py",
     "tests/test_lean_text.py",
+    "tests/test_hygiene.py",
     *(f"--deselect={test}" for test in _SLOW_PROPERTIES),
 )
 SLOW_TESTS = (
     *_SLOW_PROPERTIES,
     "tests/test_gate_limits.py",
     "tests/test_gate.py",
+    "tests/test_salvage.py",
+    "tests/test_feedback.py",
 )
 _FLIPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Eq: ast.NotEq,
