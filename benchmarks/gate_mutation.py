@@ -763,6 +763,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gate-mutation-") as temporary:
         overlay = Path(temporary)
         shutil.copytree(REPO / "repro", overlay / "repro")
+        if (REPO / "prompts").is_dir():  # tests that render a prompt read it beside the package
+            (overlay / "prompts").symlink_to(REPO / "prompts")
         for module in modules:  # unparsed originals: the baseline must pass, or unparse changed something
             tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
             (overlay / module).write_text(ast.unparse(tree), encoding="utf-8")
