@@ -338,6 +338,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "only an identifier token has the text of a word of _AFTER_MODIFIER (symbols are punctuation or"
         " Σ', numbers digits, literals keep their quotes), so the `not in` test holds for any other token"
     ),
+    (
+        "repro/lean/policy.py",
+        "_field_projection | drop-condition: drop operand 0 of or | dot.kind != Kind.symbol or dot.end !="
+        " words[index].start",
+    ): "only a symbol token has the text `.` or `|>.`, which the tests after it require",
     ("repro/lean/text/lexer.py", "<module> | delete-element: delete \"''\""): (
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"
         " loop (an error token, the `''` test just above it, or a char literal): the entry is never read"

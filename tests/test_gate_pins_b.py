@@ -118,3 +118,37 @@ def test_parenthesised_non_name_before_an_assignment_is_no_configuration_item() 
     assert refusals(THEOREM.replace("  norm_num\n", "  simp (3 := spin 1)\n")) == []
     refused = refusals(THEOREM.replace("  norm_num\n", "  simp (n := spin 1)\n"))
     assert len(refused) == 1 and refused[0].startswith("configuration (n := ...)"), refused
+
+
+def test_trace_after_a_dot_spaced_from_the_closing_bracket_is_no_field() -> None:
+    """``(A * B) .trace``: the ``.`` must be glued to the bracket too (Lean's ``proj`` is ``checkNoWsBefore``
+    on both sides); spaced from it, ``.trace`` is no projection, so ``trace`` is judged like any name."""
+    refused = refusals(THEOREM.replace("  norm_num\n", "  have h := (A * B) .trace\n  norm_num\n"))
+    assert refused and all("trace" in label for label in refused), refused
+
+
+def test_trace_glued_after_a_combinator_after_a_bracket_is_the_tactic() -> None:
+    """``(norm_num)<;>trace x``: only a ``.`` (or ``|>.``) between the bracket and the name makes a field;
+    after ``<;>`` Lean runs the tactic ``trace``, refused."""
+    refused = refusals(THEOREM.replace("  norm_num\n", "  (norm_num)<;>trace x\n"))
+    assert refused and all("trace" in label for label in refused), refused
+
+
+@pytest.mark.parametrize(
+    "instance",
+    [
+        "instance : NeZero (⟨2, by norm_num⟩ : Fin 3) := ⟨by decide⟩\n",
+        "instance : Fact ([1, 2].length = 2) := ⟨rfl⟩\n",
+        "instance : Fact ({1, 2} = ({2, 1} : Finset ℕ)) := ⟨by decide⟩\n",
+    ],
+    ids=["anonymous constructor", "list literal", "set literal"],
+)
+def test_an_instance_type_with_brackets_nested_in_its_argument_passes(instance: str) -> None:
+    """Each bracket inside the class's argument opens and closes a level: the type stays ``C (arg)``."""
+    assert refusals(instance + THEOREM) == []
+
+
+def test_an_instance_type_ends_at_where_even_when_a_field_is_given_a_type() -> None:
+    """``instance : C args where`` ends the type at ``where``; the fields after it (``out : T := v``, a
+    ``letDecl`` with its type) are the value, not more of the type."""
+    assert refusals("instance : Fact (1 < 2) where\n  out : 1 < 2 := by norm_num\n" + THEOREM) == []
