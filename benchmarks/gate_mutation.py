@@ -97,17 +97,25 @@ QUICK_TESTS = (
     "tests/test_gate_rules.py",
     "tests/test_gate_pins.py",
     "tests/test_gate_pins_a.py",
+    "tests/test_gate_pins_b.py",
+    "tests/test_gate_pins_c.py",
+    "tests/test_gate_round5.py",
+    "tests/test_gate_named_argument_tables.py",
+    "tests/test_gate_scopes.py",
     "tests/test_gate_corpus_fast.py",
     "tests/test_statement_reader.py",
     "tests/test_syntax_tables.py",
     "tests/test_lexer.py",
     "tests/test_lean_text.py",
+    "tests/test_hygiene.py",
     *(f"--deselect={test}" for test in _SLOW_PROPERTIES),
 )
 SLOW_TESTS = (
     *_SLOW_PROPERTIES,
     "tests/test_gate_limits.py",
     "tests/test_gate.py",
+    "tests/test_salvage.py",
+    "tests/test_feedback.py",
 )
 _FLIPS: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Eq: ast.NotEq,
@@ -266,6 +274,76 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "lean_results is only set right before _judge_lean, which adds lean_timeout or lean_unavailable for"
         " any step not ok: `not verdict.reasons` already fails whenever the all-ok test would"
     ),
+    (
+        "repro/lean/policy.py",
+        "_identifier | drop-condition: drop operand 1 of and | option is not None and option.kind == Kind.identifier",
+    ): (
+        "a token other than an identifier is then judged by its own text, which no option allowlist holds and"
+        " none starts with pp./linter. (symbols are punctuation, numbers digits, literals keep their quotes):"
+        " _allowed_option refuses it as it refuses '?'"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_allowed_option | drop-condition: drop operand 0 of and | value.kind == Kind.identifier and value.text in"
+        " ('true', 'false')",
+    ): (
+        "only an identifier token has the bare text true or false: a string or char keeps its quotes, a quoted"
+        " name its «», and a number or symbol cannot spell a letter"
+    ),
+    **{
+        (module, f"{function} | {mutation} | {test}"): (
+            "only how often the time limit is read (every step but one in 4,096, or every step, instead of"
+            " every 4,096th): the same result, and a passed deadline stops the scan at least as soon"
+        )
+        for module, function, test in [
+            ("repro/lean/policy.py", "_instance", "scan_at % 4096 == 0"),
+            ("repro/lean/policy.py", "_dedented_line_starts", "index % 4096 == 0"),
+            ("repro/lean/policy.py", "_column_zero_tactics", "index % 4096 == 0"),
+            ("repro/lean/text/lexer.py", "scan_from", "steps % 4096 == 0"),
+        ]
+        for mutation in ("compare: Eq->NotEq #0", "negate-if: negate the condition")
+        if (function, mutation) != ("scan_from", "compare: Eq->NotEq #0")  # listed above
+    },
+    **{
+        (
+            "repro/lean/policy.py",
+            f"<module> | delete-element: delete {word!r} | {{'by', 'end', 'then', 'else', 'with', 'from', 'at',"
+            " 'using', 'fun',...",
+        ): reason
+        for word, reason in {
+            "if": (
+                "`if` is also in tables.LAYOUT_TACTICS (core's tactic `if`), so _is_layout_tactic accepts a"
+                " dedented `if` before _DEDENTED_WORDS is read"
+            ),
+            "λ": "the lexer reads `λ` as a symbol, and only identifiers are flagged as dedented line starts",
+        }.items()
+    },
+    ("repro/lean/tables.py", "<module> | delete-element: delete 'linter.' | ('pp.', 'linter.')"): (
+        "policy._allowed_option returns for every linter.* option at its own test (a boolean) before"
+        " DISPLAY_OPTION_PREFIXES is read, and nothing else reads that tuple"
+    ),
+    (
+        "repro/lean/gate.py",
+        "verify_proof | drop-condition: drop operand 1 of and | not verdict.reasons and len(lean_results) =="
+        " len(STEP_NAMES) and al...",
+    ): (
+        "with no reason so far Lean is asked (verifier None adds lean_unavailable), and _judge_lean adds"
+        " lean_unavailable for any count of results other than len(STEP_NAMES): `not verdict.reasons`"
+        " already fails whenever the count test would"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_identifier | drop-condition: drop operand 1 of or | following is None or following.kind !="
+        " Kind.identifier or following...",
+    ): (
+        "only an identifier token has the text of a word of _AFTER_MODIFIER (symbols are punctuation or"
+        " Σ', numbers digits, literals keep their quotes), so the `not in` test holds for any other token"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_field_projection | drop-condition: drop operand 0 of or | dot.kind != Kind.symbol or dot.end !="
+        " words[index].start",
+    ): "only a symbol token has the text `.` or `|>.`, which the tests after it require",
     ("repro/lean/text/lexer.py", "<module> | delete-element: delete \"''\""): (
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"
         " loop (an error token, the `''` test just above it, or a char literal): the entry is never read"
@@ -307,21 +385,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ),
     (
         "repro/lean/policy.py",
-        "_identifier | drop-condition: drop operand 1 of or | following is None or following.kind !="
-        " Kind.identifier or following...",
-    ): "_AFTER_MODIFIER holds plain words only (theorem, def, private, ...): only an identifier token has such a text",
-    (
-        "repro/lean/policy.py",
         "_column_zero_tactics | drop-condition: drop operand 1 of and | previous is not None and previous.kind =="
         " Kind.identifier and (prev...",
     ): "only an identifier token has the text `by` or `decreasing_by`",
-    (
-        "repro/lean/policy.py",
-        "_identifier | drop-condition: drop operand 1 of and | option is not None and option.kind == Kind.identifier",
-    ): (
-        "a token that is no identifier has its text as its name (Token.name), never an allowed option name"
-        " (plain or dotted words: maxHeartbeats, pp.*, linter.*): refused either way"
-    ),
     (
         _STATEMENT,
         "read_statement | drop-condition: drop operand 1 of or | not code or code[0].kind != Kind.identifier or"
@@ -885,6 +951,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gate-mutation-") as temporary:
         overlay = Path(temporary)
         shutil.copytree(REPO / "repro", overlay / "repro")
+        if (REPO / "prompts").is_dir():  # tests that render a prompt read it beside the package
+            (overlay / "prompts").symlink_to(REPO / "prompts")
         for module in modules:  # unparsed originals: the baseline must pass, or unparse changed something
             tree = ast.parse((REPO / module).read_text(encoding="utf-8"))
             (overlay / module).write_text(ast.unparse(tree), encoding="utf-8")

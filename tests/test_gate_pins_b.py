@@ -1,0 +1,154 @@
+"""More rules that only a surviving mutant showed to be unpinned (issue 19 §6; training sample, seed 100).
+
+Like ``test_gate_pins.py``: each test names what a user would notice if the rule stopped working (a
+refused output let through, an honest output refused, a proposition read wrongly), and each was seen to
+kill its mutant (``benchmarks/gate_mutation.py --only NAME``). Tables are pinned from independent
+copies written here, never imported from ``repro``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.lean.text import Kind, final_proposition, lex
+from tests._gate_helpers import THEOREM, refusals
+
+HELPER = "def spin (n : ℕ) : ℕ := n\n"
+# the main theorem with its tactic block indented by four, so a line at column 2 is left of the block
+DEDENT_BLOCK = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n    subst h₀\n    norm_num\n"
+
+
+def with_tactic(line: str) -> str:
+    return HELPER + THEOREM.replace("  subst h₀\n", f"  subst h₀\n  {line}\n")
+
+
+def test_only_a_text_opened_by_a_parenthesis_is_unwrapped_as_parenthesised() -> None:
+    """``(P)`` is read as ``P``; a text that merely ends in ``)`` at the level it started on is not a
+    parenthesised whole (here its first bracket is a ``[``), so nothing is cut from it."""
+    assert final_proposition("(x = 5)") == ("x = 5", False)
+    assert final_proposition("[x = 5)") == ("[x = 5)", False)
+    assert final_proposition("x)") == ("x)", False)
+
+
+def test_an_instance_with_a_strict_implicit_binder_before_its_colon_passes() -> None:
+    """``⦄`` closes the binder: the type's ``:`` after it stands at depth 0 and its class is read."""
+    assert refusals("instance foo ⦃n : ℕ⦄ : Fact (0 < n + 1) := ⟨by omega⟩\n" + THEOREM) == []
+
+
+def test_an_instance_type_with_a_strict_implicit_binder_inside_brackets_passes() -> None:
+    """``Fact (∀ ⦃n : ℕ⦄, 0 ≤ n)``: ``⦄`` closes its bracket, so the type is ``Fact`` applied to one group."""
+    assert refusals("instance : Fact (∀ ⦃n : ℕ⦄, 0 ≤ n) := ⟨fun _ => Nat.zero_le _⟩\n" + THEOREM) == []
+
+
+def test_an_argument_line_starting_with_at_left_of_the_block_continues_the_tactic() -> None:
+    """``rw [h]`` then ``at h₀`` on a line left of the block: the location of the rewrite, not a command."""
+    code = DEDENT_BLOCK.replace("    subst h₀\n", "    rw [eq_comm]\n  at h₀\n    subst h₀\n")
+    assert refusals(code) == []
+    refused = refusals(code.replace("  at h₀\n", "  foo_command h₀\n"))
+    assert len(refused) == 1 and refused[0].startswith("foo_command at the start of a line left of"), refused
+
+
+def test_trace_after_a_spaced_dot_is_no_field_of_the_term_before_it() -> None:
+    """``(A * B).trace`` is a field; with a space after the ``.`` Lean reads no projection there, so
+    ``trace`` is judged like any name (the tactic ``trace`` evaluates code)."""
+    assert refusals(THEOREM.replace("  norm_num\n", "  have h := (A * B).trace\n  norm_num\n")) == []
+    refused = refusals(THEOREM.replace("  norm_num\n", "  have h := (A * B). trace\n  norm_num\n"))
+    assert refused and all("trace" in label for label in refused), refused
+
+
+@pytest.mark.parametrize("before", [";", "▸", "+", " 2"])
+def test_trace_after_a_dot_glued_to_no_closing_bracket_is_no_field(before: str) -> None:
+    """Only a closing bracket right before the ``.`` makes ``.trace`` a field of a term; after ``;`` the
+    ``.`` may be the tactic block's ``.`` (``skip;.trace``), so ``trace`` is judged like any name."""
+    refused = refusals(THEOREM.replace("  norm_num\n", f"  exact h₀{before}.trace\n"))
+    assert any("metaprogramming name trace" in label for label in refused), refused
+
+
+@pytest.mark.parametrize("opener", ["(", "[", "{", "⟨"])
+def test_a_quote_symbol_right_after_an_open_bracket_is_lexed_whole(opener: str) -> None:
+    """``[∑' n, f n]``: after an opening bracket Lean starts a token at ``∑'`` as we do (honest), so it is
+    one symbol, never an error token."""
+    closer = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}[opener]
+    term = f"{opener}∑' n : ℕ, (0 : ℝ){closer}"
+    tokens = [t for t in lex(term) if not t.is_trivia]
+    assert (tokens[0].text, tokens[1].kind, tokens[1].text) == (opener, Kind.symbol, "∑'"), tokens
+    assert refusals(THEOREM.replace("  norm_num\n", f"  have h := {term}\n  norm_num\n")) == []
+
+
+# words after which Lean reads a term (policy._TERM_BEFORE_WORDS), each with a line that puts one right
+# before the head of an application holding a named argument
+TERM_BEFORE_WORDS = {
+    "exact": "exact foo (n := spin 1)",
+    "apply": "apply foo (n := spin 1)",
+    "refine": "refine foo (n := spin 1)",
+    "refine'": "refine' foo (n := spin 1)",
+    "use": "use foo (n := spin 1)",
+    "exists": "exists foo (n := spin 1)",
+    "show": "show foo (n := spin 1)",
+    "from": "exact show x = x from foo (n := spin 1)",
+    "using": "simpa using foo (n := spin 1)",
+    "specialize": "specialize foo (n := spin 1)",
+    "convert": "convert foo (n := spin 1)",
+    "exact_mod_cast": "exact_mod_cast foo (n := spin 1)",
+    "apply_mod_cast": "apply_mod_cast foo (n := spin 1)",
+    "rcases": "rcases foo (n := spin 1) with h",
+    "cases": "cases foo (n := spin 1)",
+    "induction": "induction foo (n := spin 1)",
+    "calc": "calc foo (n := spin 1) = x := by omega",
+}
+
+
+@pytest.mark.parametrize("word", sorted(TERM_BEFORE_WORDS))
+def test_a_named_argument_after_a_term_word_is_a_term(word: str) -> None:
+    assert refusals(with_tactic(TERM_BEFORE_WORDS[word])) == []
+
+
+def test_a_prop_class_name_as_the_quoted_last_component_of_a_declaration_is_refused() -> None:
+    """``def Nat.«Fact»`` declares ``Nat.Fact`` (one dotted name, its last component quoted): after ``open
+    Nat`` that is what ``Fact`` means, so an ``instance : Fact ...`` would no longer be Prop-valued."""
+    tokens = [t.text for t in lex("Nat.«Fact» x") if not t.is_trivia]
+    assert tokens == ["Nat.«Fact»", "x"], tokens
+    refused = refusals("def Nat.«Fact» (p : Prop) : Type := PUnit\n" + THEOREM)
+    assert len(refused) == 1 and "named like a Prop class" in refused[0], refused
+
+
+def test_parenthesised_non_name_before_an_assignment_is_no_configuration_item() -> None:
+    """A configuration item is ``(name := value)``; ``(3 := ...)`` is none (a parse error Lean reports), so the
+    literal-only rule does not read it, while the same value after a name is refused as a configuration."""
+    assert refusals(THEOREM.replace("  norm_num\n", "  simp (3 := spin 1)\n")) == []
+    refused = refusals(THEOREM.replace("  norm_num\n", "  simp (n := spin 1)\n"))
+    assert len(refused) == 1 and refused[0].startswith("configuration (n := ...)"), refused
+
+
+def test_trace_after_a_dot_spaced_from_the_closing_bracket_is_no_field() -> None:
+    """``(A * B) .trace``: the ``.`` must be glued to the bracket too (Lean's ``proj`` is ``checkNoWsBefore``
+    on both sides); spaced from it, ``.trace`` is no projection, so ``trace`` is judged like any name."""
+    refused = refusals(THEOREM.replace("  norm_num\n", "  have h := (A * B) .trace\n  norm_num\n"))
+    assert refused and all("trace" in label for label in refused), refused
+
+
+def test_trace_glued_after_a_combinator_after_a_bracket_is_the_tactic() -> None:
+    """``(norm_num)<;>trace x``: only a ``.`` (or ``|>.``) between the bracket and the name makes a field;
+    after ``<;>`` Lean runs the tactic ``trace``, refused."""
+    refused = refusals(THEOREM.replace("  norm_num\n", "  (norm_num)<;>trace x\n"))
+    assert refused and all("trace" in label for label in refused), refused
+
+
+@pytest.mark.parametrize(
+    "instance",
+    [
+        "instance : NeZero (⟨2, by norm_num⟩ : Fin 3) := ⟨by decide⟩\n",
+        "instance : Fact ([1, 2].length = 2) := ⟨rfl⟩\n",
+        "instance : Fact ({1, 2} = ({2, 1} : Finset ℕ)) := ⟨by decide⟩\n",
+    ],
+    ids=["anonymous constructor", "list literal", "set literal"],
+)
+def test_an_instance_type_with_brackets_nested_in_its_argument_passes(instance: str) -> None:
+    """Each bracket inside the class's argument opens and closes a level: the type stays ``C (arg)``."""
+    assert refusals(instance + THEOREM) == []
+
+
+def test_an_instance_type_ends_at_where_even_when_a_field_is_given_a_type() -> None:
+    """``instance : C args where`` ends the type at ``where``; the fields after it (``out : T := v``, a
+    ``letDecl`` with its type) are the value, not more of the type."""
+    assert refusals("instance : Fact (1 < 2) where\n  out : 1 < 2 := by norm_num\n" + THEOREM) == []

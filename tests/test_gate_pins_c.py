@@ -1,0 +1,109 @@
+"""Pins for the survivors of a per-function mutation sweep (issue 19 §6), third batch.
+
+Swept one function at a time (``benchmarks/gate_mutation.py --only 'MODULE:FUNCTION |'``): the
+policy's ``_identifier``, ``scan``, ``_dedented_line_starts``, ``_open``, ``_allowed_option``,
+``_kernel_configuration``, ``_configured``; the lexer's ``step``, ``number``, ``char_literal_end``,
+``_is_letter_like``; the statement reader's ``_binders``, ``top_level_equation`` and
+``_binds_tighter_than_equals``. Each test is a minimal Lean text whose verdict only the rule under
+test decides, asserted through the refusals a user sees.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.lean.policy import scan
+from tests._gate_helpers import HEADER, MAIN, THEOREM
+from tests._gate_helpers import refusals as _refusals
+
+
+@pytest.mark.parametrize("keyword", ["theorem", "lemma", "def", "abbrev"])
+def test_a_declaration_whose_name_is_a_symbol_is_refused_as_nameless(keyword: str) -> None:
+    """``lemma : 1 = 1 := rfl``: what follows the keyword is no identifier, so the declaration has no name."""
+    refused = _refusals(f"{keyword} : 1 = 1 := rfl\n" + THEOREM)
+    assert any(label.startswith(f"{keyword} without a name") for label in refused), refused
+
+
+@pytest.mark.parametrize("word", ["private", "protected", "mutual", "variable", "foo"])
+def test_only_noncomputable_may_lead_an_unnamed_section(word: str) -> None:
+    """``noncomputable section`` passes as one command; any other word before ``section`` is judged as itself."""
+    assert _refusals("noncomputable section\n" + THEOREM + "end\n") == []
+    refused = _refusals(f"{word} section\n" + THEOREM + "end\n")
+    assert any(label.startswith(f"{word} ") and "(line 1:0" in label for label in refused), refused
+
+
+def test_a_statement_checked_without_line_starts_may_continue_its_type_at_column_zero() -> None:
+    """Our own statement is scanned with ``line_starts=False``: an argument at column 0 is no command there
+    (Lean only fails on a real one), while prover code gets the column-0 rule."""
+    declaration = "theorem t (f : ℕ → ℕ) (a : ℕ) (h : f a = 1) : f\na = 1"
+    assert scan(declaration, header=HEADER, line_starts=False, main_name="t").forbidden == []
+    assert scan(declaration, header=HEADER, main_name="t").forbidden == [
+        "a at the start of a line (line 2:0; not a command the gate allows)"
+    ]
+
+
+# ``set_option`` lines and whether the gate lets them through (policy._allowed_option), written out here:
+# resource limits take a numeral; tactic.hygienic and linter.* take true/false, with or without ``in``;
+# pp.* takes true/false or a numeral, only scoped by ``in``; any other option is refused.
+_OPTION_RULE = "only resource limits, pp.*, linter.* and tactic.hygienic"
+SET_OPTIONS = {
+    "maxHeartbeats 400000": True,
+    "maxHeartbeats 400000 in": True,
+    "synthInstance.maxHeartbeats 20000": True,
+    "maxRecDepth 1000 in": True,
+    "maxHeartbeats true": False,
+    "maxHeartbeats maxRecDepth": False,
+    "tactic.hygienic false": True,
+    "tactic.hygienic true": True,
+    "tactic.hygienic 0": False,
+    "tactic.hygienic maxHeartbeats": False,
+    "linter.unusedVariables true": True,
+    "linter.unusedVariables false in": True,
+    "linter.unusedVariables 0 in": False,
+    "pp.all true in": True,
+    "pp.all false in": True,
+    "pp.proofs.threshold 5 in": True,
+    "pp.all true": False,
+    "pp.proofs.threshold 5": False,
+    "pp.all foo in": False,
+    "pp.all tru in": False,
+    "debug.skipKernelTC true in": False,
+    "debug.skipKernelTC 1": False,
+    "trace.Meta.synthInstance true in": False,
+}
+
+
+@pytest.mark.parametrize(("option", "allowed"), SET_OPTIONS.items())
+def test_each_set_option_form_is_judged_by_its_own_allowlist(option: str, allowed: bool) -> None:
+    refused = _refusals(f"set_option {option}\n" + THEOREM)
+    name = option.split()[0]
+    assert refused == ([] if allowed else [f"set_option {name} (line 1:0; {_OPTION_RULE})"])
+
+
+@pytest.mark.parametrize("option", ["maxHeartbeats", "pp.all", "tactic.hygienic"])
+def test_a_set_option_without_a_value_at_the_end_of_the_code_is_refused(option: str) -> None:
+    refused = _refusals(THEOREM + f"set_option {option}")
+    assert refused == [f"set_option {option} (line 4:0; {_OPTION_RULE})"]
+
+
+def test_by_may_begin_a_line_after_a_complete_term() -> None:
+    """``show T`` then ``by ...`` on the next line at column 0 is the ``show ... by`` term, no command."""
+    code = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := show x / 12 = 300\n{word} subst h₀; norm_num\n"
+    assert _refusals(code.format(word="by")) == []
+    assert _refusals(code.format(word="foo")) == [
+        "foo at the start of a line (line 2:0; not a command the gate allows)"
+    ]
+
+
+@pytest.mark.parametrize("last", ["private", "noncomputable"])
+def test_a_modifier_at_the_end_of_the_code_is_no_modifier_of_the_first_declaration(last: str) -> None:
+    """The backward walk for modifiers stops at the code's start: it never wraps round to its last word."""
+    result = scan(THEOREM + last, header=HEADER, main_name=MAIN)
+    assert [d.modifiers for d in result.declarations if d.name == MAIN] == [[]]
+    assert result.forbidden == [f"{last} before nothing (line 4:0; a modifier may only precede a declaration)"]
+
+
+@pytest.mark.parametrize("name", ["_root_.foo", "Nat._root_.foo", "A.B._root_.foo"])
+def test_a_declaration_through_root_is_refused_wherever_root_stands_in_its_name(name: str) -> None:
+    """``theorem Nat._root_.foo`` declares ``foo`` at the root as surely as ``theorem _root_.foo``."""
+    assert _refusals(f"theorem {name} : 1 = 1 := rfl\n" + THEOREM) == [f"declaration {name} through _root_ (line 1:0)"]
