@@ -395,6 +395,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ): "only an identifier token has the text `theorem` or `lemma` (a quoted «theorem» keeps its guillemets)",
     (
         "repro/lean/policy.py",
+        "configurations | drop-condition: drop operand 0 of and | w.kind == Kind.identifier and w.text == 'instance'",
+    ): "only an identifier token has the text `instance` (a quoted «instance» keeps its guillemets)",
+    (
+        "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (
