@@ -275,6 +275,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ),
     (
         "repro/lean/policy.py",
+        "_identifier | drop-condition: drop operand 1 of and | option is not None and option.kind == Kind.identifier",
+    ): (
+        "a token other than an identifier is then judged by its own text, which no option allowlist holds and"
+        " none starts with pp./linter. (symbols are punctuation, numbers digits, literals keep their quotes):"
+        " _allowed_option refuses it as it refuses '?'"
+    ),
+    (
+        "repro/lean/policy.py",
         "_allowed_option | drop-condition: drop operand 0 of and | value.kind == Kind.identifier and value.text in"
         " ('true', 'false')",
     ): (

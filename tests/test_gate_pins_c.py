@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from repro.lean.policy import scan
-from tests._gate_helpers import HEADER, THEOREM
+from tests._gate_helpers import HEADER, MAIN, THEOREM
 from tests._gate_helpers import refusals as _refusals
 
 
@@ -84,3 +84,26 @@ def test_each_set_option_form_is_judged_by_its_own_allowlist(option: str, allowe
 def test_a_set_option_without_a_value_at_the_end_of_the_code_is_refused(option: str) -> None:
     refused = _refusals(THEOREM + f"set_option {option}")
     assert refused == [f"set_option {option} (line 4:0; {_OPTION_RULE})"]
+
+
+def test_by_may_begin_a_line_after_a_complete_term() -> None:
+    """``show T`` then ``by ...`` on the next line at column 0 is the ``show ... by`` term, no command."""
+    code = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := show x / 12 = 300\n{word} subst h₀; norm_num\n"
+    assert _refusals(code.format(word="by")) == []
+    assert _refusals(code.format(word="foo")) == [
+        "foo at the start of a line (line 2:0; not a command the gate allows)"
+    ]
+
+
+@pytest.mark.parametrize("last", ["private", "noncomputable"])
+def test_a_modifier_at_the_end_of_the_code_is_no_modifier_of_the_first_declaration(last: str) -> None:
+    """The backward walk for modifiers stops at the code's start: it never wraps round to its last word."""
+    result = scan(THEOREM + last, header=HEADER, main_name=MAIN)
+    assert [d.modifiers for d in result.declarations if d.name == MAIN] == [[]]
+    assert result.forbidden == [f"{last} before nothing (line 4:0; a modifier may only precede a declaration)"]
+
+
+@pytest.mark.parametrize("name", ["_root_.foo", "Nat._root_.foo", "A.B._root_.foo"])
+def test_a_declaration_through_root_is_refused_wherever_root_stands_in_its_name(name: str) -> None:
+    """``theorem Nat._root_.foo`` declares ``foo`` at the root as surely as ``theorem _root_.foo``."""
+    assert _refusals(f"theorem {name} : 1 = 1 := rfl\n" + THEOREM) == [f"declaration {name} through _root_ (line 1:0)"]
