@@ -403,6 +403,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ): "only an identifier token has the text `instance` (a quoted «instance» keeps its guillemets)",
     (
         "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | word.kind == Kind.identifier and word.text == '_'",
+    ): "the lexer reads `_` as an identifier token only (a hole); no other token has that text",
+    (
+        "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (
