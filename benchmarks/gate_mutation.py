@@ -407,6 +407,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ): "the lexer reads `_` as an identifier token only (a hole); no other token has that text",
     (
         "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text in"
+        " _TERM_BEFORE_SYMBOLS",
+    ): (
+        "an identifier before the head returned just above, and no number, literal or error token has the"
+        " text of a symbol (a string or char keeps its quotes, an error token its opener)"
+    ),
+    (
+        "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (
