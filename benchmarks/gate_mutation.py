@@ -415,6 +415,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ),
     (
         "repro/lean/policy.py",
+        "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.symbol and token.text =="
+        " '.' and (index + 1 < le...",
+    ): "only a symbol token has the text `.` (a string or char keeps its quotes, an error token its opener)",
+    (
+        "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (
