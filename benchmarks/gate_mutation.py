@@ -418,6 +418,27 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.symbol and token.text =="
         " '.' and (index + 1 < le...",
     ): "only a symbol token has the text `.` (a string or char keeps its quotes, an error token its opener)",
+    ("repro/lean/policy.py", "configurations | drop-condition: drop operand 0 of or | first or token"): (
+        "`first` is only tested for None afterwards, and both `first or token` and `token` are set"
+    ),
+    (
+        "repro/lean/policy.py",
+        "configurations | drop-condition: drop operand 2 of and | token.kind == Kind.symbol and token.text == '('"
+        " and (option.kind ==...",
+    ): (
+        "`( t :=` with t no name (a number, a symbol; a literal is refused anyway) is no Lean syntax, so the"
+        " proof fails in Lean whether or not it is also refused as a configuration here"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and token.text in"
+        " ('true', 'false')",
+    ): "only an identifier token has the text `true` or `false`",
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and"
+        " token.text in _COMMAND_STARTS",
+    ): "every word of _COMMAND_STARTS lexes as one identifier token; no other token has such a text",
     (
         "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",

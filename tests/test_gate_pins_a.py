@@ -375,3 +375,16 @@ def test_a_statement_with_a_hash_command_names_it_once() -> None:
     with pytest.raises(StatementError) as raised:
         read_statement("theorem t : 1 = 1 := by\n  #check t\n  sorry")
     assert str(raised.value) == "a formal statement must be exactly one theorem; it also has ['#check']"
+
+
+def test_a_constructor_literal_is_a_dot_glued_to_its_name() -> None:
+    """``.reducible`` is a constructor of the field's type; ``. reducible`` is no literal (fail closed)."""
+    assert _refusals(_with_tactic("  simp (config := .reducible)\n")) == []
+    refused = _refusals(_with_tactic("  simp (config := . reducible)\n"))
+    assert len(refused) == 1 and ".reducible is not a known constructor" in refused[0]
+
+
+@pytest.mark.parametrize("keyword", ["def", "abbrev", "example"])
+def test_a_formal_statement_must_be_a_theorem_or_lemma(keyword: str) -> None:
+    with pytest.raises(StatementError, match=f"it starts with '{keyword}'"):
+        read_statement(f"{keyword} t : 1 = 1 := by sorry")
