@@ -441,6 +441,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ): "every word of _COMMAND_STARTS lexes as one identifier token; no other token has such a text",
     (
         "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | word.kind == Kind.symbol and word.text in _OPENING",
+    ): "only a symbol token has the text of a closing bracket (a string or char keeps its quotes)",
+    (
+        "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (
