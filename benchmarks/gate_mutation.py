@@ -445,6 +445,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ): "only a symbol token has the text of a closing bracket (a string or char keeps its quotes)",
     (
         "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 1 of and | cursor >= 0 and steps < _NAMED_ARGUMENT_REACH"
+        " and ('\\n' not in text...",
+    ): (
+        "same verdicts, slower: steps only grow, and once they reach the bound the test after the loop returns"
+        " False whatever the longer walk finds; the bound in the loop only keeps the walk linear"
+    ),
+    (
+        "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (
