@@ -388,3 +388,19 @@ def test_a_constructor_literal_is_a_dot_glued_to_its_name() -> None:
 def test_a_formal_statement_must_be_a_theorem_or_lemma(keyword: str) -> None:
     with pytest.raises(StatementError, match=f"it starts with '{keyword}'"):
         read_statement(f"{keyword} t : 1 = 1 := by sorry")
+
+
+def test_a_bad_axiom_report_is_shown_in_the_detail() -> None:
+    """``#print axioms`` answered with something else: the detail quotes Lean's first line of it."""
+
+    def answer(messages: list[LeanMessage]) -> LeanResult:
+        return LeanResult(infra_status=InfraStatus.ok, messages=messages, backend_id="pin", real_lean=False)
+
+    unknown = LeanMessage(severity="error", line=1, text="unknown constant 'robe_total'")
+    verdict = Verdict(verified=False)
+    _judge_lean(verdict, [answer([]), answer([]), answer([]), answer([unknown])], "robe_total", scope_lines=2)
+    assert verdict.reasons == [ReasonCode.axiom_violation]
+    assert verdict.details == ["#print axioms gave no single clean axiom report: unknown constant 'robe_total'"]
+    verdict = Verdict(verified=False)
+    _judge_lean(verdict, [answer([]), answer([]), answer([]), answer([])], "robe_total", scope_lines=2)
+    assert verdict.details == ["#print axioms gave no single clean axiom report: no message"]
