@@ -247,10 +247,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),
     (
-        "repro/lean/gate.py",
-        "_judge_lean | drop-condition: drop operand 1 of or | _first_lines(axioms.messages) or 'no message'",
-    ): ("changes only the wording of a detail when #print axioms printed nothing; the verdict is the same"),
-    (
         "repro/lean/policy.py",
         "_in_term_list | drop-condition: drop operand 0 of and | opener.kind == Kind.identifier and opener.text"
         " in _TERM_LIST_TACTICS",
