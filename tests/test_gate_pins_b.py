@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import pytest
 
+from repro.lean import verify_proof
+from repro.lean.protocol import LeanResult
 from repro.lean.text import Kind, final_proposition, lex
-from tests._gate_helpers import THEOREM, refusals
+from repro.records import ReasonCode
+from tests._gate_helpers import HEADER, THEOREM, refusals
+
+STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
 
 HELPER = "def spin (n : ℕ) : ℕ := n\n"
 # the main theorem with its tactic block indented by four, so a line at column 2 is left of the block
@@ -182,3 +187,24 @@ def test_a_bare_root_prefix_is_judged_as_a_name_of_its_own() -> None:
     assert refusals(THEOREM.replace("  norm_num\n", "  exact _root_\n")) == []
     refused = refusals(THEOREM.replace("  norm_num\n", "  exact _root_.Lean.foo\n"))
     assert len(refused) == 1 and "the Lean namespace" in refused[0], refused
+
+
+class _AnswersNothing:
+    """A Lean backend that returns no result at all for the four commands (a broken backend)."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "answers-nothing", False, "fake", "fake"
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        raise AssertionError("the gate asks for the whole sequence")
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        return []
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_backend_that_returns_no_result_makes_lean_unavailable_not_a_crash() -> None:
+    """``verify_proof`` never raises for a bad backend: no results is Lean infrastructure, not an IndexError."""
+    verdict = await verify_proof(STATEMENT, THEOREM, _AnswersNothing(), header=HEADER)
+    assert not verdict.verified and verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
