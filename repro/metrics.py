@@ -84,7 +84,8 @@ def lever_rates(
 ) -> dict[str, Any]:
     """The generation rate without any lever, with salvage, and with salvage and feedback rounds.
 
-    Cumulative: "salvage" counts raw-sample proofs and salvaged ones, "feedback" all proofs. Each is a
+    Cumulative: "salvage" counts raw-sample proofs and salvaged ones, "feedback" all the run's prover's proofs (a
+    study's proof taken by ``--reprove-with`` is in none). Each is a
     lower bound of what the run would reach with only those levers on (a proof a lever found ended that
     candidate's search, so its later samples were never drawn). Per level and type, and the levers' cost.
     """
@@ -92,7 +93,9 @@ def lever_rates(
     per_level: dict[str, Counter[str]] = defaultdict(Counter)
     per_type: dict[str, Counter[str]] = defaultdict(Counter)
     for level, kind, lever, count in store.retained_by_lever():
-        name = lever if lever in LEVERS else "none"
+        name = lever or "none"
+        if name not in LEVERS:
+            continue  # a study's proof (``--reprove-with``): not this run's prover, so in no lever's rate
         totals[name] += count
         if level:
             per_level[level][name] += count

@@ -220,7 +220,8 @@ class Candidate(Record):
     # what our trusted Lean checks established before proving: satisfiable | flagged | undecided
     statement_check: str | None = None
     proof_attempt_number: int | None = None
-    # how the verified proof was obtained: None (a raw prover sample), "salvage" or "feedback"
+    # how the verified proof was obtained: None (a raw prover sample), "salvage", "feedback" or "study"
+    # (a study's proof taken by ``--reprove-with``)
     proof_lever: str | None = None
     verifier_backend: str | None = None
     verifier_is_real_lean: bool = False
@@ -263,8 +264,9 @@ class Provenance(Record):
     # None in releases written before the checks existed
     statement_check: str | None = None
     # how the released proof was found: "none" (the prover's own sample, as sampled), "salvage" (a
-    # repaired text of a sample, repro.salvage) or "feedback" (a later feedback round's reply), so a
-    # user can filter levered proofs out; None in releases written before this field
+    # repaired text of a sample, repro.salvage), "feedback" (a later feedback round's reply) or "study"
+    # (another prover's proof from a prove-study, ``--reprove-with``), so a user can filter them out;
+    # None in releases written before this field
     proof_lever: str | None = None
     proof_hash: str
     repro_version: str

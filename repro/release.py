@@ -296,6 +296,8 @@ _LEVER_MEANINGS = {
     "salvage": "a repaired text of a prover sample (special tokens removed, a fence closed, trailing text cut,"
     " or our statement re-spliced onto the prover's proof), checked through the same gate",
     "feedback": "the prover's reply in a later feedback round, after it was shown Lean's errors",
+    "study": "a proof another prover found for the same statement in a prove-study (`repro run --reprove-with`),"
+    " checked through the same gate",
 }
 
 
@@ -478,7 +480,7 @@ class _Written:
     num_bytes: int = 0
     # released rows per statement check outcome (None: the run predates the checks)
     statement_checks: Counter[str | None] = dataclass_field(default_factory=Counter)
-    # released rows per proof lever ("none", "salvage", "feedback")
+    # released rows per proof lever ("none", "salvage", "feedback", "study")
     proof_levers: Counter[str] = dataclass_field(default_factory=Counter)
 
 

@@ -59,6 +59,8 @@ NAT_MEAN = "theorem mean_demo : ∃ m : ℕ, m = (3 + 4) / 2 := by sorry"
         "theorem t (x : ℕ) (h₀ : x = 3) : have i : OfNat ℕ 4 := ⟨3⟩; x + 1 = 4 := by sorry",
         "theorem t (x : ℕ) (h₀ : x = 3) : have x : x = 3 := h₀; x = 3 := by sorry",
         "theorem t : (2.5 : ℝ) = 5 / 2 := by sorry",
+        # `!=` is `bne` (a Bool): its Prop is a coercion, a shape the reader does not know
+        "theorem t (x : ℤ) (h₀ : x ^ 2 = 9) (h₁ : x != 3) : x = -3 := by sorry",
     ],
 )
 def test_no_answer_is_read_from_an_equation_that_is_not_about_the_unknown(statement: str) -> None:
@@ -89,6 +91,9 @@ def test_no_answer_is_read_from_an_equation_that_is_not_about_the_unknown(statem
         ("theorem t (k : ℕ := 3) : k * 2 = 6 := by sorry", "6"),
         ("theorem t : (10 : ℕ) / 2 = 5 := by sorry", "5"),  # ℕ division is a computation
         ("theorem t : (6 : ℚ) / 4 = 3 / 2 := by sorry", "3 / 2"),  # so is reducing a fraction
+        # hypotheses in ASCII notation: `>=` and `<=` are `≥` and `≤`
+        ("theorem t (x : ℤ) (h₀ : x ^ 2 = 9) (h₁ : x >= 0) : x = 3 := by sorry", "3"),
+        ("theorem t (x : ℤ) (h₀ : x ^ 2 = 9) (h₁ : x <= 0) : x = -3 := by sorry", "-3"),
     ],
 )
 def test_honest_equations_about_the_unknown_keep_their_answer(statement: str, answer: str) -> None:

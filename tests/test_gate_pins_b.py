@@ -28,6 +28,18 @@ def test_only_a_text_opened_by_a_parenthesis_is_unwrapped_as_parenthesised() -> 
     assert final_proposition("(x = 5)") == ("x = 5", False)
     assert final_proposition("[x = 5)") == ("[x = 5)", False)
     assert final_proposition("x)") == ("x)", False)
+    assert final_proposition("(x = 5]") == ("(x = 5]", False)  # closed by no `)`
+    assert final_proposition("((x = 5)") == ("((x = 5)", False)  # the first `(` never closes
+
+
+def test_a_unique_existence_is_an_existential_proposition() -> None:
+    """``∃! x, P x``: its answer is a witness, not the right side of an equation (like ``∃``; the lexer reads
+    ``∃!`` as ``∃`` then ``!``). A binder with no top-level comma is left whole, existential for ``∃`` only."""
+    assert final_proposition("∃ x") == ("∃ x", True)
+    assert final_proposition("∀ x") == ("∀ x", False)
+    assert final_proposition("∃! x : ℕ, x + 1 = 2") == ("∃! x : ℕ, x + 1 = 2", True)
+    assert final_proposition("∃ x : ℕ, x + 1 = 2") == ("∃ x : ℕ, x + 1 = 2", True)
+    assert final_proposition("∀ y : ℕ, ∃! x : ℕ, x = y") == ("∃! x : ℕ, x = y", True)
 
 
 def test_an_instance_with_a_strict_implicit_binder_before_its_colon_passes() -> None:
@@ -152,3 +164,21 @@ def test_an_instance_type_ends_at_where_even_when_a_field_is_given_a_type() -> N
     """``instance : C args where`` ends the type at ``where``; the fields after it (``out : T := v``, a
     ``letDecl`` with its type) are the value, not more of the type."""
     assert refusals("instance : Fact (1 < 2) where\n  out : 1 < 2 := by norm_num\n" + THEOREM) == []
+
+
+def test_a_forall_binder_ends_at_its_top_level_comma_not_one_inside_brackets() -> None:
+    assert final_proposition("∀ x ∈ ({1, 2} : Finset ℕ), x < 3") == ("x < 3", False)
+    assert final_proposition("∀ p : ℕ × ℕ, p = (1, 2) → p.1 = 1") == ("p.1 = 1", False)
+
+
+def test_a_text_whose_first_and_last_brackets_do_not_pair_is_not_unwrapped() -> None:
+    """``(x + 1) * 2 = (6)`` starts with ``(`` and ends with ``)``, but they close different groups."""
+    assert final_proposition("(x + 1) * 2 = (6)") == ("(x + 1) * 2 = (6)", False)
+
+
+def test_a_bare_root_prefix_is_judged_as_a_name_of_its_own() -> None:
+    """``_root_`` alone has no name after it (nothing to judge as rooted); ``_root_.Lean.foo`` is judged from
+    ``Lean`` on."""
+    assert refusals(THEOREM.replace("  norm_num\n", "  exact _root_\n")) == []
+    refused = refusals(THEOREM.replace("  norm_num\n", "  exact _root_.Lean.foo\n"))
+    assert len(refused) == 1 and "the Lean namespace" in refused[0], refused

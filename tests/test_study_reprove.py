@@ -141,6 +141,9 @@ def test_a_failed_run_retains_candidates_from_a_study_without_new_upstream_calls
         {key: model[key] for key in ("stage", "model", "backend")} for model in provenance["models"]
     ]
     assert released["world:1#r0"]["unverified"] is True
+    # the rescued row is not counted as this run's prover's own sample
+    assert provenance["proof_lever"] == "study"
+    assert "- study: 1 of 2 rows" in (tmp_path / "release_all" / "README.md").read_text(encoding="utf-8")
 
 
 def test_fake_lean_study_proofs_never_feed_a_real_lean_run() -> None:

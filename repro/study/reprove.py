@@ -153,6 +153,7 @@ async def _try_proof(
         candidate.lean_proof = sample.text
         candidate.verified_code = verdict.checked_code
         candidate.proof_attempt_number = None  # not one of the run's own prover samples: pass@j ignores it
+        candidate.proof_lever = "study"  # released rows say so: not this run's prover's own sample
         candidate.verifier_backend = lean.backend_id
         candidate.verifier_is_real_lean = lean.real_lean
         candidate.lean_toolchain = lean.toolchain

@@ -38,7 +38,11 @@ PROP_PREDICATES = frozenset(
     {"Nat.Prime", "Prime", "Even", "Odd", "Nat.Coprime", "IsSquare", "Squarefree", "Irrational", "True", "False"}
 )
 # Tokens whose result is a Prop that is not a class application, when they head the proposition.
-_RELATIONS = frozenset({"=", "≠", "<", "≤", ">", "≥", "∣", "∈", "∉", "⊆", "⊂", "∧", "∨", "↔", "<->", "/\\", "\\/", "≡"})
+# ``>=``/``<=`` are the ASCII spellings of the same notations (``GE.ge``, ``LE.le``); ``!=`` is not here:
+# it is ``bne``, a Bool, so its Prop is the coercion ``(a != b) = true``, a shape not read
+_RELATIONS = frozenset(
+    {"=", "≠", "<", "≤", ">", "≥", ">=", "<=", "∣", "∈", "∉", "⊆", "⊂", "∧", "∨", "↔", "<->", "/\\", "\\/", "≡"}
+)
 # Tokens that can make something other than the relation the head (``C <| a = b`` is ``C (a = b)``).
 _LOOSE = frozenset(
     {"<|", "$", "|>", "fun", "λ", "let", "have", "haveI", "letI", "if", "match", "show", "by", ":=", "=>", ";"}
