@@ -276,14 +276,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ),
     (
         "repro/lean/policy.py",
-        "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and (not"
-        " continues) and (leftmost is ...",
-    ): (
-        "the flagged set is read only by _identifier (`index in dedented`), which scan calls for identifier"
-        " tokens only: a flagged symbol or number index is never looked up, and flagging changes no column"
-    ),
-    (
-        "repro/lean/policy.py",
         "_identifier | drop-condition: drop operand 1 of and | option is not None and option.kind == Kind.identifier",
     ): (
         "a token other than an identifier is then judged by its own text, which no option allowlist holds and"
