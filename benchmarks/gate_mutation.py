@@ -96,6 +96,7 @@ _SLOW_PROPERTIES = (
 QUICK_TESTS = (
     "tests/test_gate_rules.py",
     "tests/test_gate_pins.py",
+    "tests/test_gate_pins_a.py",
     "tests/test_gate_pins_b.py",
     "tests/test_gate_pins_c.py",
     "tests/test_gate_round5.py",
@@ -351,6 +352,125 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"
         " loop (an error token, the `''` test just above it, or a char literal): the entry is never read"
     ),
+    # seed-21 survivors reviewed (tests/test_gate_pins_a.py pins the others)
+    **{
+        ("repro/lean/policy.py", f"{function} | {kind} | index % 4096 == 0"): (
+            "only how often the pass checks the time limit (every token but each 4,096th instead of each"
+            " 4,096th): the same tokens and the same timeouts, slower"
+        )
+        for function in ("_column_zero_tactics", "_dedented_line_starts")
+        for kind in ("negate-if: negate the condition", "compare: Eq->NotEq #0")
+    },
+    **{
+        (
+            "repro/lean/policy.py",
+            f"<module> | delete-element: delete {word!r} | {{'at', 'with', 'only', 'using',"
+            " 'then', 'else', 'do', 'in', 'from',...",
+        ): (f"_KEYWORDS_NOT_HEADS also unions _BINDER_WORDS, which holds {word!r}: the set is unchanged")
+        for word in ("fun", "λ")
+    },
+    **{
+        ("repro/lean/policy.py", f"<module> | delete-element: delete {symbol!r} | {snippet}"): (
+            f"{symbol} is always a symbol token (tests/test_gate_pins_a.py), and the set is only compared with"
+            " identifier tokens (_plain_application: a symbol already fails the kind test before it)"
+        )
+        for symbol, snippet in [
+            *((binder, "{'fun', 'λ', '∀', 'Π', '∃', 'forall', 'exists', 'let', 'have', 'sho...") for binder in "λ∀Π∃"),
+            ("λ", "{'by', 'end', 'then', 'else', 'with', 'from', 'at', 'using', 'fun',..."),
+        ]
+    },
+    (
+        "repro/lean/policy.py",
+        "_column_zero_tactics | drop-condition: drop operand 1 of and | open_block and token.kind =="
+        " Kind.identifier and _is_layout_tactic(...",
+    ): (
+        "every word _is_layout_tactic accepts lexes as one identifier token (pinned in tests/test_gate_pins_a.py):"
+        " a number, literal, `#` command or `@[` never has such a text"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_column_zero_tactics | drop-condition: drop operand 1 of and | previous is not None and previous.kind =="
+        " Kind.identifier and (prev...",
+    ): "only an identifier token has the text `by` or `decreasing_by`",
+    (
+        _STATEMENT,
+        "read_statement | drop-condition: drop operand 1 of or | not code or code[0].kind != Kind.identifier or"
+        " code[0].text not in ...",
+    ): "only an identifier token has the text `theorem` or `lemma` (a quoted «theorem» keeps its guillemets)",
+    (
+        "repro/lean/policy.py",
+        "configurations | drop-condition: drop operand 0 of and | w.kind == Kind.identifier and w.text == 'instance'",
+    ): "only an identifier token has the text `instance` (a quoted «instance» keeps its guillemets)",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
+    ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 1 of and | before.kind == Kind.symbol and before.text"
+        " in ('[', ',') and _in_te...",
+    ): (
+        "_in_term_list is True only at a `[`, a `,` or a `⟨`, and a `⟨` before the head returned True just"
+        " above (it is in _TERM_BEFORE_SYMBOLS)"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | head > 0 and words[head - 1].text == '@' and"
+        " (words[head - 1].end =...",
+    ): (
+        "at head 0, words[-1] is the code's last token, after the `(` that follows the head: it ends after"
+        " the head starts, so the glued test fails as the bound did"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and"
+        " token.text in _BLOCK_OPENERS",
+    ): "only an identifier token has the text `by` or `decreasing_by`",
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and (not"
+        " continues) and (leftmost is ...",
+    ): (
+        "a flagged index is only read by _identifier (`index in dedented`), which is called for identifier"
+        " tokens only; the leftmost column is updated the same either way"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_informational_command_end | drop-condition: drop operand 2 of or | cursor >= len(words) or"
+        " words[cursor].text != 'axioms' or words[cur...",
+    ): "only an identifier token has the text `axioms` (a quoted «axioms» keeps its guillemets)",
+    (
+        "repro/lean/policy.py",
+        "_config_literal | drop-condition: drop operand 1 of and | name.start == token.end and name.kind =="
+        " Kind.identifier and (name....",
+    ): "every CONFIG_CONSTRUCTORS entry is a plain word, which only an identifier token has as its text",
+    (
+        "repro/lean/policy.py",
+        "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.symbol and token.text =="
+        " '{' and (depth < _CONFI...",
+    ): "only a symbol token has the text `{` (a string or char keeps its quotes, an error token its opener)",
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 0 of and | previous is not None and previous.kind =="
+        " Kind.identifier and (prev...",
+    ): "the same-line branch is never taken at the first token (its line differs from the initial -1)",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | word.kind == Kind.identifier and"
+        " (tables.category(word.text) is not...",
+    ): "a word that is no identifier breaks the walk on the next test anyway (a number is never a keyword)",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 1 of or | before is None or cursor != start - 1",
+    ): (
+        "the walk only passes the word before the head when it is a hole `_`, a number or a bracket group;"
+        " none of those is a term-position word or symbol, so the tests below return False as well"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 1 of and | previous is not None and previous.kind =="
+        " Kind.identifier and (prev...",
+    ): "only an identifier token has the text `by` or `decreasing_by`",
 }
 
 

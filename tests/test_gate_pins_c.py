@@ -10,9 +10,12 @@ test decides, asserted through the refusals a user sees.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from repro.lean.policy import scan
+from repro.lean.text import Kind, LeanCode, StaticTimeout, lex, time_limit
 from tests._gate_helpers import HEADER, MAIN, THEOREM
 from tests._gate_helpers import refusals as _refusals
 
@@ -107,3 +110,26 @@ def test_a_modifier_at_the_end_of_the_code_is_no_modifier_of_the_first_declarati
 def test_a_declaration_through_root_is_refused_wherever_root_stands_in_its_name(name: str) -> None:
     """``theorem Nat._root_.foo`` declares ``foo`` at the root as surely as ``theorem _root_.foo``."""
     assert _refusals(f"theorem {name} : 1 = 1 := rfl\n" + THEOREM) == [f"declaration {name} through _root_ (line 1:0)"]
+
+
+@pytest.mark.parametrize("literal", ["'ab", "'ab'", "'\\nb'", "'\\x41b'", "'\\u{3b1}b'"])
+def test_a_char_literal_needs_its_closing_quote_right_after_one_character(literal: str) -> None:
+    """``'ab`` is no char literal (Lean: "missing end of character literal"): the lexer stops there, and the
+    gate reports the code as not lexing, at the quote."""
+    tokens = lex(f"x {literal} y")
+    assert [t.kind for t in tokens][:2] == [Kind.identifier, Kind.whitespace]
+    assert tokens[2].kind == Kind.error and tokens[2].start == 2
+    assert _refusals(THEOREM + f"  exact {literal}\n") == [
+        "unterminated comment, string, char or «name», or a comment opener or quote glued to a symbol, at line 4:8"
+    ]
+
+
+def test_the_policy_scan_itself_honours_the_time_limit() -> None:
+    """Lexed before the limit starts and checked without the line-start passes (which check it too), the
+    scan's own loop must still stop once the limit has passed: the first word already checks it."""
+    source = LeanCode.of(THEOREM)
+    assert source.significant and source.error is None  # lexed here, outside the limit
+    with time_limit(0.0):
+        time.sleep(0.01)
+        with pytest.raises(StaticTimeout):
+            scan(source, header=HEADER, line_starts=False, main_name=MAIN)
