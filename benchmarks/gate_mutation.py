@@ -362,6 +362,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "the lexer has no such token (it reads ∃! as ∃ then !, whose head `∃` is handled the same), so the"
         " entry is never compared"
     ),
+    (
+        "repro/lean/policy.py",
+        "_instance | drop-condition: drop operand 1 of or | head is None or head.kind != Kind.identifier or"
+        " head.name not in PR...",
+    ): (
+        "Token.name is the text itself for any token but an identifier, and no other token has a bare word's"
+        " text (a quotation is the backquote alone, literals keep their quotes): never a PROP_CLASSES name"
+    ),
     ("repro/lean/text/lexer.py", "<module> | delete-element: delete \"''\""): (
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"
         " loop (an error token, the `''` test just above it, or a char literal): the entry is never read"

@@ -208,3 +208,32 @@ async def test_a_backend_that_returns_no_result_makes_lean_unavailable_not_a_cra
     """``verify_proof`` never raises for a bad backend: no results is Lean infrastructure, not an IndexError."""
     verdict = await verify_proof(STATEMENT, THEOREM, _AnswersNothing(), header=HEADER)
     assert not verdict.verified and verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
+
+
+@pytest.mark.parametrize(
+    "instance",
+    [
+        "instance foo where\n  out : Fact (1 < 2) := ⟨by norm_num⟩\n",
+        "instance\nlemma foo : Fact (1 < 2) := ⟨by norm_num⟩\n",
+        "instance foo\n  | h : Fact (1 < 2) := ⟨by norm_num⟩\n",
+    ],
+    ids=["where before any colon", "a command keyword as its name", "an alternative before any colon"],
+)
+def test_an_instance_whose_type_never_starts_is_refused(instance: str) -> None:
+    """The type search ends at ``where`` or ``|`` (the value) or at a command keyword: a ``: Fact ...`` after
+    one belongs to a field, an alternative or the next command, never to this instance, which has no type."""
+    refused = refusals(instance + THEOREM)
+    assert len(refused) == 1 and refused[0].startswith("instance of nothing"), refused
+
+
+def test_only_a_priority_right_inside_a_top_level_bracket_of_an_instance_is_refused() -> None:
+    """``instance (priority := 100)`` is refused; a ``(priority`` nested in a binder's type is a term."""
+    helper = "def priority : ℕ := 1\n"
+    assert refusals(helper + "instance foo [Fact (0 < (priority))] : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM) == []
+    refused = refusals("instance (priority := 100) : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM)
+    assert refused and refused[0].startswith("instance with a priority"), refused
+
+
+def test_an_instance_named_through_root_anywhere_in_its_name_is_refused() -> None:
+    refused = refusals("instance Nat._root_.foo : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM)
+    assert refused == ["instance Nat._root_.foo through _root_ (line 1:0)"], refused
