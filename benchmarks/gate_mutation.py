@@ -279,6 +279,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "top_level_equation | drop-condition: drop operand 1 of and | d == 0 and t.kind == Kind.symbol and"
         " (t.text == '=')",
     ): "only a symbol token has the text `=` (a string or char keeps its quotes, a quoted name its «»)",
+    **{
+        (_STATEMENT, f"_binders | drop-condition: drop operand 1 of and | {test}"): (
+            "only symbol tokens have the text of a bracket (a string or char keeps its quotes, a quoted name its «»)"
+        )
+        for test in [
+            "depth == 0 and token.kind == Kind.symbol and (token.text in _OPEN_B...",
+            "depth == 0 and token.kind == Kind.symbol and (token.text in _CLOSE_...",
+        ]
+    },
     (
         _STATEMENT,
         "_binders | drop-condition: drop operand 1 of and | depth == 0 and token.kind == Kind.symbol and"
