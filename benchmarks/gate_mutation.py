@@ -275,6 +275,20 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " any step not ok: `not verdict.reasons` already fails whenever the all-ok test would"
     ),
     (
+        _STATEMENT,
+        "top_level_equation | drop-condition: drop operand 1 of and | d == 0 and t.kind == Kind.symbol and"
+        " (t.text == '=')",
+    ): "only a symbol token has the text `=` (a string or char keeps its quotes, a quoted name its «»)",
+    (
+        _STATEMENT,
+        "_binders | drop-condition: drop operand 1 of and | depth == 0 and token.kind == Kind.symbol and"
+        " (token.text == ':')",
+    ): "only a symbol token has the text `:` (a string or char keeps its quotes, a quoted name its «»)",
+    (
+        "repro/lean/policy.py",
+        "scan | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and token.text == 'import'",
+    ): "only an identifier token has the text `import` (a quoted «import» keeps its guillemets)",
+    (
         "repro/lean/policy.py",
         "_identifier | drop-condition: drop operand 1 of and | option is not None and option.kind == Kind.identifier",
     ): (

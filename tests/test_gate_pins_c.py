@@ -15,7 +15,7 @@ import time
 import pytest
 
 from repro.lean.policy import scan
-from repro.lean.text import Kind, LeanCode, StaticTimeout, lex, time_limit
+from repro.lean.text import Kind, LeanCode, StaticTimeout, lex, read_statement, time_limit
 from tests._gate_helpers import HEADER, MAIN, THEOREM
 from tests._gate_helpers import refusals as _refusals
 
@@ -133,3 +133,77 @@ def test_the_policy_scan_itself_honours_the_time_limit() -> None:
         time.sleep(0.01)
         with pytest.raises(StaticTimeout):
             scan(source, header=HEADER, line_starts=False, main_name=MAIN)
+
+
+@pytest.mark.parametrize(("clause", "word"), [("renaming succ → s", "renaming"), ("hiding succ", "hiding")])
+def test_a_symbol_after_the_opened_names_is_no_explicit_name_list_unless_it_is_a_parenthesis(
+    clause: str, word: str
+) -> None:
+    """Only ``open X (a b)`` is the explicit-list form; ``→`` after ``renaming`` is refused as renaming only."""
+    assert _refusals(f"open Nat {clause}\n" + THEOREM) == [f"open ... {word} (line 1:0)"]
+    assert _refusals("open Nat (succ)\n" + THEOREM) == ["open with an explicit name list (line 1:0)"]
+
+
+@pytest.mark.parametrize("sign", ["+", "-"])
+def test_decide_with_a_glued_flag_of_either_sign_is_refused(sign: str) -> None:
+    refused = _refusals(THEOREM.replace("  norm_num\n", f"  decide {sign}revert\n"))
+    assert refused == ["decide with a configuration (line 3:2; kernel reduction is refused: leanprover/lean4#8060)"]
+
+
+def test_a_column_zero_where_starts_the_dedent_check_afresh() -> None:
+    """After ``where`` at column 0 the helper's own block sets the column: a word left of it is refused,
+    a tactic there passes (the column-0 line must not leave the leftmost column at 0)."""
+    code = (
+        "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  exact helper\nwhere\n"
+        "  helper : x / 12 = 300 := by\n      subst h₀\n      norm_num\n  {word}\n"
+    )
+    assert _refusals(code.format(word="norm_num")) == []
+    assert _refusals(code.format(word="foo")) == [
+        "foo at the start of a line left of the tactic block above it (line 7:2; Lean would read a command there,"
+        " and it is not one the gate allows)"
+    ]
+
+
+@pytest.mark.parametrize("number", ["12", "1.5", "1e5", "2E+3", "1.5e-2", "0x1F", "0b10", "0o17"])
+def test_a_name_glued_after_a_number_is_read_as_a_name(number: str) -> None:
+    """Every digit loop of the number reader stops at the first character that is not a digit of its part:
+    ``1e5sorry`` is the number ``1e5`` then ``sorry``, which the gate refuses."""
+    assert [t.text for t in lex(f"{number}sorry")] == [number, "sorry"]
+    column = len("  exact ") + len(number)
+    assert _refusals(THEOREM.replace("  norm_num\n", f"  exact {number}sorry\n")) == [f"sorry (line 3:{column})"]
+
+
+# How numbers end (lexer.number, Lean's ``numberFnAux``/``decimalNumberFn``): only ASCII digits count, a
+# fraction needs a digit after its ``.``, an exponent a digit after its ``e``/``E`` and sign, and a number
+# may end the text anywhere.
+NUMBER_ENDS = {
+    "12": ["12"],
+    "1.5": ["1.5"],
+    "1e5": ["1e5"],
+    "0x1F": ["0x1F"],
+    "1e": ["1", "e"],
+    "1e+": ["1", "e", "+"],
+    "1.": ["1", "."],
+    "1x2": ["1", "x2"],
+    "1.x": ["1", ".", "x"],
+    "1ex": ["1", "ex"],
+    "2exp 1": ["2", "exp", " ", "1"],
+    "1e+x": ["1", "e", "+", "x"],
+    "1٣": ["1", "٣"],
+    "1.٣": ["1", ".", "٣"],
+    "1.5٣": ["1.5", "٣"],
+    "1e٣": ["1", "e", "٣"],
+    "1e5٣": ["1e5", "٣"],
+}
+
+
+@pytest.mark.parametrize(("text", "tokens"), NUMBER_ENDS.items())
+def test_a_number_ends_where_lean_ends_it(text: str, tokens: list[str]) -> None:
+    assert [t.text for t in lex(text)] == tokens
+
+
+@pytest.mark.parametrize("stray", [")", "]", "⟩"])
+def test_a_stray_closing_bracket_in_a_signature_is_skipped_not_crashed_on(stray: str) -> None:
+    """A closing bracket at depth 0 with no group open before it ends no binder group."""
+    statement = read_statement(f"theorem t {stray} (x : ℕ) : x = x := by sorry")
+    assert (statement.binders, statement.conclusion) == (["(x : ℕ)"], "x = x")
