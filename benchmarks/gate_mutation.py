@@ -379,6 +379,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "Token.name is the text itself for any token but an identifier, and no other token has a bare word's"
         " text (a quotation is the backquote alone, literals keep their quotes): never a PROP_CLASSES name"
     ),
+    (
+        "repro/lean/policy.py",
+        "_universe | drop-condition: drop operand 1 of or | following is None or following.kind !="
+        " Kind.identifier or (not _SIM...",
+    ): (
+        "no token but an identifier has a text _SIMPLE_NAME matches (a number starts with a digit, symbols"
+        " are punctuation, literals keep their quotes): the fullmatch test already fails for any other"
+    ),
     ("repro/lean/text/lexer.py", "<module> | delete-element: delete \"''\""): (
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"
         " loop (an error token, the `''` test just above it, or a char literal): the entry is never read"

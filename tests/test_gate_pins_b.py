@@ -237,3 +237,24 @@ def test_only_a_priority_right_inside_a_top_level_bracket_of_an_instance_is_refu
 def test_an_instance_named_through_root_anywhere_in_its_name_is_refused() -> None:
     refused = refusals("instance Nat._root_.foo : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM)
     assert refused == ["instance Nat._root_.foo through _root_ (line 1:0)"], refused
+
+
+@pytest.mark.parametrize(
+    ("code", "line"),
+    [(THEOREM + "universe", 4), ("universe " + THEOREM, 1), ("universe\nu\n" + THEOREM, 1)],
+    ids=["at the end of the code", "before a command keyword", "its name on the next line"],
+)
+def test_universe_without_a_plain_name_on_its_line_is_refused(code: str, line: int) -> None:
+    """``universe u`` needs a plain name on its own line: none at the code's end (no crash), not a command
+    keyword (``universe theorem ...``), not a name on the next line (where a column-0 word stands)."""
+    refused = refusals(code)
+    assert f"universe without a plain name (line {line}:0)" in refused, refused
+    assert refusals("universe u\n" + THEOREM) == []
+
+
+def test_only_a_declaration_that_is_no_instance_is_refused_for_a_prop_class_name() -> None:
+    """``def Nat.Fact`` could be what ``Fact`` means after ``open Nat`` (refused); an instance named so is a
+    proof of a Prop class (its own type is checked as one), never a class, so its name shadows nothing."""
+    assert refusals("instance Nat.Fact : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM) == []
+    refused = refusals("def Nat.Fact : ℕ := 1\n" + THEOREM)
+    assert refused == ["declaration Nat.Fact named like a Prop class (line 1:0)"], refused
