@@ -271,6 +271,29 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " any step not ok: `not verdict.reasons` already fails whenever the all-ok test would"
     ),
     (
+        _STATEMENT,
+        "top_level_equation | drop-condition: drop operand 1 of and | d == 0 and t.kind == Kind.symbol and"
+        " (t.text == '=')",
+    ): "only a symbol token has the text `=` (a string or char keeps its quotes, a quoted name its «»)",
+    **{
+        (_STATEMENT, f"_binders | drop-condition: drop operand 1 of and | {test}"): (
+            "only symbol tokens have the text of a bracket (a string or char keeps its quotes, a quoted name its «»)"
+        )
+        for test in [
+            "depth == 0 and token.kind == Kind.symbol and (token.text in _OPEN_B...",
+            "depth == 0 and token.kind == Kind.symbol and (token.text in _CLOSE_...",
+        ]
+    },
+    (
+        _STATEMENT,
+        "_binders | drop-condition: drop operand 1 of and | depth == 0 and token.kind == Kind.symbol and"
+        " (token.text == ':')",
+    ): "only a symbol token has the text `:` (a string or char keeps its quotes, a quoted name its «»)",
+    (
+        "repro/lean/policy.py",
+        "scan | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and token.text == 'import'",
+    ): "only an identifier token has the text `import` (a quoted «import» keeps its guillemets)",
+    (
         "repro/lean/policy.py",
         "_identifier | drop-condition: drop operand 1 of and | option is not None and option.kind == Kind.identifier",
     ): (
@@ -343,6 +366,22 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (_STATEMENT, "final_proposition | delete-element: delete '∃!' | ('∀', '∃', '∃!')"): (
         "the lexer has no such token (it reads ∃! as ∃ then !, whose head `∃` is handled the same), so the"
         " entry is never compared"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_instance | drop-condition: drop operand 1 of or | head is None or head.kind != Kind.identifier or"
+        " head.name not in PR...",
+    ): (
+        "Token.name is the text itself for any token but an identifier, and no other token has a bare word's"
+        " text (a quotation is the backquote alone, literals keep their quotes): never a PROP_CLASSES name"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_universe | drop-condition: drop operand 1 of or | following is None or following.kind !="
+        " Kind.identifier or (not _SIM...",
+    ): (
+        "no token but an identifier has a text _SIMPLE_NAME matches (a number starts with a digit, symbols"
+        " are punctuation, literals keep their quotes): the fullmatch test already fails for any other"
     ),
     ("repro/lean/text/lexer.py", "<module> | delete-element: delete \"''\""): (
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"

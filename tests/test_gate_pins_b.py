@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import pytest
 
+from repro.lean import verify_proof
+from repro.lean.protocol import LeanResult
 from repro.lean.text import Kind, final_proposition, lex
-from tests._gate_helpers import THEOREM, refusals
+from repro.records import ReasonCode
+from tests._gate_helpers import HEADER, THEOREM, refusals
+
+STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
 
 HELPER = "def spin (n : ℕ) : ℕ := n\n"
 # the main theorem with its tactic block indented by four, so a line at column 2 is left of the block
@@ -182,3 +187,74 @@ def test_a_bare_root_prefix_is_judged_as_a_name_of_its_own() -> None:
     assert refusals(THEOREM.replace("  norm_num\n", "  exact _root_\n")) == []
     refused = refusals(THEOREM.replace("  norm_num\n", "  exact _root_.Lean.foo\n"))
     assert len(refused) == 1 and "the Lean namespace" in refused[0], refused
+
+
+class _AnswersNothing:
+    """A Lean backend that returns no result at all for the four commands (a broken backend)."""
+
+    backend_id, real_lean, toolchain, mathlib_revision = "answers-nothing", False, "fake", "fake"
+
+    async def check(self, code: str, header: str) -> LeanResult:
+        raise AssertionError("the gate asks for the whole sequence")
+
+    async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        return []
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_a_backend_that_returns_no_result_makes_lean_unavailable_not_a_crash() -> None:
+    """``verify_proof`` never raises for a bad backend: no results is Lean infrastructure, not an IndexError."""
+    verdict = await verify_proof(STATEMENT, THEOREM, _AnswersNothing(), header=HEADER)
+    assert not verdict.verified and verdict.reasons == [ReasonCode.lean_unavailable], verdict.details
+
+
+@pytest.mark.parametrize(
+    "instance",
+    [
+        "instance foo where\n  out : Fact (1 < 2) := ⟨by norm_num⟩\n",
+        "instance\nlemma foo : Fact (1 < 2) := ⟨by norm_num⟩\n",
+        "instance foo\n  | h : Fact (1 < 2) := ⟨by norm_num⟩\n",
+    ],
+    ids=["where before any colon", "a command keyword as its name", "an alternative before any colon"],
+)
+def test_an_instance_whose_type_never_starts_is_refused(instance: str) -> None:
+    """The type search ends at ``where`` or ``|`` (the value) or at a command keyword: a ``: Fact ...`` after
+    one belongs to a field, an alternative or the next command, never to this instance, which has no type."""
+    refused = refusals(instance + THEOREM)
+    assert len(refused) == 1 and refused[0].startswith("instance of nothing"), refused
+
+
+def test_only_a_priority_right_inside_a_top_level_bracket_of_an_instance_is_refused() -> None:
+    """``instance (priority := 100)`` is refused; a ``(priority`` nested in a binder's type is a term."""
+    helper = "def priority : ℕ := 1\n"
+    assert refusals(helper + "instance foo [Fact (0 < (priority))] : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM) == []
+    refused = refusals("instance (priority := 100) : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM)
+    assert refused and refused[0].startswith("instance with a priority"), refused
+
+
+def test_an_instance_named_through_root_anywhere_in_its_name_is_refused() -> None:
+    refused = refusals("instance Nat._root_.foo : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM)
+    assert refused == ["instance Nat._root_.foo through _root_ (line 1:0)"], refused
+
+
+@pytest.mark.parametrize(
+    ("code", "line"),
+    [(THEOREM + "universe", 4), ("universe " + THEOREM, 1), ("universe\nu\n" + THEOREM, 1)],
+    ids=["at the end of the code", "before a command keyword", "its name on the next line"],
+)
+def test_universe_without_a_plain_name_on_its_line_is_refused(code: str, line: int) -> None:
+    """``universe u`` needs a plain name on its own line: none at the code's end (no crash), not a command
+    keyword (``universe theorem ...``), not a name on the next line (where a column-0 word stands)."""
+    refused = refusals(code)
+    assert f"universe without a plain name (line {line}:0)" in refused, refused
+    assert refusals("universe u\n" + THEOREM) == []
+
+
+def test_only_a_declaration_that_is_no_instance_is_refused_for_a_prop_class_name() -> None:
+    """``def Nat.Fact`` could be what ``Fact`` means after ``open Nat`` (refused); an instance named so is a
+    proof of a Prop class (its own type is checked as one), never a class, so its name shadows nothing."""
+    assert refusals("instance Nat.Fact : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM) == []
+    refused = refusals("def Nat.Fact : ℕ := 1\n" + THEOREM)
+    assert refused == ["declaration Nat.Fact named like a Prop class (line 1:0)"], refused

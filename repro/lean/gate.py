@@ -295,6 +295,9 @@ def _judge_lean(verdict: Verdict, results: list[LeanResult], name: str, scope_li
     close the prover's scopes and our section (an error there is a scope error, not a type mismatch)."""
     verdict.lean_steps = results
     failure = next((r for r in results if r.infra_status != InfraStatus.ok), None)
+    if not results:  # a backend that answered nothing: no step to name, and no verdict (never an IndexError)
+        verdict.add(ReasonCode.lean_unavailable, "Lean infrastructure: the backend returned no result")
+        return
     if failure is not None or len(results) != len(STEP_NAMES):
         failure = failure or results[-1]
         step = STEP_NAMES[min(results.index(failure), len(STEP_NAMES) - 1)]
