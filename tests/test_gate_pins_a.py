@@ -286,9 +286,11 @@ def test_only_noncomputable_may_precede_an_unnamed_section() -> None:
     ]
 
 
-def test_a_spaced_plus_before_a_dotted_head_is_arithmetic_a_glued_one_a_flag() -> None:
-    assert _refusals(_with_tactic("  exact h + Nat.foo (n := x)\n")) == []
-    refused = _refusals(_with_tactic("  exact h +Nat.foo (n := x)\n"))
+@pytest.mark.parametrize("sign", ["+", "-"])
+def test_a_spaced_sign_before_a_dotted_head_is_arithmetic_a_glued_one_a_flag(sign: str) -> None:
+    """``simp +arith``/``-zeta`` style: a glued sign makes the head a configuration flag, whatever its name."""
+    assert _refusals(_with_tactic(f"  exact h {sign} Nat.foo (n := x)\n")) == []
+    refused = _refusals(_with_tactic(f"  exact h {sign}Nat.foo (n := x)\n"))
     assert len(refused) == 1 and _NOT_A_LITERAL in refused[0]
 
 
