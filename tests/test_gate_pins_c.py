@@ -207,3 +207,10 @@ def test_a_stray_closing_bracket_in_a_signature_is_skipped_not_crashed_on(stray:
     """A closing bracket at depth 0 with no group open before it ends no binder group."""
     statement = read_statement(f"theorem t {stray} (x : ℕ) : x = x := by sorry")
     assert (statement.binders, statement.conclusion) == (["(x : ℕ)"], "x = x")
+
+
+def test_binder_groups_are_read_at_the_top_level_only() -> None:
+    """Brackets and names inside a binder group belong to it: ``(h : f (1) = 1)`` is one group."""
+    statement = read_statement("theorem t {α : Type} (f : ℕ → ℕ) (h : f (1) = [1].sum) n : f 1 = 1 := by sorry")
+    assert statement.binders == ["{α : Type}", "(f : ℕ → ℕ)", "(h : f (1) = [1].sum)", "n"]
+    assert statement.conclusion == "f 1 = 1"
