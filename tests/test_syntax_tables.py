@@ -201,7 +201,10 @@ def test_a_table_percent_keyword_is_refused_even_without_a_space(monkeypatch: py
     assert not any(label.startswith("type_of%") for label in _refusals(code))
 
 
-@pytest.mark.parametrize("honest", ["(x%4)", "x%2", "x % 2", "(x %4)", "x %y", "x % (y + 1)", "(x)%(y)", "2%x"])
+@pytest.mark.parametrize(
+    "honest",
+    ["(x%4)", "x%2", "x % 2", "(x %4)", "x %y", "x % (y + 1)", "(x)%(y)", "2%x", *(f"x%{d}" for d in "0123456789")],
+)
 def test_modulo_glued_to_a_variable_is_not_a_keyword(honest: str) -> None:
     assert _refusals(PREFIX + f"[show {honest} = {honest} from rfl]\n") == []
 
