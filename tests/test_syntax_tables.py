@@ -504,3 +504,7 @@ def test_a_statement_holding_any_command_keyword_is_not_one_theorem(keyword: str
     """The statement reader's own keyword list must hold every command of the generated tables."""
     with pytest.raises(StatementError):
         read_statement(f"theorem t (x : ℕ) : x = x ∧ {keyword} := by sorry")
+
+
+def test_a_name_glued_to_percent_at_the_very_end_of_the_code_is_refused() -> None:
+    assert any("no elaborator keywords" in label for label in _refusals(PREFIX + "[x]\n#check mk_rpc_widget%"))

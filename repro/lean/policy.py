@@ -52,6 +52,12 @@ _SAFE_CONTROLS = frozenset("\n\t")
 _BINDER_WORDS = frozenset({"fun", "λ", "∀", "Π", "∃", "forall", "exists", "let", "have", "show", "by", "if", "match"})
 _SIMPLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASCII_DIGITS = frozenset("0123456789")
+
+
+def _digit_at(code: str, position: int) -> bool:
+    return position < len(code) and code[position] in _ASCII_DIGITS
+
+
 # compared like the tables' keywords: a trailing ``!``/``?`` dropped on both sides
 _LAYOUT_KEYS = frozenset(keyword_key(word) for word in LAYOUT_TACTICS)
 _LITERAL_KINDS = {
@@ -273,7 +279,8 @@ def _identifier(
     following = words[index + 1] if index + 1 < len(words) else None
     if text == "decide" and _configured(source, index):
         _refuse_kernel_decide(source, token, result, "decide with a configuration")
-    glued = following is not None and following.text == "%" and following.start == token.end
+    percent = following if following is not None and following.text == "%" and following.start == token.end else None
+    glued = percent is not None
     if tables.evaluates(text + "%" if glued else text):
         # generated from the sources: ``run_conv``, ``polyrith``, ``eval%``, ``lrat_proof``, ...
         result.refuse(f"{text}{'%' if glued else ''} ({source.where(token)}; its implementation evaluates code)")
@@ -330,9 +337,7 @@ def _identifier(
     if tables.is_command(text) or text.startswith(COMMAND_PREFIXES):
         result.refuse(f"{text} ({source.where(token)})")
         return index + 1
-    spaced = following is not None and (following.end == len(code) or code[following.end].isspace())
-    digit = following is not None and following.end < len(code) and code[following.end] in _ASCII_DIGITS
-    if glued and following is not None and (spaced or not digit or text in tables.glued_percent):
+    if percent is not None and (not _digit_at(code, percent.end) or text in tables.glued_percent):
         # ``eval%``, ``compile_inductive%``: a keyword the table knows is one token whatever follows it
         # (``eval%(f 1)``). A name the table does not know (a library it did not read: ProofWidgets'
         # ``mk_rpc_widget%(f)``, red team round 7) is refused too, unless a digit follows: ``x%2`` is
