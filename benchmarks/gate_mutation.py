@@ -247,10 +247,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),
     (
-        "repro/lean/gate.py",
-        "_judge_lean | drop-condition: drop operand 1 of or | _first_lines(axioms.messages) or 'no message'",
-    ): ("changes only the wording of a detail when #print axioms printed nothing; the verdict is the same"),
-    (
         "repro/lean/policy.py",
         "_in_term_list | drop-condition: drop operand 0 of and | opener.kind == Kind.identifier and opener.text"
         " in _TERM_LIST_TACTICS",
@@ -387,6 +383,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "no token but an identifier has a text _SIMPLE_NAME matches (a number starts with a digit, symbols"
         " are punctuation, literals keep their quotes): the fullmatch test already fails for any other"
     ),
+    (
+        "repro/lean/policy.py",
+        "_search_form | drop-condition: drop operand 0 of or | '.' in text or text in SEARCH_TACTICS or (not"
+        " text.rstrip('!').ends...",
+    ): (
+        "no keyword of the generated syntax tables contains a `.` (none in v4.15.0 or v4.9.0), so a dotted"
+        " word has no category and the last test returns False as the dropped one did"
+    ),
     ("repro/lean/text/lexer.py", "<module> | delete-element: delete \"''\""): (
         "`''` is the only symbol starting with a quote, and step returns at every quote before its symbol"
         " loop (an error token, the `''` test just above it, or a char literal): the entry is never read"
@@ -440,6 +444,56 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "repro/lean/policy.py",
         "configurations | drop-condition: drop operand 0 of and | w.kind == Kind.identifier and w.text == 'instance'",
     ): "only an identifier token has the text `instance` (a quoted «instance» keeps its guillemets)",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | word.kind == Kind.identifier and word.text == '_'",
+    ): "the lexer reads `_` as an identifier token only (a hole); no other token has that text",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text in"
+        " _TERM_BEFORE_SYMBOLS",
+    ): (
+        "an identifier before the head returned just above, and no number, literal or error token has the"
+        " text of a symbol (a string or char keeps its quotes, an error token its opener)"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.symbol and token.text =="
+        " '.' and (index + 1 < le...",
+    ): "only a symbol token has the text `.` (a string or char keeps its quotes, an error token its opener)",
+    ("repro/lean/policy.py", "configurations | drop-condition: drop operand 0 of or | first or token"): (
+        "`first` is only tested for None afterwards, and both `first or token` and `token` are set"
+    ),
+    (
+        "repro/lean/policy.py",
+        "configurations | drop-condition: drop operand 2 of and | token.kind == Kind.symbol and token.text == '('"
+        " and (option.kind ==...",
+    ): (
+        "`( t :=` with t no name (a number, a symbol; a literal is refused anyway) is no Lean syntax, so the"
+        " proof fails in Lean whether or not it is also refused as a configuration here"
+    ),
+    (
+        "repro/lean/policy.py",
+        "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and token.text in"
+        " ('true', 'false')",
+    ): "only an identifier token has the text `true` or `false`",
+    (
+        "repro/lean/policy.py",
+        "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and"
+        " token.text in _COMMAND_STARTS",
+    ): "every word of _COMMAND_STARTS lexes as one identifier token; no other token has such a text",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 0 of and | word.kind == Kind.symbol and word.text in _OPENING",
+    ): "only a symbol token has the text of a closing bracket (a string or char keeps its quotes)",
+    (
+        "repro/lean/policy.py",
+        "_named_argument | drop-condition: drop operand 1 of and | cursor >= 0 and steps < _NAMED_ARGUMENT_REACH"
+        " and ('\\n' not in text...",
+    ): (
+        "same verdicts, slower: steps only grow, and once they reach the bound the test after the loop returns"
+        " False whatever the longer walk finds; the bound in the loop only keeps the walk linear"
+    ),
     (
         "repro/lean/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",

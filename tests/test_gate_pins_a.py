@@ -14,7 +14,7 @@ from repro.lean.policy import scan
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult
 from repro.lean.text import Kind, StatementError, lex, read_statement
 from repro.records import ReasonCode
-from tests._gate_helpers import HEADER, MAIN, THEOREM
+from tests._gate_helpers import COLUMN_ZERO_BLOCK, HEADER, MAIN, THEOREM
 from tests._gate_helpers import refusals as _refusals
 
 # An independent copy of tables.SEARCH_TACTICS: every search or suggestion form, refused by name.
@@ -286,9 +286,11 @@ def test_only_noncomputable_may_precede_an_unnamed_section() -> None:
     ]
 
 
-def test_a_spaced_plus_before_a_dotted_head_is_arithmetic_a_glued_one_a_flag() -> None:
-    assert _refusals(_with_tactic("  exact h + Nat.foo (n := x)\n")) == []
-    refused = _refusals(_with_tactic("  exact h +Nat.foo (n := x)\n"))
+@pytest.mark.parametrize("sign", ["+", "-"])
+def test_a_spaced_sign_before_a_dotted_head_is_arithmetic_a_glued_one_a_flag(sign: str) -> None:
+    """``simp +arith``/``-zeta`` style: a glued sign makes the head a configuration flag, whatever its name."""
+    assert _refusals(_with_tactic(f"  exact h {sign} Nat.foo (n := x)\n")) == []
+    refused = _refusals(_with_tactic(f"  exact h {sign}Nat.foo (n := x)\n"))
     assert len(refused) == 1 and _NOT_A_LITERAL in refused[0]
 
 
@@ -357,3 +359,50 @@ def test_a_modifier_ending_the_code_is_no_modifier_of_the_first_declaration() ->
     result = scan(THEOREM + "private\n", header=HEADER, main_name=MAIN)
     assert [d.modifiers for d in result.declarations] == [[]]
     assert result.forbidden == ["private before nothing (line 4:0; a modifier may only precede a declaration)"]
+
+
+@pytest.mark.parametrize("command", ["#eval", "#reduce", "#synth", "#exit", "#print"])
+def test_only_check_and_print_axioms_on_a_name_are_ignored(command: str) -> None:
+    """``#eval robe_total`` runs code: the name-alone exemption is for the informational commands only."""
+    assert _refusals(THEOREM + f"{command} robe_total\n") == [f"{command} (line 4:0)"]
+
+
+def test_a_column_zero_block_under_an_indented_declaration_passes() -> None:
+    """The declaration line starts no line at column 0, so the block's first tactic is the first line start."""
+    assert _refusals(" " + COLUMN_ZERO_BLOCK) == []
+
+
+def test_a_statement_with_a_hash_command_names_it_once() -> None:
+    """``#check`` is a command keyword and a ``#`` command token: listed once among the extra commands."""
+    with pytest.raises(StatementError) as raised:
+        read_statement("theorem t : 1 = 1 := by\n  #check t\n  sorry")
+    assert str(raised.value) == "a formal statement must be exactly one theorem; it also has ['#check']"
+
+
+def test_a_constructor_literal_is_a_dot_glued_to_its_name() -> None:
+    """``.reducible`` is a constructor of the field's type; ``. reducible`` is no literal (fail closed)."""
+    assert _refusals(_with_tactic("  simp (config := .reducible)\n")) == []
+    refused = _refusals(_with_tactic("  simp (config := . reducible)\n"))
+    assert len(refused) == 1 and ".reducible is not a known constructor" in refused[0]
+
+
+@pytest.mark.parametrize("keyword", ["def", "abbrev", "example"])
+def test_a_formal_statement_must_be_a_theorem_or_lemma(keyword: str) -> None:
+    with pytest.raises(StatementError, match=f"it starts with '{keyword}'"):
+        read_statement(f"{keyword} t : 1 = 1 := by sorry")
+
+
+def test_a_bad_axiom_report_is_shown_in_the_detail() -> None:
+    """``#print axioms`` answered with something else: the detail quotes Lean's first line of it."""
+
+    def answer(messages: list[LeanMessage]) -> LeanResult:
+        return LeanResult(infra_status=InfraStatus.ok, messages=messages, backend_id="pin", real_lean=False)
+
+    unknown = LeanMessage(severity="error", line=1, text="unknown constant 'robe_total'")
+    verdict = Verdict(verified=False)
+    _judge_lean(verdict, [answer([]), answer([]), answer([]), answer([unknown])], "robe_total", scope_lines=2)
+    assert verdict.reasons == [ReasonCode.axiom_violation]
+    assert verdict.details == ["#print axioms gave no single clean axiom report: unknown constant 'robe_total'"]
+    verdict = Verdict(verified=False)
+    _judge_lean(verdict, [answer([]), answer([]), answer([]), answer([])], "robe_total", scope_lines=2)
+    assert verdict.details == ["#print axioms gave no single clean axiom report: no message"]

@@ -258,3 +258,11 @@ def test_only_a_declaration_that_is_no_instance_is_refused_for_a_prop_class_name
     assert refusals("instance Nat.Fact : Fact (0 < 1) := ⟨by norm_num⟩\n" + THEOREM) == []
     refused = refusals("def Nat.Fact : ℕ := 1\n" + THEOREM)
     assert refused == ["declaration Nat.Fact named like a Prop class (line 1:0)"], refused
+
+
+def test_only_section_alone_after_noncomputable_is_an_unnamed_section() -> None:
+    """``noncomputable section`` passes; ``noncomputable foo_command`` alone on its line is no section: the
+    modifier then precedes an unknown word (a command the tables may miss), refused."""
+    assert refusals("noncomputable section\n" + THEOREM) == []
+    refused = refusals("noncomputable foo_command\n" + THEOREM)
+    assert len(refused) == 1 and refused[0].startswith("noncomputable before foo_command"), refused

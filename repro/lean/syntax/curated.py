@@ -141,6 +141,16 @@ EVALUATES_CODE: list[Curated] = [
     # R5-03: no prover code, but ``IO.sleep`` holds a REPL worker with no heartbeat check until the pool's
     # wall-clock limit kills it (Lean/Elab/Tactic/BuiltinTactic.lean, ``evalSleep``)
     Curated("sleep", "tactic", "lean4", "Lean/Elab/Tactic/BuiltinTactic.lean: IO.sleep, outside heartbeats"),
+    # red team round 7 (R7-01): ``include_str e`` runs the prover's term ``e`` in the interpreter
+    # (``evalFilePath``, an ``evalTerm``) before it reads the file; under ``try`` the read's error is
+    # discarded and the proof goes on. Core's builtin term elaborators (Lean/Elab/BuiltinTerm.lean) were
+    # not read by the generator; at v4.9.0 the keyword takes a string and reads that file (IO at elaboration)
+    Curated(
+        "include_str",
+        "term",
+        "lean4",
+        "Lean/Elab/BuiltinTerm.lean: elabIncludeStr (evalFilePath: evalTerm), then IO.FS.readFile",
+    ),
 ]
 
 # Flagged by the generator's marker search, but what the flagged code evaluates is a configuration
