@@ -195,15 +195,24 @@ def test_a_name_glued_to_percent_is_a_keyword_whatever_follows(written: str) -> 
 
 
 def test_a_table_percent_keyword_is_refused_even_without_a_space(monkeypatch: pytest.MonkeyPatch) -> None:
-    code = PREFIX + "[type_of%(x)]\n"
+    code = PREFIX + "[type_of%2]\n"  # a digit after an unknown name glued to % is modulo: only the table decides
     assert any(label.startswith("type_of%") for label in _refusals(code))
     monkeypatch.setattr(policy, "gate_tables", lambda: _without(TABLES, "type_of%"))
     assert not any(label.startswith("type_of%") for label in _refusals(code))
 
 
-@pytest.mark.parametrize("honest", ["(x%4)", "x%2", "x % 2", "(x %4)"])
+@pytest.mark.parametrize("honest", ["(x%4)", "x%2", "x % 2", "(x %4)", "x %y", "x % (y + 1)", "(x)%(y)", "2%x"])
 def test_modulo_glued_to_a_variable_is_not_a_keyword(honest: str) -> None:
     assert _refusals(PREFIX + f"[show {honest} = {honest} from rfl]\n") == []
+
+
+@pytest.mark.parametrize(
+    "written", ["mk_rpc_widget%(f 1)", "mk_rpc_widget%f", "x%y", "x%(y + 1)", "reassoc_of%h", "x%"]
+)
+def test_a_name_glued_to_percent_that_the_tables_do_not_know_is_refused_unless_a_digit_follows(written: str) -> None:
+    """Red team round 7: a ``%`` keyword of a library the generator did not read (ProofWidgets'
+    ``mk_rpc_widget%``) is one token to Lean whatever follows it; only a numeral after it carries no code."""
+    assert any("no elaborator keywords" in label for label in _refusals(PREFIX + f"[{written}]\n"))
 
 
 def test_generator_reads_syntax_elab_macro_and_leading_parser_forms(tmp_path: Path) -> None:

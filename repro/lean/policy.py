@@ -51,6 +51,7 @@ _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 _SAFE_CONTROLS = frozenset("\n\t")
 _BINDER_WORDS = frozenset({"fun", "λ", "∀", "Π", "∃", "forall", "exists", "let", "have", "show", "by", "if", "match"})
 _SIMPLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASCII_DIGITS = frozenset("0123456789")
 # compared like the tables' keywords: a trailing ``!``/``?`` dropped on both sides
 _LAYOUT_KEYS = frozenset(keyword_key(word) for word in LAYOUT_TACTICS)
 _LITERAL_KINDS = {
@@ -330,9 +331,12 @@ def _identifier(
         result.refuse(f"{text} ({source.where(token)})")
         return index + 1
     spaced = following is not None and (following.end == len(code) or code[following.end].isspace())
-    if glued and following is not None and (spaced or text in tables.glued_percent):
+    digit = following is not None and following.end < len(code) and code[following.end] in _ASCII_DIGITS
+    if glued and following is not None and (spaced or not digit or text in tables.glued_percent):
         # ``eval%``, ``compile_inductive%``: a keyword the table knows is one token whatever follows it
-        # (``eval%(f 1)``); an unknown name glued to ``%`` and a space is refused too (fail closed)
+        # (``eval%(f 1)``). A name the table does not know (a library it did not read: ProofWidgets'
+        # ``mk_rpc_widget%(f)``, red team round 7) is refused too, unless a digit follows: ``x%2`` is
+        # modulo, and a keyword's argument that is a numeral carries no code (fail closed otherwise)
         result.refuse(f"{text}% ({source.where(token)}; no elaborator keywords)")
         return index + 2
     if (
