@@ -271,6 +271,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " any step not ok: `not verdict.reasons` already fails whenever the all-ok test would"
     ),
     (
+        "repro/lean/policy.py",
+        "_open | drop-condition: drop operand 1 of and | cursor < len(words) and words[cursor].kind =="
+        " Kind.symbol and (word...",
+    ): "only a symbol token has the text `(` (a string or char keeps its quotes, an error token its opener)",
+    (
         _STATEMENT,
         "top_level_equation | drop-condition: drop operand 1 of and | d == 0 and t.kind == Kind.symbol and"
         " (t.text == '=')",
