@@ -208,8 +208,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (
         "repro/lean/policy.py",
         "_identifier | drop-condition: drop operand 1 of and | glued and following is not None and (spaced or"
-        " text in tables.glued...",
+        " not digit or text in...",
     ): "`glued` is only true when `following is not None`: the dropped operand repeats it (for mypy)",
+    (
+        "repro/lean/policy.py",
+        "_identifier | drop-condition: drop operand 0 of or | spaced or not digit or text in tables.glued_percent",
+    ): (
+        "`spaced` (whitespace or the end right after the `%`) implies `not digit` (a digit right after it),"
+        " so the dropped operand never decides"
+    ),
     ("repro/lean/policy.py", "_identifier | delete-element: delete 'end' | ('by', 'end')"): (
         "`end` never reaches the start-of-line test: alone on its line it is the prover's anonymous section"
         " end (returned before), otherwise a command keyword of the generated tables (refused before)"
@@ -270,6 +277,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "lean_results is only set right before _judge_lean, which adds lean_timeout or lean_unavailable for"
         " any step not ok: `not verdict.reasons` already fails whenever the all-ok test would"
     ),
+    (
+        "repro/lean/policy.py",
+        "_open | drop-condition: drop operand 1 of and | cursor < len(words) and words[cursor].kind =="
+        " Kind.symbol and (word...",
+    ): "only a symbol token has the text `(` (a string or char keeps its quotes, an error token its opener)",
     (
         _STATEMENT,
         "top_level_equation | drop-condition: drop operand 1 of and | d == 0 and t.kind == Kind.symbol and"

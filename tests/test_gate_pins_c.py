@@ -16,6 +16,7 @@ import pytest
 
 from repro.lean.policy import scan
 from repro.lean.text import Kind, LeanCode, StaticTimeout, lex, read_statement, time_limit
+from repro.lean.text.statement import top_level_equation
 from tests._gate_helpers import HEADER, MAIN, THEOREM
 from tests._gate_helpers import refusals as _refusals
 
@@ -214,3 +215,28 @@ def test_binder_groups_are_read_at_the_top_level_only() -> None:
     statement = read_statement("theorem t {α : Type} (f : ℕ → ℕ) (h : f (1) = [1].sum) n : f 1 = 1 := by sorry")
     assert statement.binders == ["{α : Type}", "(f : ℕ → ℕ)", "(h : f (1) = [1].sum)", "n"]
     assert statement.conclusion == "f 1 = 1"
+
+
+def test_an_indented_attribute_line_starts_a_new_command_for_the_dedent_check() -> None:
+    """``  @[simp] theorem helper ... := by`` begins a command: its own block sets the column, so a word left
+    of that block is refused even though it stands where the first theorem's tactics stood."""
+    code = THEOREM + "  @[simp] theorem helper : 1 = 1 := by\n      rfl\n  foo\n"
+    assert _refusals(code) == [
+        "foo at the start of a line left of the tactic block above it (line 6:2; Lean would read a command there,"
+        " and it is not one the gate allows)"
+    ]
+
+
+def test_a_field_after_the_decide_function_on_the_next_line_is_no_configuration() -> None:
+    """``decide True`` then the next field ``snd := 2`` of a structure instance: only ``(name := ...)`` right
+    after ``decide`` configures it."""
+    assert _refusals("example : Bool × ℕ := { fst := decide True\n  snd := 2 }\n" + THEOREM) == []
+
+
+def test_a_bang_after_an_operator_is_prefix_negation_and_leaves_no_answer() -> None:
+    """``!`` is factorial only after a name, a numeral or ``)``; after an operator it is Bool negation,
+    which may wrap the equation (``1 + !n = 5``), so no answer is read."""
+    assert top_level_equation("1 + !n = 5") is None
+    assert top_level_equation("x ^ !b = 1") is None
+    assert top_level_equation("(n)! = 5") == ("(n)!", "5")
+    assert top_level_equation("2 ! = 2") == ("2 !", "2")
