@@ -205,18 +205,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "only how often the lexer checks the time limit (almost every token instead of every 4,096th):"
         " the same tokens and the same timeouts, slower"
     ),
-    (
-        "repro/lean/policy.py",
-        "_identifier | drop-condition: drop operand 1 of and | glued and following is not None and (spaced or"
-        " not digit or text in...",
-    ): "`glued` is only true when `following is not None`: the dropped operand repeats it (for mypy)",
-    (
-        "repro/lean/policy.py",
-        "_identifier | drop-condition: drop operand 0 of or | spaced or not digit or text in tables.glued_percent",
-    ): (
-        "`spaced` (whitespace or the end right after the `%`) implies `not digit` (a digit right after it),"
-        " so the dropped operand never decides"
-    ),
     ("repro/lean/policy.py", "_identifier | delete-element: delete 'end' | ('by', 'end')"): (
         "`end` never reaches the start-of-line test: alone on its line it is the prover's anonymous section"
         " end (returned before), otherwise a command keyword of the generated tables (refused before)"
