@@ -406,3 +406,37 @@ def test_a_bad_axiom_report_is_shown_in_the_detail() -> None:
     verdict = Verdict(verified=False)
     _judge_lean(verdict, [answer([]), answer([]), answer([]), answer([])], "robe_total", scope_lines=2)
     assert verdict.details == ["#print axioms gave no single clean axiom report: no message"]
+
+
+class _CountingTables:
+    """The gate's syntax tables, counting the keyword lookups the policy makes: a measure of its work
+    that does not depend on the machine's speed."""
+
+    def __init__(self, tables: object) -> None:
+        self._tables = tables
+        self.lookups = 0
+
+    def category(self, word: str) -> str | None:
+        self.lookups += 1
+        return self._tables.category(word)  # type: ignore[attr-defined, no-any-return]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._tables, name)
+
+
+def test_the_named_argument_walk_is_bounded_so_the_scan_stays_linear(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 19 section 1: each named argument's backward walk stops after a fixed reach. Without the bound
+    the walk goes back over the whole line for every ``(name := ...)`` on it: the same verdicts, quadratic work."""
+    from repro.lean import policy
+    from repro.lean.syntax import gate_tables
+
+    def lookups(arguments: int) -> int:
+        counting = _CountingTables(gate_tables())
+        monkeypatch.setattr(policy, "gate_tables", lambda: counting)
+        named = " (n := 1)" * (arguments // 10)
+        line = "  have := foo " + " ".join(f"a{i}" for i in range(arguments)) + named + "\n"
+        scan(THEOREM.replace("  subst h₀\n", line + "  subst h₀\n"), header=HEADER, main_name=MAIN)
+        return counting.lookups
+
+    small, large = lookups(300), lookups(3000)
+    assert large < 12 * small, (small, large)  # ten times the tokens, about ten times the lookups
