@@ -440,3 +440,21 @@ def test_the_named_argument_walk_is_bounded_so_the_scan_stays_linear(monkeypatch
 
     small, large = lookups(300), lookups(3000)
     assert large < 12 * small, (small, large)  # ten times the tokens, about ten times the lookups
+
+
+# An independent copy of lexer._SAFE_BEFORE_COMMENT, each closer with an honest line that glues a comment to it
+_COMMENT_AFTER_CLOSER = {
+    ")": "  have h1 : (2 : ℕ) = 2 := (rfl)-- c\n",
+    "]": "  have h1 : [1] = [1] := rfl\n  simp only [Nat.add_zero]-- c\n",
+    "}": "  have h1 : ({1} : Set ℕ) = {1}-- c\n    := rfl\n",
+    "⟩": "  have h1 : True ∧ True := ⟨trivial, trivial⟩-- c\n",
+    ",": "  have h1 : (1, 2).1 = 1 := by simp [Prod.fst,-- c\n    Nat.add_zero]\n",
+    "»": "  have «h1» : True := trivial\n  have h2 : True := «h1»-- c\n",
+}
+
+
+@pytest.mark.parametrize("closer", sorted(_COMMENT_AFTER_CLOSER))
+def test_a_line_comment_glued_after_any_closer_is_a_comment(closer: str) -> None:
+    """No token of Lean's starts with a closer followed by ``-`` (fresh seed-22 sample: ``»`` was unpinned)."""
+    line = _COMMENT_AFTER_CLOSER[closer]
+    assert _refusals(THEOREM.replace("  subst h₀\n", line + "  subst h₀\n")) == []
