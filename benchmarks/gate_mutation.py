@@ -481,14 +481,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ),
     (
         "repro/lean/policy.py",
-        "configurations | drop-condition: drop operand 2 of and | token.kind == Kind.symbol and token.text == '('"
-        " and (option.kind ==...",
-    ): (
-        "`( t :=` with t no name (a number, a symbol; a literal is refused anyway) is no Lean syntax, so the"
-        " proof fails in Lean whether or not it is also refused as a configuration here"
-    ),
-    (
-        "repro/lean/policy.py",
         "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and token.text in"
         " ('true', 'false')",
     ): "only an identifier token has the text `true` or `false`",
