@@ -84,18 +84,20 @@ def lever_rates(
 ) -> dict[str, Any]:
     """The generation rate without any lever, with salvage, and with salvage and feedback rounds.
 
-    Cumulative: "salvage" counts raw-sample proofs and salvaged ones, "feedback" all the run's prover's proofs (a
-    study's proof taken by ``--reprove-with`` is in none). Each is a
+    Cumulative: "salvage" counts raw-sample proofs and salvaged ones, "feedback" all the run's prover's
+    proofs; a study's proof taken by ``--reprove-with`` is in no rate, counted apart (``from_study``). Each is a
     lower bound of what the run would reach with only those levers on (a proof a lever found ended that
     candidate's search, so its later samples were never drawn). Per level and type, and the levers' cost.
     """
     totals: Counter[str] = Counter()
+    from_study = 0
     per_level: dict[str, Counter[str]] = defaultdict(Counter)
     per_type: dict[str, Counter[str]] = defaultdict(Counter)
     for level, kind, lever, count in store.retained_by_lever():
         name = lever or "none"
         if name not in LEVERS:
-            continue  # a study's proof (``--reprove-with``): not this run's prover, so in no lever's rate
+            from_study += count  # another prover's proof (``--reprove-with``): in no lever's rate
+            continue
         totals[name] += count
         if level:
             per_level[level][name] += count
@@ -112,6 +114,7 @@ def lever_rates(
     return {
         "rate": cumulative(totals, finished),
         "retained": {name: totals[name] for name in LEVERS},
+        "from_study": from_study,
         "by_level": {key: cumulative(per_level[key], value[1]) for key, value in sorted(by_level.items())},
         "by_type": {key: cumulative(per_type[key], value[1]) for key, value in sorted(by_type.items())},
         "cost": store.lever_costs(),
@@ -125,7 +128,9 @@ def lever_lines(levers: dict[str, Any]) -> list[str]:
         f"generation rate without levers {rate['none']}, with salvage {rate['salvage']},"
         f" with salvage and feedback rounds {rate['feedback']}"
         f" (retained by a raw sample {levers['retained']['none']}, by salvage {levers['retained']['salvage']},"
-        f" by a feedback round {levers['retained']['feedback']})"
+        f" by a feedback round {levers['retained']['feedback']}"
+        + (f", from a prove-study {levers['from_study']}" if levers.get("from_study") else "")
+        + ")"
     ]
     for label in ("by_level", "by_type"):
         for key, row in levers[label].items():

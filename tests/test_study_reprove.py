@@ -11,6 +11,7 @@ import pytest
 
 from repro.app import RunError, run
 from repro.config import DEFAULT_HEADER, LeanSettings, build_config
+from repro.metrics import generation_rates, lever_lines
 from repro.records import CandidateStatus, Stage
 from repro.release import write_release
 from repro.store import RunStore
@@ -128,6 +129,11 @@ def test_a_failed_run_retains_candidates_from_a_study_without_new_upstream_calls
     # a proof verified for another text (or the same text under another header) is never reused
     assert by_problem["world:2"].status == CandidateStatus.rejected and outcomes["world:2"] == "rejected"
     assert {a.candidate_id for a in reused_attempts} == {"world:1#r0"}
+    # the study's proof is in no lever's rate, and counted apart so the lever figures add up
+    with RunStore(run_dir, create=False) as store:
+        levers = generation_rates(store, k=1)["levers"]
+    assert levers["from_study"] == 1 and sum(levers["retained"].values()) == outcome.summary.retained - 1
+    assert any("from a prove-study 1" in line for line in lever_lines(levers))
 
     summary = write_release(run_dir, tmp_path / "release")
     assert summary.written == 0 and summary.withheld_unverified == 2, "fake-Lean proofs never release as verified"

@@ -294,10 +294,10 @@ def _judge_lean(verdict: Verdict, results: list[LeanResult], name: str, scope_li
     """Lean's four answers into reasons. ``scope_lines``: the first lines of the bridge command, which
     close the prover's scopes and our section (an error there is a scope error, not a type mismatch)."""
     verdict.lean_steps = results
-    failure = next((r for r in results if r.infra_status != InfraStatus.ok), None)
     if not results:  # a backend that answered nothing: no step to name, and no verdict (never an IndexError)
         verdict.add(ReasonCode.lean_unavailable, "Lean infrastructure: the backend returned no result")
         return
+    failure = next((r for r in results if r.infra_status != InfraStatus.ok), None)
     if failure is not None or len(results) != len(STEP_NAMES):
         failure = failure or results[-1]
         step = STEP_NAMES[min(results.index(failure), len(STEP_NAMES) - 1)]

@@ -174,7 +174,9 @@ def _levers(report: RunReport) -> str:
     retained = levers["retained"]
     note = (
         "<p class=note>Retained by a raw prover sample "
-        f"{retained['none']}, by salvage {retained['salvage']}, by a Lean-feedback round {retained['feedback']}."
+        f"{retained['none']}, by salvage {retained['salvage']}, by a Lean-feedback round {retained['feedback']}"
+        + (f", from a prove-study (--reprove-with) {levers['from_study']}" if levers.get("from_study") else "")
+        + "."
         " Every lever's proof passed the same soundness gate. The rates are cumulative and each is a lower bound"
         " of a run with only those levers: a proof a lever found ended that candidate's search.</p>"
     )
