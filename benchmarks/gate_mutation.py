@@ -94,8 +94,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 # The four modules of issue 19 (source.py and lexer.py now live in repro/lean/text/), and the tables they read
 DEFAULT_MODULES = (
-    "repro/lean/policy.py",
-    "repro/lean/gate.py",
+    "repro/judge/policy.py",
+    "repro/judge/screen.py",
     "repro/lean/text/statement.py",
     "repro/lean/text/lexer.py",
     "repro/lean/tables.py",
@@ -206,7 +206,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " later pass only after `cursor + 1 < self.length` was checked and the `.` stepped over"
     ),
     **{
-        ("repro/lean/policy.py", f"{function} | drop-condition: drop operand 0 of and | {test}"): (
+        ("repro/judge/policy.py", f"{function} | drop-condition: drop operand 0 of and | {test}"): (
             "only symbol tokens have the text of a bracket (a string, char or name keeps its quotes, an error"
             " token runs from a comment, string or char opener to the end)"
         )
@@ -220,12 +220,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "only how often the lexer checks the time limit (almost every token instead of every 4,096th):"
         " the same tokens and the same timeouts, slower"
     ),
-    ("repro/lean/policy.py", "_identifier | delete-element: delete 'end' | ('by', 'end')"): (
+    ("repro/judge/policy.py", "_identifier | delete-element: delete 'end' | ('by', 'end')"): (
         "`end` never reaches the start-of-line test: alone on its line it is the prover's anonymous section"
         " end (returned before), otherwise a command keyword of the generated tables (refused before)"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "header_opens | drop-condition: drop operand 2 of or | following.kind != Kind.identifier or"
         " following.text in COMMAND_KEYW...",
     ): (
@@ -234,30 +234,30 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " `@[`, or a modifier of COMMAND_KEYWORDS), where the loop stops as before"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_in_term_list | drop-condition: drop operand 0 of and | cursor >= 0 and words[cursor].text == '⟨'",
     ): (
         "`cursor >= 0` always holds there: it starts at `index`, and the backward scan either breaks at a"
         " word it read (cursor >= 0) or runs out and returns False before this test"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text"
         " in ('[', ',') and _in_te...",
     ): "only symbol tokens have the text `[` or `,` (a string or char keeps its quotes)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | cursor > 0 and words[cursor - 1].text =="
         " '@' and (words[cursor - 1]...",
     ): (
         "at cursor 0, words[-1] is the code's last token, which ends after the first word starts: the glued"
         " test that follows fails as the bound did"
     ),
-    ("repro/lean/policy.py", "_open | delete-element: delete 'by'"): (
+    ("repro/judge/policy.py", "_open | delete-element: delete 'by'"): (
         "`by` right after `open` names is code Lean does not parse; refusing it as a name changes nothing"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_in_term_list | drop-condition: drop operand 0 of and | opener.kind == Kind.identifier and opener.text"
         " in _TERM_LIST_TACTICS",
     ): (
@@ -265,7 +265,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " keep their quotes, and an error token runs to the code's end, so it is never followed by `[`"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_dedented_line_starts | drop-condition: drop operand 0 of and | previous is not None and"
         " previous.kind == Kind.symbol and (previous...",
     ): (
@@ -273,7 +273,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " always set there"
     ),
     (
-        "repro/lean/gate.py",
+        "repro/judge/screen.py",
         "verify_proof | drop-condition: drop operand 2 of and | not verdict.reasons and len(lean_results) =="
         " len(STEP_NAMES) and al...",
     ): (
@@ -281,7 +281,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " any step not ok: `not verdict.reasons` already fails whenever the all-ok test would"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_open | drop-condition: drop operand 1 of and | cursor < len(words) and words[cursor].kind =="
         " Kind.symbol and (word...",
     ): "only a symbol token has the text `(` (a string or char keeps its quotes, an error token its opener)",
@@ -305,11 +305,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " (token.text == ':')",
     ): "only a symbol token has the text `:` (a string or char keeps its quotes, a quoted name its «»)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "scan | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and token.text == 'import'",
     ): "only an identifier token has the text `import` (a quoted «import» keeps its guillemets)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_identifier | drop-condition: drop operand 1 of and | option is not None and option.kind == Kind.identifier",
     ): (
         "a token other than an identifier is then judged by its own text, which no option allowlist holds and"
@@ -317,7 +317,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " _allowed_option refuses it as it refuses '?'"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_allowed_option | drop-condition: drop operand 0 of and | value.kind == Kind.identifier and value.text in"
         " ('true', 'false')",
     ): (
@@ -330,9 +330,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
             " every 4,096th): the same result, and a passed deadline stops the scan at least as soon"
         )
         for module, function, test in [
-            ("repro/lean/policy.py", "_instance", "scan_at % 4096 == 0"),
-            ("repro/lean/policy.py", "_dedented_line_starts", "index % 4096 == 0"),
-            ("repro/lean/policy.py", "_column_zero_tactics", "index % 4096 == 0"),
+            ("repro/judge/policy.py", "_instance", "scan_at % 4096 == 0"),
+            ("repro/judge/policy.py", "_dedented_line_starts", "index % 4096 == 0"),
+            ("repro/judge/policy.py", "_column_zero_tactics", "index % 4096 == 0"),
             ("repro/lean/text/lexer.py", "scan_from", "steps % 4096 == 0"),
         ]
         for mutation in ("compare: Eq->NotEq #0", "negate-if: negate the condition")
@@ -340,7 +340,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     },
     **{
         (
-            "repro/lean/policy.py",
+            "repro/judge/policy.py",
             f"<module> | delete-element: delete {word!r} | {{'by', 'end', 'then', 'else', 'with', 'from', 'at',"
             " 'using', 'fun',...",
         ): reason
@@ -357,7 +357,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " DISPLAY_OPTION_PREFIXES is read, and nothing else reads that tuple"
     ),
     (
-        "repro/lean/gate.py",
+        "repro/judge/screen.py",
         "verify_proof | drop-condition: drop operand 1 of and | not verdict.reasons and len(lean_results) =="
         " len(STEP_NAMES) and al...",
     ): (
@@ -366,7 +366,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " already fails whenever the count test would"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_identifier | drop-condition: drop operand 1 of or | following is None or following.kind !="
         " Kind.identifier or following...",
     ): (
@@ -374,7 +374,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " Σ', numbers digits, literals keep their quotes), so the `not in` test holds for any other token"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_field_projection | drop-condition: drop operand 0 of or | dot.kind != Kind.symbol or dot.end !="
         " words[index].start",
     ): "only a symbol token has the text `.` or `|>.`, which the tests after it require",
@@ -383,7 +383,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " entry is never compared"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_instance | drop-condition: drop operand 1 of or | head is None or head.kind != Kind.identifier or"
         " head.name not in PR...",
     ): (
@@ -391,7 +391,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " text (a quotation is the backquote alone, literals keep their quotes): never a PROP_CLASSES name"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_universe | drop-condition: drop operand 1 of or | following is None or following.kind !="
         " Kind.identifier or (not _SIM...",
     ): (
@@ -399,7 +399,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " are punctuation, literals keep their quotes): the fullmatch test already fails for any other"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_search_form | drop-condition: drop operand 0 of or | '.' in text or text in SEARCH_TACTICS or (not"
         " text.rstrip('!').ends...",
     ): (
@@ -412,7 +412,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ),
     # seed-21 survivors reviewed (tests/test_gate_pins_a.py pins the others)
     **{
-        ("repro/lean/policy.py", f"{function} | {kind} | index % 4096 == 0"): (
+        ("repro/judge/policy.py", f"{function} | {kind} | index % 4096 == 0"): (
             "only how often the pass checks the time limit (every token but each 4,096th instead of each"
             " 4,096th): the same tokens and the same timeouts, slower"
         )
@@ -421,14 +421,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     },
     **{
         (
-            "repro/lean/policy.py",
+            "repro/judge/policy.py",
             f"<module> | delete-element: delete {word!r} | {{'at', 'with', 'only', 'using',"
             " 'then', 'else', 'do', 'in', 'from',...",
         ): (f"_KEYWORDS_NOT_HEADS also unions _BINDER_WORDS, which holds {word!r}: the set is unchanged")
         for word in ("fun", "λ")
     },
     **{
-        ("repro/lean/policy.py", f"<module> | delete-element: delete {symbol!r} | {snippet}"): (
+        ("repro/judge/policy.py", f"<module> | delete-element: delete {symbol!r} | {snippet}"): (
             f"{symbol} is always a symbol token (tests/test_gate_pins_a.py), and the set is only compared with"
             " identifier tokens (_plain_application: a symbol already fails the kind test before it)"
         )
@@ -438,7 +438,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         ]
     },
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_column_zero_tactics | drop-condition: drop operand 1 of and | open_block and token.kind =="
         " Kind.identifier and _is_layout_tactic(...",
     ): (
@@ -446,7 +446,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " a number, literal, `#` command or `@[` never has such a text"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_column_zero_tactics | drop-condition: drop operand 1 of and | previous is not None and previous.kind =="
         " Kind.identifier and (prev...",
     ): "only an identifier token has the text `by` or `decreasing_by`",
@@ -456,15 +456,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " code[0].text not in ...",
     ): "only an identifier token has the text `theorem` or `lemma` (a quoted «theorem» keeps its guillemets)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "configurations | drop-condition: drop operand 0 of and | w.kind == Kind.identifier and w.text == 'instance'",
     ): "only an identifier token has the text `instance` (a quoted «instance» keeps its guillemets)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | word.kind == Kind.identifier and word.text == '_'",
     ): "the lexer reads `_` as an identifier token only (a hole); no other token has that text",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text in"
         " _TERM_BEFORE_SYMBOLS",
     ): (
@@ -472,35 +472,35 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " text of a symbol (a string or char keeps its quotes, an error token its opener)"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.symbol and token.text =="
         " '.' and (index + 1 < le...",
     ): "only a symbol token has the text `.` (a string or char keeps its quotes, an error token its opener)",
-    ("repro/lean/policy.py", "configurations | drop-condition: drop operand 0 of or | first or token"): (
+    ("repro/judge/policy.py", "configurations | drop-condition: drop operand 0 of or | first or token"): (
         "`first` is only tested for None afterwards, and both `first or token` and `token` are set"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and token.text in"
         " ('true', 'false')",
     ): "only an identifier token has the text `true` or `false`",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and"
         " token.text in _COMMAND_STARTS",
     ): "every word of _COMMAND_STARTS lexes as one identifier token; no other token has such a text",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | word.kind == Kind.symbol and word.text in _OPENING",
     ): "only a symbol token has the text of a closing bracket (a string or char keeps its quotes)",
     # not listed: dropping the reach bound from _named_argument's loop keeps every verdict but makes the walk
     # quadratic on one long line (issue 19 section 1); no test can see time, so it counts as a survivor
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | before.kind == Kind.symbol and before.text == ':='",
     ): "only a symbol token has the text `:=` (a string or char keeps its quotes, an error token its opener)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 1 of and | before.kind == Kind.symbol and before.text"
         " in ('[', ',') and _in_te...",
     ): (
@@ -508,7 +508,7 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " above (it is in _TERM_BEFORE_SYMBOLS)"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | head > 0 and words[head - 1].text == '@' and"
         " (words[head - 1].end =...",
     ): (
@@ -516,12 +516,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " the head starts, so the glued test fails as the bound did"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and"
         " token.text in _BLOCK_OPENERS",
     ): "only an identifier token has the text `by` or `decreasing_by`",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_dedented_line_starts | drop-condition: drop operand 0 of and | token.kind == Kind.identifier and (not"
         " continues) and (leftmost is ...",
     ): (
@@ -529,39 +529,39 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         " tokens only; the leftmost column is updated the same either way"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_informational_command_end | drop-condition: drop operand 2 of or | cursor >= len(words) or"
         " words[cursor].text != 'axioms' or words[cur...",
     ): "only an identifier token has the text `axioms` (a quoted «axioms» keeps its guillemets)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_config_literal | drop-condition: drop operand 1 of and | name.start == token.end and name.kind =="
         " Kind.identifier and (name....",
     ): "every CONFIG_CONSTRUCTORS entry is a plain word, which only an identifier token has as its text",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_config_literal | drop-condition: drop operand 0 of and | token.kind == Kind.symbol and token.text =="
         " '{' and (depth < _CONFI...",
     ): "only a symbol token has the text `{` (a string or char keeps its quotes, an error token its opener)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_dedented_line_starts | drop-condition: drop operand 0 of and | previous is not None and previous.kind =="
         " Kind.identifier and (prev...",
     ): "the same-line branch is never taken at the first token (its line differs from the initial -1)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 0 of and | word.kind == Kind.identifier and"
         " (tables.category(word.text) is not...",
     ): "a word that is no identifier breaks the walk on the next test anyway (a number is never a keyword)",
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_named_argument | drop-condition: drop operand 1 of or | before is None or cursor != start - 1",
     ): (
         "the walk only passes the word before the head when it is a hole `_`, a number or a bracket group;"
         " none of those is a term-position word or symbol, so the tests below return False as well"
     ),
     (
-        "repro/lean/policy.py",
+        "repro/judge/policy.py",
         "_dedented_line_starts | drop-condition: drop operand 1 of and | previous is not None and previous.kind =="
         " Kind.identifier and (prev...",
     ): "only an identifier token has the text `by` or `decreasing_by`",

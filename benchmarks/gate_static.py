@@ -42,7 +42,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import pairwise
 
-from repro.lean import verify_proof
+from repro.judge import verify_proof
 
 try:
     from repro.config import StaticLimits

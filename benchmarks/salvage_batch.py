@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from repro.lean.audit import VerdictRow, check_batch
+from repro.judge.batch import VerdictRow, check_batch
 
 FILES = (
     "realproofs/MoonshotAI_Kimina-Prover-Preview_minif2f-test-solved.jsonl",

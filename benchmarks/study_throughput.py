@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from repro.config import ModelBackendName, ModelSettings
-from repro.lean import CachedVerifier, fake_repl_verifier, verify_proof
+from repro.judge import verify_proof
+from repro.lean import CachedVerifier, fake_repl_verifier
 from repro.llm import ModelRequest, ScriptedBackend
 from repro.stages.common import chat_request
 from repro.stages.prove import prover_prompt

@@ -34,9 +34,10 @@ from repro.config import (
 )
 from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
 from repro.dirlock import hold_directory
-from repro.lean.audit import BatchSummary, check_batch, read_rows
+from repro.judge.batch import BatchSummary, check_batch, read_rows
+from repro.judge.screen import verify_proof
+from repro.judge.verdict import Verdict
 from repro.lean.factory import build_verifier
-from repro.lean.gate import Verdict, verify_proof
 from repro.lean.protocol import InfraStatus, Verifier
 from repro.lean.text import without_header
 from repro.lean.toolchains import get_toolchain
@@ -157,7 +158,7 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
 
     The check bypasses the result cache and names a fresh theorem each time: a resume must learn
     whether Lean works now, not whether it worked when the run began. A backend that claims real Lean
-    then passes the self-test battery once per backend + toolchain (repro.lean.selftest; cached).
+    then passes the self-test battery once per backend + toolchain (repro.judge.selftest; cached).
     """
 
     backend: Verifier = getattr(verifier, "inner", verifier)
@@ -171,7 +172,7 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
             " the REPL."
         )
     if backend.real_lean and config.lean.selftest:
-        from repro.lean.selftest import SelfTestFailed, ensure_selftest
+        from repro.judge.selftest import SelfTestFailed, ensure_selftest
 
         try:
             await ensure_selftest(config.lean, verifier=backend)
@@ -543,7 +544,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
 
 def _selftest_line(lean: LeanSettings, backend_ready: bool) -> DoctorLine:
     """The self-test battery on the configured backend (fresh, not the cached pass a run uses)."""
-    from repro.lean.selftest import run_selftest
+    from repro.judge.selftest import run_selftest
 
     name = f"Lean self-test ({lean.backend}, {lean.toolchain})"
     required = lean.backend != LeanBackendName.fake

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from repro.config import MAX_FEEDBACK_ROUNDS, MAX_SALVAGE_VARIANTS, RunConfig
-from repro.lean.gate import Verdict
+from repro.judge.verdict import Verdict
 from repro.lean.protocol import Verifier
 from repro.lean.statement_checks import check_statement, refute_statement
 from repro.llm.client import ModelClient

@@ -855,8 +855,9 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
     the ``verified_code`` that was released. The rows checked are the Parquet rows users load; first
     the files must match their manifest and each other (else :class:`ReleaseError`).
     """
-    from repro.lean import build_verifier, verify_proof
-    from repro.lean.audit import INFRA_REASONS
+    from repro.judge import verify_proof
+    from repro.judge.batch import INFRA_REASONS
+    from repro.lean import build_verifier
     from repro.stages.answer import recheck_answer
 
     problems = check_release_files(out_dir)

@@ -6,7 +6,7 @@ tests, so a change to how a refusal is reported (an unterminated comment, the fo
 
 from __future__ import annotations
 
-from repro.lean.policy import scan
+from repro.judge.policy import scan
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
 MAIN = "robe_total"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from repro.cli import main
-from repro.lean.audit import ExitCode
+from repro.judge.batch import ExitCode
 from tests.conftest import shared_file
 
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"

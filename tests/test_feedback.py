@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from repro.config import ModelSettings
-from repro.lean.gate import Verdict
+from repro.judge.verdict import Verdict
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult
 from repro.records import ReasonCode
 from repro.stages.feedback import (

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from repro.lean import InfraStatus, fake_repl_verifier, verify_proof
+from repro.judge import verify_proof
+from repro.lean import InfraStatus, fake_repl_verifier
 from repro.lean.framing import FRAME_PREFIX, FramingError, frame_command, unframe_reply
 from repro.records import ReasonCode
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 import yaml
 
-from repro.lean import fake_repl_verifier, reserved_name, verify_proof
+from repro.judge import reserved_name, verify_proof
+from repro.lean import fake_repl_verifier
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, axioms_reported
 from repro.records import ReasonCode
 

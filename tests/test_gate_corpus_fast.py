@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from repro.lean import reserved_name, verify_proof
+from repro.judge import reserved_name, verify_proof
 from repro.lean.fake_repl import serve
 from repro.lean.protocol import LeanResult, result_from_repl_json
 from repro.records import ReasonCode

@@ -7,8 +7,9 @@ import asyncio
 
 from repro.config import StaticLimits
 from repro.exit_codes import ExitCode
-from repro.lean import fake_repl_verifier, verify_proof
-from repro.lean.audit import verdict_exit_code
+from repro.judge import verify_proof
+from repro.judge.batch import verdict_exit_code
+from repro.lean import fake_repl_verifier
 from repro.records import ReasonCode
 
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"

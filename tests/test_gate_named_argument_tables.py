@@ -2,7 +2,7 @@
 
 The config guard lets a term's named argument ``f (x := e)`` hold any term, and judges every other
 ``(x := e)`` as a tactic configuration (literals only: Lean runs it in its interpreter). Which is which is
-decided by small hand-kept tables in ``repro/lean/policy.py``. A fresh mutation sample (seed 21) showed
+decided by small hand-kept tables in ``repro/judge/policy.py``. A fresh mutation sample (seed 21) showed
 that deleting one entry of them changed no test: each table is pinned here from an independent literal
 copy, so a deleted or added entry fails a case of its own.
 """

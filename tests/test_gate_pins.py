@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from repro.config import StaticLimits
-from repro.lean import verify_proof
-from repro.lean.policy import MAX_LISTED_REFUSALS, ScanResult, configurations, header_opens, scan
+from repro.judge import verify_proof
+from repro.judge.policy import MAX_LISTED_REFUSALS, ScanResult, configurations, header_opens, scan
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult
 from repro.lean.text import (
     Kind,

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from repro.lean.gate import Verdict, _judge_lean
-from repro.lean.policy import scan
+from repro.judge.policy import scan
+from repro.judge.screen import _judge_lean
+from repro.judge.verdict import Verdict
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult
 from repro.lean.text import Kind, StatementError, lex, read_statement
 from repro.records import ReasonCode
@@ -318,7 +319,7 @@ def test_every_layout_tactic_is_one_identifier_token() -> None:
     """Column-0 tactic lines are accepted for identifier tokens only (policy._column_zero_tactics); the
     mutation benchmark counts its identifier test as equivalent because no word the layout rule accepts
     lexes as anything else. Regenerated tables must keep that true."""
-    from repro.lean.policy import _is_layout_tactic
+    from repro.judge.policy import _is_layout_tactic
     from repro.lean.syntax import gate_tables
     from repro.lean.tables import LAYOUT_TACTICS
 
@@ -427,7 +428,7 @@ class _CountingTables:
 def test_the_named_argument_walk_is_bounded_so_the_scan_stays_linear(monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 19 section 1: each named argument's backward walk stops after a fixed reach. Without the bound
     the walk goes back over the whole line for every ``(name := ...)`` on it: the same verdicts, quadratic work."""
-    from repro.lean import policy
+    from repro.judge import policy
     from repro.lean.syntax import gate_tables
 
     def lookups(arguments: int) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from repro.lean import verify_proof
+from repro.judge import verify_proof
 from repro.lean.protocol import LeanResult
 from repro.lean.text import Kind, final_proposition, lex
 from repro.records import ReasonCode

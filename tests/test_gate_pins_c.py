@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from repro.lean.policy import scan
+from repro.judge.policy import scan
 from repro.lean.text import Kind, LeanCode, StaticTimeout, lex, read_statement, time_limit
 from repro.lean.text.statement import top_level_equation
 from tests._gate_helpers import HEADER, MAIN, THEOREM

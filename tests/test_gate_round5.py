@@ -11,8 +11,8 @@ from __future__ import annotations
 import pytest
 
 from repro.config import StaticLimits
-from repro.lean import verify_proof
-from repro.lean.policy import MAX_LISTED_REFUSALS, scan
+from repro.judge import verify_proof
+from repro.judge.policy import MAX_LISTED_REFUSALS, scan
 from repro.records import ReasonCode
 from tests._gate_helpers import HEADER, MAIN, THEOREM, refusals
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from repro.lean import policy
-from repro.lean.policy import scan
+from repro.judge import policy
+from repro.judge.policy import scan
 from repro.lean.syntax import SyntaxTables, gate_tables
 from repro.lean.tables import COMMAND_KEYWORDS, LAYOUT_TACTICS, LAYOUT_TACTICS_BY_SOURCE
 from repro.lean.text import Kind, lex

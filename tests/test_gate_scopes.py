@@ -8,9 +8,11 @@ closed before ours; an ``end`` that reaches our section, or one too few, is an e
 
 from __future__ import annotations
 
-from repro.lean import KiminaVerifier, fake_repl_verifier, reserved_name, verify_proof
-from repro.lean.gate import Verdict, _judge_lean, _our_statement, lean_commands
-from repro.lean.scopes import closers
+from repro.judge import reserved_name, verify_proof
+from repro.judge.scopes import closers
+from repro.judge.screen import _judge_lean, _our_statement, lean_commands
+from repro.judge.verdict import Verdict
+from repro.lean import KiminaVerifier, fake_repl_verifier
 from repro.lean.text import LeanCode, Statement
 from repro.records import ReasonCode
 from repro.testing.kimina_server import KiminaTestServer

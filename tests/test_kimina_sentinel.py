@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from repro.lean import InfraStatus, KiminaVerifier, verify_proof
+from repro.judge import verify_proof
+from repro.lean import InfraStatus, KiminaVerifier
 from repro.records import ReasonCode
 from tests.test_lean_pool import KiminaStub
 

@@ -14,7 +14,8 @@ from collections.abc import Iterator
 import pytest
 
 from repro.config import LeanSettings
-from repro.lean import InfraStatus, KiminaVerifier, build_verifier, verify_proof
+from repro.judge import verify_proof
+from repro.lean import InfraStatus, KiminaVerifier, build_verifier
 from repro.lean.kimina import KIMINA_SERVER_MAX_WAIT_S, KiminaRefused
 from repro.records import ReasonCode
 from repro.testing.kimina_server import KiminaTestServer

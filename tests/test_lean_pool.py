@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from repro.lean import CachedVerifier, InfraStatus, KiminaVerifier, fake_repl_verifier, verify_proof
+from repro.judge import verify_proof
+from repro.lean import CachedVerifier, InfraStatus, KiminaVerifier, fake_repl_verifier
 from repro.records import ReasonCode
 
 HEADER = "import Mathlib"

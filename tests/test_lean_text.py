@@ -12,7 +12,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.lean import verify_proof
+from repro.judge import verify_proof
 from repro.lean.taxonomy import _PROSE_LINE
 from repro.lean.text import LeanCode, fenced_blocks, lex, line_column, read_output
 from repro.lean.text.lexer import Kind, _Scanner

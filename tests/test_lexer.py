@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.lean.policy import scan
+from repro.judge.policy import scan
 from repro.lean.text.lexer import (
     _REST_CLASS,
     _START_CLASS,

@@ -2,7 +2,7 @@
 
 These are the hole classes only real Lean can refute: the bridge (does the prover's theorem have our
 statement's type, as Lean elaborated it before the prover's code existed?) and the separate axiom
-command. Most of them are the `repro lean selftest` battery (repro.lean.selftest), run here case by case;
+command. Most of them are the `repro lean selftest` battery (repro.judge.selftest), run here case by case;
 the rest are gate behaviours beyond the battery. None of this has run against real Lean on CI.
 """
 
@@ -11,9 +11,11 @@ from __future__ import annotations
 import pytest
 
 from repro.config import LeanSettings
-from repro.lean import build_verifier, verify_proof
-from repro.lean.gate import Verdict, _judge_lean, _our_statement, lean_commands, reserved_name
-from repro.lean.selftest import CASES, render_report, run_selftest
+from repro.judge import verify_proof
+from repro.judge.screen import _judge_lean, _our_statement, lean_commands, reserved_name
+from repro.judge.selftest import CASES, render_report, run_selftest
+from repro.judge.verdict import Verdict
+from repro.lean import build_verifier
 from repro.lean.text import Statement
 from repro.records import ReasonCode
 from tests.conftest import REPO
@@ -105,7 +107,7 @@ async def test_honest_forms_the_gate_now_allows_pass_real_lean(settings: LeanSet
 
 
 async def test_the_prover_code_runs_in_our_section_on_real_lean(settings: LeanSettings) -> None:
-    """Issue 19 §3: the prover's scopes end before our trusted commands (``repro.lean.scopes``).
+    """Issue 19 §3: the prover's scopes end before our trusted commands (``repro.judge.scopes``).
 
     Lean's ``elabEnd`` pops first and then fails on a mismatch: a prover ``end`` that reaches our
     section is an error in its own command; a scope left open that our count did not close makes our

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.lean.replay import (
+from repro.judge.kernel import (
     SAFEVERIFY_PINS,
     ReplayRequest,
     ReplaySettings,
@@ -147,8 +147,8 @@ def test_release_replay_withholds_the_row_safeverify_refuses(
 
 def test_replay_exit_codes() -> None:
     from repro.exit_codes import ExitCode
-    from repro.lean.replay import ReplayVerdict
-    from repro.release_replay import replay_exit_code
+    from repro.judge.kernel import ReplayVerdict
+    from repro.judge.release import replay_exit_code
 
     def verdict(status: ReplayStatus, real: bool = True) -> ReplayVerdict:
         return ReplayVerdict(key="k", status=status, tool="SafeVerify", real=real)

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from repro.lean import fake_repl_verifier, verify_proof
+from repro.judge import verify_proof
+from repro.lean import fake_repl_verifier
 from repro.lean.fake_semantics import Outcome, judge_theorem
 from repro.records import ReasonCode
 from repro.salvage import SalvageKind, salvage_variants, worth_salvaging
@@ -338,7 +339,7 @@ async def test_salvage_without_its_policy_unmasks_no_cheat_the_gate_refused() ->
 
 
 def test_salvage_never_revisits_a_cheat_or_an_infrastructure_failure() -> None:
-    from repro.lean.gate import Verdict
+    from repro.judge.verdict import Verdict
 
     for reason in (
         ReasonCode.forbidden_construct,
@@ -381,7 +382,7 @@ async def test_deleting_special_tokens_cannot_assemble_a_cheat_the_gate_misses()
 )
 def test_a_reply_refused_by_the_gate_s_size_caps_is_never_salvaged(reason: ReasonCode) -> None:
     """Adversary 5c: salvage re-read uncapped, on the event loop, the multi-MB replies the caps refused."""
-    from repro.lean.gate import Verdict
+    from repro.judge.verdict import Verdict
 
     verdict = Verdict.model_construct(verified=False, reasons=[reason])
     assert not worth_salvaging(verdict)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.lean import policy
+from repro.judge import policy
 from repro.lean.syntax import (
     SyntaxTables,
     UnknownToolchainError,

@@ -27,7 +27,7 @@ With --batch: 3 if any row had an infrastructure failure, else 1 if any was reje
 
 def command_check_proof(arguments: argparse.Namespace) -> int:
     from repro.app import check_proof, check_proof_batch
-    from repro.lean.audit import BatchInputError, ExitCode, verdict_exit_code
+    from repro.judge.batch import BatchInputError, ExitCode, verdict_exit_code
 
     lean = lean_settings(arguments)
     single = arguments.statement is not None or arguments.proof is not None
@@ -173,7 +173,7 @@ cases listed as needing a real backend)."""
 
 
 def command_lean_selftest(arguments: argparse.Namespace) -> int:
-    from repro.lean.selftest import render_report, run_selftest
+    from repro.judge.selftest import render_report, run_selftest
 
     lean = lean_settings(arguments)
     if arguments.toolchain:

@@ -11,11 +11,11 @@ from repro.cli._common import ExitCode, add_lean_options, add_run_dir, console, 
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
-    from repro.lean.replay import ReplaySettings
+    from repro.judge.kernel import ReplaySettings
 
 
 def _replay_settings(arguments: argparse.Namespace) -> ReplaySettings:
-    from repro.lean.replay import ReplaySettings
+    from repro.judge.kernel import ReplaySettings
 
     settings = ReplaySettings(backend=arguments.replay_backend)
     return (
@@ -24,8 +24,8 @@ def _replay_settings(arguments: argparse.Namespace) -> ReplaySettings:
 
 
 def command_release(arguments: argparse.Namespace) -> int:
+    from repro.judge.release import describe, release_replay_filter
     from repro.release import write_release
-    from repro.release_replay import describe, release_replay_filter
 
     replay = release_replay_filter(_replay_settings(arguments)) if arguments.replay else None
     summary = write_release(
@@ -107,8 +107,8 @@ def command_reverify(arguments: argparse.Namespace) -> int:
     else:
         code = ExitCode.fake_backend if fake else ExitCode.ok
     if arguments.replay:
-        from repro.lean.replay import build_replayer
-        from repro.release_replay import describe, replay_exit_code, replay_release
+        from repro.judge.kernel import build_replayer
+        from repro.judge.release import describe, replay_exit_code, replay_release
 
         replayer = build_replayer(_replay_settings(arguments))
         verdicts = asyncio.run(replay_release(arguments.release_dir, lean.header, replayer))

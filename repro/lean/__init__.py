@@ -1,12 +1,11 @@
-"""Lean verification: backends behind one protocol, the soundness gate and the failure taxonomy."""
+"""Lean clients behind one protocol, toolchains, project setup, the sandbox, statement checks and the
+readers of Lean text. What decides "verified" lives in :mod:`repro.judge`, which imports this package."""
 
 from repro.lean.cached import CachedVerifier, lean_cache_key
 from repro.lean.factory import build_verifier
 from repro.lean.fake_backend import fake_repl_verifier, make_fake_repl_home
 from repro.lean.fleet import KiminaFleet
-from repro.lean.gate import STANDARD_AXIOMS, Verdict, forbidden_constructs, reserved_name, verify_proof
 from repro.lean.kimina import KiminaVerifier
-from repro.lean.policy import ScanResult, scan
 from repro.lean.project import LeanHealth, SetupError, lean_health, setup_lean_project
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
 from repro.lean.repl_pool import ReplPoolVerifier
@@ -33,7 +32,6 @@ from repro.lean.toolchains import DEFAULT_TOOLCHAIN, Toolchain, UnknownToolchain
 __all__ = [
     "DEFAULT_OPEN_ALLOWLIST",
     "DEFAULT_TOOLCHAIN",
-    "STANDARD_AXIOMS",
     "CachedVerifier",
     "InfraStatus",
     "Kind",
@@ -45,7 +43,6 @@ __all__ = [
     "LeanResult",
     "ProverOutput",
     "ReplPoolVerifier",
-    "ScanResult",
     "Statement",
     "StatementError",
     "Token",
@@ -53,14 +50,12 @@ __all__ = [
     "TaxonomyFact",
     "Toolchain",
     "UnknownToolchain",
-    "Verdict",
     "Verifier",
     "axioms_reported",
     "build_verifier",
     "ends_in_sorry",
     "fake_repl_verifier",
     "final_proposition",
-    "forbidden_constructs",
     "get_toolchain",
     "lean_cache_key",
     "lean_health",
@@ -70,11 +65,8 @@ __all__ = [
     "normalize",
     "read_output",
     "read_statement",
-    "reserved_name",
-    "scan",
     "setup_lean_project",
     "significant",
     "taxonomy_facts",
     "top_level_equation",
-    "verify_proof",
 ]

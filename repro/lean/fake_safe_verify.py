@@ -18,7 +18,7 @@ whitespace collapsed, where the real tool compares elaborated types: "theorem N 
 type as the requirement"), ``sorry``/``admit`` (``sorryAx``) and ``native_decide`` (``Lean.ofReduceBool``)
 as non-standard axioms. What it does not model: elaboration, the kernel, definitional unfolding of a
 restated type (a cosmetic restatement the real tool accepts is refused here). Its verdicts are recorded
-``real: false`` by :func:`repro.lean.replay.build_replayer`.
+``real: false`` by :func:`repro.judge.kernel.build_replayer`.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ that is false cannot have a verified answer at all. Both are facts Lean can esta
 *our* statement, with commands we build; the prover's text never enters them.
 
 Every command runs after our statement has been elaborated exactly as the gate elaborates it
-(``theorem repro_target_<hash> <signature> := by sorry``, :func:`repro.lean.gate.lean_commands`), and
+(``theorem repro_target_<hash> <signature> := by sorry``, :func:`repro.judge.screen.lean_commands`), and
 refers to it only through ``type_of% @repro_target_<hash>``: what the tactics see is the type Lean
 built, never a second reading of our text, so binders, ``let``, implicit and instance binders,
 auto-bound implicits and coercions mean the same thing in the check as in the gate.
@@ -96,7 +96,7 @@ class StatementFacts(BaseModel):
 
 
 def statement_name(statement: str) -> str:
-    """The name the gate elaborates our statement under (:func:`repro.lean.gate.reserved_name`)."""
+    """The name the gate elaborates our statement under (:func:`repro.judge.screen.reserved_name`)."""
     return f"{STATEMENT_PREFIX}_{hashlib.sha256(statement.encode('utf-8')).hexdigest()[:16]}"
 
 

@@ -1,6 +1,6 @@
 """The keyword and name tables of the soundness gate, in one module with no logic.
 
-Kept apart from the rules (:mod:`repro.lean.policy`) and the readers (:mod:`repro.lean.text`) so that
+Kept apart from the rules (:mod:`repro.judge.policy`) and the readers (:mod:`repro.lean.text`) so that
 tables generated from the pinned Lean/Mathlib sources can replace them entry for entry. A table only
 names things; what is done with a name is decided in the policy.
 """
@@ -398,7 +398,7 @@ PROP_CLASSES = frozenset({"Fact", "NeZero", "Nonempty", "Nontrivial", "CharZero"
 # components: root-level namespaces that hold tactic implementations, parsers or I/O in some
 # toolchain (``namespace Linarith`` in Mathlib before its move under ``Mathlib.Tactic``, and so on).
 # Everything else may be opened once its every component passes the name rules: the prover's
-# ``open`` ends with its section (``repro.lean.scopes``), so it never reaches our trusted commands.
+# ``open`` ends with its section (``repro.judge.scopes``), so it never reaches our trusted commands.
 OPEN_DENYLIST = frozenset(
     {
         "Linarith",
@@ -424,7 +424,7 @@ OPEN_DENYLIST = frozenset(
     }
 )
 # Tactic keywords a prover may write at column 0 inside a tactic block whose first tactic stands at
-# column 0 (issue 19 §3; the rule and why it is sound: ``repro.lean.policy._column_zero_tactics``).
+# column 0 (issue 19 §3; the rule and why it is sound: ``repro.judge.policy._column_zero_tactics``).
 # Merged with the generated tactic table (``gate_tables().keywords["tactic"]``), which today holds
 # Batteries/Aesop/Qq/Plausible only; every word here is a tactic keyword of the file named, and none
 # is a command keyword (pinned in tests/test_gate_rules.py, together with a comparison of the Mathlib
@@ -510,7 +510,7 @@ DECLARATION_SUFFIXES = frozenset({"termination_by", "decreasing_by", "where"})
 # procedure, which reaches kernel bugs such as the v4.9-v4.15 ``Nat.pow`` one (leanprover/lean4#8060).
 # Refused as policy (``kernel_decide``): ``decide!`` as any name component, like ``native``; the word
 # ``kernel`` only where it sets a configuration field (``KERNEL_CONFIG_FIELDS``, rule and why:
-# ``repro.lean.policy._kernel_configuration``), so ``CategoryTheory.Limits.kernel`` or a hypothesis named
+# ``repro.judge.policy._kernel_configuration``), so ``CategoryTheory.Limits.kernel`` or a hypothesis named
 # ``kernel`` are ordinary names.
 KERNEL_DECIDE_NAMES = frozenset({"decide!"})
 # The field of ``DecideConfig`` (leanprover/lean4 ``src/Init/Tactics.lean``, "Configuration for the
@@ -519,7 +519,7 @@ KERNEL_CONFIG_FIELDS = frozenset({"kernel"})
 # Tactic configurations (adversary round 4, A2). Lean elaborates a configuration and runs it in the
 # interpreter (``Meta.evalExpr'``, leanprover/lean4 ``src/Lean/Elab/Tactic/Config.lean``,
 # ``declare_config_elab``), so a configuration may hold literals only (rule and why:
-# ``repro.lean.policy.configurations``). ``discharger``/``disch`` are excluded by Lean's own
+# ``repro.judge.policy.configurations``). ``discharger``/``disch`` are excluded by Lean's own
 # ``valConfigItem`` (``notFollowedBy(&"discharger" <|> &"disch")``, ``src/Init/Tactics.lean``): those
 # clauses hold a tactic sequence, which every other rule judges.
 CONFIG_TACTIC_CLAUSES = frozenset({"discharger", "disch"})

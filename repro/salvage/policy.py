@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from repro.lean.gate import Verdict
+from repro.judge.verdict import Verdict
 from repro.records import ReasonCode
 
 INFRASTRUCTURE = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout})

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from repro.config import ModelSettings
-from repro.lean.gate import Verdict
+from repro.judge.verdict import Verdict
 from repro.llm.client import ModelClient
 from repro.llm.factory import request_from_settings
 from repro.llm.protocol import ChatMessage, ModelCallError

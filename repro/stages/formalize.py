@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from repro.config import ModelSettings
-from repro.lean.gate import forbidden_constructs
+from repro.judge.screen import forbidden_constructs
 from repro.lean.protocol import InfraStatus, Verifier
 from repro.lean.text import (
     Kind,

@@ -7,7 +7,8 @@ import re
 from pydantic import BaseModel
 
 from repro.config import ModelSettings, StaticLimits
-from repro.lean.gate import Verdict, verify_proof
+from repro.judge.screen import verify_proof
+from repro.judge.verdict import Verdict
 from repro.lean.protocol import Verifier
 from repro.lean.text import extract_lean_block
 from repro.llm.client import ModelClient

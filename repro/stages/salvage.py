@@ -15,7 +15,8 @@ import asyncio
 from pydantic import BaseModel
 
 from repro.config import StaticLimits
-from repro.lean.gate import Verdict, verify_proof
+from repro.judge.screen import verify_proof
+from repro.judge.verdict import Verdict
 from repro.lean.protocol import Verifier
 from repro.lean.text import StaticTimeout, time_limit
 from repro.records import ReasonCode

@@ -148,7 +148,7 @@ async def _refuse_unready(
         detail = probe.detail or "; ".join(m.text for m in probe.messages[:2])
         raise StudyError(f"{which} cannot check code: {probe.infra_status}: {detail[:400]}. {remedy}")
     if verifier.real_lean and settings.selftest:
-        from repro.lean.selftest import SelfTestFailed, backend_of, ensure_selftest
+        from repro.judge.selftest import SelfTestFailed, backend_of, ensure_selftest
 
         try:
             await ensure_selftest(settings, verifier=backend_of(verifier))

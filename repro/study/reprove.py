@@ -17,7 +17,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from repro.config import RunConfig
-from repro.lean import Verifier, verify_proof
+from repro.judge import verify_proof
+from repro.lean import Verifier
 from repro.llm.client import ModelClient
 from repro.records import (
     AttemptOutcome,

@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from repro.lean import InfraStatus, Verdict, Verifier, reserved_name, verify_proof
+from repro.judge import Verdict, reserved_name, verify_proof
+from repro.lean import InfraStatus, Verifier
 from repro.lean.text import StatementError, read_statement
 from repro.llm.protocol import ModelBackend, ModelCallError
 from repro.records import LeanMessageRecord, ReasonCode

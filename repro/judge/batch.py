@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field, ValidationError
 from repro.config import StaticLimits
 from repro.exit_codes import ExitCode
 from repro.jsonl import BadRows, iter_json_objects
-from repro.lean.gate import Verdict, verify_proof
+from repro.judge.screen import verify_proof
+from repro.judge.verdict import Verdict
 from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
 from repro.salvage import salvage_variants

@@ -329,7 +329,7 @@ def _identifier(
     if text in ALLOWED_MODIFIERS or text == "example":
         return index + 1
     if text in ("section", "end") and _anonymous_scope_command(source, index):
-        return index + 1  # the prover's own anonymous sections (repro.lean.scopes: they cannot end ours)
+        return index + 1  # the prover's own anonymous sections (repro.judge.scopes: they cannot end ours)
     if text == "instance":
         return _instance(source, index, result, allow_native_decide)
     if text in ("universe", "universes"):
@@ -694,7 +694,7 @@ def _judge_open_name(source: LeanCode, word: Token, result: ScanResult, opens_al
     """A namespace after ``open``: every component passes the name rules, and it is no tactic namespace.
 
     Why any other namespace may be opened, with or without ``in``: the prover's code runs inside our
-    section (:mod:`repro.lean.scopes`), so its ``open`` ends before our bridge and ``#print axioms``;
+    section (:mod:`repro.judge.scopes`), so its ``open`` ends before our bridge and ``#print axioms``;
     what an ``open`` can change is how the prover's own names resolve. The danger is a short form that
     escapes the name rules, which judge a name's *first* component against the roots: after ``open IO``,
     ``FS.writeFile`` names no root. So every component of the opened name is judged like any name

@@ -263,7 +263,7 @@ def build_replayer(settings: ReplaySettings) -> SafeVerifyReplay:
         import sys
 
         _fake_checkouts(settings.tools_dir)
-        script = Path(__file__).with_name("fake_safe_verify.py")
+        script = Path(__file__).parents[1] / "lean" / "fake_safe_verify.py"
         return SafeVerifyReplay(settings, lake=[sys.executable, str(script)], real=False)
     return SafeVerifyReplay(settings)
 

@@ -25,7 +25,8 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from repro.config import LeanBackendName, LeanSettings
-from repro.lean.gate import STANDARD_AXIOMS, verify_proof
+from repro.judge.screen import verify_proof
+from repro.judge.verdict import STANDARD_AXIOMS
 from repro.lean.protocol import InfraStatus, Verifier, axioms_reported
 from repro.lean.toolchains import get_toolchain, lean_version_of
 from repro.records import ReasonCode

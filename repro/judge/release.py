@@ -1,7 +1,7 @@
 """Gold-standard replay of released proofs: ``repro reverify --replay`` and ``repro release --replay``.
 
 Every row that the gate verified is rebuilt from its own text and replayed by the pinned SafeVerify of
-its toolchain (:mod:`repro.lean.replay`). ``release --replay`` withholds each row that did not replay
+its toolchain (:mod:`repro.judge.kernel`). ``release --replay`` withholds each row that did not replay
 (rejected, or no verdict at all: a missing tool or a timeout is not a pass) and names it.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.exit_codes import ExitCode
-from repro.lean.replay import (
+from repro.judge.kernel import (
     ReplayBackend,
     ReplayRequest,
     ReplaySettings,

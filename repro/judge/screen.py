@@ -1,9 +1,9 @@
-"""The soundness gate: the only place that decides whether a proof counts as verified.
+"""The screen: the static layer and the REPL check, in front of the kernel judge.
 
 Lean decides identity and axioms; the gate's own reading of the text only decides what Lean may see.
 
 1. Static layer (no Lean): no special tokens; not truncated; the code lexes completely; every
-   construct is on the allowlist (:mod:`repro.lean.policy`); exactly one declaration of our
+   construct is on the allowlist (:mod:`repro.judge.policy`); exactly one declaration of our
    theorem's name, as a ``theorem``/``lemma``.
 2. Lean, as a sequence of commands, each in the environment the previous one left:
    (0) our statement, elaborated before the prover's code exists, as
@@ -23,14 +23,13 @@ import asyncio
 import hashlib
 from functools import lru_cache
 
-from pydantic import BaseModel, Field
-
 from repro.config import StaticLimits
-from repro.lean.policy import ScanResult, scan
+from repro.judge.policy import ScanResult, scan
+from repro.judge.scopes import closers, closing_lines, section_closing, section_opening
+from repro.judge.verdict import STANDARD_AXIOMS, Verdict
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
-from repro.lean.scopes import closers, closing_lines, section_closing, section_opening
 from repro.lean.tables import DEFAULT_OPEN_ALLOWLIST, RESERVED_PREFIX
-from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
+from repro.lean.taxonomy import taxonomy_facts
 from repro.lean.text import (
     LeanCode,
     ProverOutput,
@@ -43,32 +42,7 @@ from repro.lean.text import (
 )
 from repro.records import ReasonCode
 
-STANDARD_AXIOMS = frozenset({"propext", "Classical.choice", "Quot.sound"})
 STEP_NAMES = ("statement", "proof", "bridge", "axioms")
-
-
-class Verdict(BaseModel):
-    verified: bool
-    reasons: list[ReasonCode] = Field(default_factory=list)
-    taxonomy: list[TaxonomyFact] = Field(default_factory=list)
-    details: list[str] = Field(default_factory=list)
-    theorem_name: str | None = None
-    checked_code: str | None = None
-    prover_statement_matches: bool | None = None
-    axioms: list[str] | None = None
-    messages: list[LeanMessage] = Field(default_factory=list)
-    lean: LeanResult | None = None
-    lean_commands: list[str] = Field(default_factory=list)
-    lean_steps: list[LeanResult] = Field(default_factory=list)
-    static_passed: bool | None = None  # whether the static layer let the code through to Lean
-    policy: list[str] = Field(
-        default_factory=list
-    )  # refusals by policy, not unsoundness: native_decide, search, kernel_decide
-
-    def add(self, reason: ReasonCode, detail: str) -> None:
-        if reason not in self.reasons:
-            self.reasons.append(reason)
-        self.details.append(detail)
 
 
 def reserved_name(statement: str) -> str:
@@ -81,7 +55,7 @@ def lean_commands(
 ) -> list[str]:
     """Our four commands. The prover's code runs inside our ``section <reserved>``, opened at the end of
     (0) and closed at the start of (2), after ``prover_closers`` (the scopes it leaves open): its
-    opens and options end before our trusted commands (:mod:`repro.lean.scopes` says why it cannot
+    opens and options end before our trusted commands (:mod:`repro.judge.scopes` says why it cannot
     close our section itself), and its own text, hence Lean's positions in it, is unchanged."""
     return [
         f"theorem {reserved} {parsed.signature} := by sorry" + section_opening(reserved),
