@@ -11,10 +11,21 @@ Higher-level users of the judge (``batch``, ``selftest``, ``release``) are impor
 
 from repro.judge.policy import ScanResult, scan
 from repro.judge.screen import forbidden_constructs, reserved_name, verify_proof
-from repro.judge.verdict import STANDARD_AXIOMS, Verdict
+from repro.judge.verdict import (
+    STANDARD_AXIOMS,
+    Judge,
+    JudgeRequest,
+    JudgeStatus,
+    JudgeVerdict,
+    Verdict,
+)
 
 __all__ = [
     "STANDARD_AXIOMS",
+    "Judge",
+    "JudgeRequest",
+    "JudgeStatus",
+    "JudgeVerdict",
     "ScanResult",
     "Verdict",
     "forbidden_constructs",
