@@ -215,6 +215,48 @@ class LeanSettings(_Strict):
         return self.mathlib_revision or get_toolchain(self.toolchain).mathlib_rev
 
 
+class JudgeBackendName(StrEnum):
+    auto = "auto"  # by toolchain: SafeVerify at v4.9.0/v4.15.0, comparator from v4.21.0-rc3 on
+    safeverify = "safeverify"
+    comparator = "comparator"
+    factory = "factory"  # ``judge.factory`` names a function that builds the judge (tests select stand-ins so)
+
+
+class JudgeSettings(_Strict):
+    """The kernel judge (:mod:`repro.judge.kernel`): what decides that a screened proof counts.
+
+    The judge compiles our target and the text Lean checked apart, each in a fresh sandboxed directory,
+    and replays the submission in Lean's kernel with the tool pinned for the toolchain. ``tools_dir``
+    holds one built tool checkout per toolchain (``TOOLS_DIR/<toolchain>/``, laid out by
+    ``docker/Dockerfile``); None reads ``$REPRO_SAFEVERIFY_DIR``, else ``~/.cache/repro/safeverify``, when
+    the judge is built, so a stored config stays valid on another machine.
+    """
+
+    backend: JudgeBackendName = JudgeBackendName.auto
+    # backend "factory" only: ``package.module:function``, called with these settings, returning a Judge
+    factory: str | None = None
+    tools_dir: str | None = None
+    # wall-clock seconds for one judgement (target compile, submission compile and replay together)
+    timeout_s: float = Field(600.0, gt=0)
+    workers: int = Field(2, ge=1)
+
+    @model_validator(mode="after")
+    def _factory_named(self) -> JudgeSettings:
+        if self.backend == JudgeBackendName.factory and not self.factory:
+            raise ValueError("judge.factory: required when judge.backend is factory (package.module:function)")
+        if self.factory and self.backend != JudgeBackendName.factory:
+            raise ValueError("judge.factory: only read when judge.backend is factory")
+        if self.factory and ":" not in self.factory:
+            raise ValueError(f"judge.factory: {self.factory!r} is not package.module:function")
+        return self
+
+    def resolved_tools_dir(self) -> Path:
+        import os
+
+        configured = self.tools_dir or os.environ.get("REPRO_SAFEVERIFY_DIR") or "~/.cache/repro/safeverify"
+        return Path(configured).expanduser()
+
+
 class DatasetSettings(_Strict):
     name: str = "gsm8k"
     path: str | None = None
@@ -248,6 +290,7 @@ class RunConfig(_Strict):
     align: AlignSettings = Field(default_factory=AlignSettings)
     statement_checks: StatementCheckSettings = Field(default_factory=StatementCheckSettings)
     lean: LeanSettings = Field(default_factory=LeanSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
     cache: CacheMode = CacheMode.read_write
     problems_in_flight: int = Field(16, ge=1)
     target: int | None = Field(None, ge=1)
@@ -428,6 +471,11 @@ _RESUMABLE_KEYS = frozenset(
         "lean.kimina_max_wait_s",
         "lean.selftest",
         "lean.project_path",
+        # where the judge's tools are and how fast it answers; which judge it is (backend, factory) decides
+        # what a candidate is and stays
+        "judge.tools_dir",
+        "judge.timeout_s",
+        "judge.workers",
         "dataset.license",
         "dataset.attribution",
     }

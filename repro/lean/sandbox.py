@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -68,8 +68,12 @@ def _hidden_by_private_tmp() -> list[str]:
     return sorted(path for path in found if path != str(tmp))
 
 
-def _bwrap_prefix(binary: str, work_dir: Path, *, chdir: bool = True) -> list[str]:
+def _bwrap_prefix(binary: str, work_dir: Path, *, chdir: bool = True, read_only: Sequence[Path] = ()) -> list[str]:
     work = str(work_dir.resolve())
+    tmp = Path("/tmp").resolve()
+    # what the caller needs to read (a tool checkout, a workspace) where the private /tmp would hide it
+    shown = {str(Path(path).resolve()) for path in read_only if Path(path).resolve().is_relative_to(tmp)}
+    shown = {path for path in shown if path != str(tmp) and Path(path).exists()}
     prefix = [
         binary,
         "--ro-bind",
@@ -81,7 +85,7 @@ def _bwrap_prefix(binary: str, work_dir: Path, *, chdir: bool = True) -> list[st
         "/proc",
         "--tmpfs",
         "/tmp",
-        *[argument for path in _hidden_by_private_tmp() for argument in ("--ro-bind", path, path)],
+        *[argument for path in sorted(set(_hidden_by_private_tmp()) | shown) for argument in ("--ro-bind", path, path)],
         "--bind",
         work,
         work,
@@ -129,16 +133,22 @@ def detect_sandbox() -> SandboxStatus:
 
 
 def sandboxed(
-    command: list[str], work_dir: Path, status: SandboxStatus | None = None, *, chdir: bool = True
+    command: list[str],
+    work_dir: Path,
+    status: SandboxStatus | None = None,
+    *,
+    chdir: bool = True,
+    read_only: Sequence[Path] = (),
 ) -> list[str]:
     """``command`` wrapped so that it runs without network and writes only under ``work_dir``
     (started in ``work_dir`` unless ``chdir`` is False: then in the caller's directory, read-only).
+    ``read_only``: paths the command must read that the private ``/tmp`` would hide (shown read-only).
 
     With no working launcher the command is returned unchanged; callers record ``status`` with what
     they ran, so an unconfined run is never mistaken for a confined one."""
     status = status or detect_sandbox()
     if status.kind == "bwrap":
-        return _bwrap_prefix(shutil.which("bwrap") or "bwrap", work_dir, chdir=chdir) + command
+        return _bwrap_prefix(shutil.which("bwrap") or "bwrap", work_dir, chdir=chdir, read_only=read_only) + command
     if status.kind == "unshare":
         return _unshare_prefix(shutil.which("unshare") or "unshare") + command
     return list(command)
