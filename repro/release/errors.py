@@ -1,0 +1,11 @@
+"""What a release or a re-verification refuses."""
+
+from __future__ import annotations
+
+
+class ReleaseError(RuntimeError):
+    """Bad input or a damaged release: nothing was written, or the files are not what was released."""
+
+
+class LeanUnavailableError(RuntimeError):
+    """The Lean backend cannot check trivial code: no proof of the release was checked."""
