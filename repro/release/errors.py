@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from repro.exit_codes import ExitCode, ReproError
 
-class ReleaseError(RuntimeError):
+
+class ReleaseError(ReproError, RuntimeError):
     """Bad input or a damaged release: nothing was written, or the files are not what was released."""
 
 
-class LeanUnavailableError(RuntimeError):
+class LeanUnavailableError(ReproError, RuntimeError):
     """The Lean backend cannot check trivial code: no proof of the release was checked."""
+
+    exit_code = ExitCode.unfinished
