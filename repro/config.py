@@ -14,8 +14,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from repro.exit_codes import ReproError
 
-class ConfigError(ValueError):
+
+class ConfigError(ReproError, ValueError):
     """A config problem, phrased as key, value and what was expected."""
 
 
