@@ -365,48 +365,82 @@ _ENVIRONMENT = "\n## Environment variables\n\n| variable | meaning |\n|---|---|\
 )
 
 
-def _dtype(annotation: Any) -> str:
-    """The `datasets` feature type a column of this annotation is written with."""
-    args = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
-        return _dtype(args[0]) + ", may be null"
-    inner = _list_of_models(annotation)
-    if inner is not None:
-        return "list of struct"
-    if _submodel(annotation) is not None:
-        return "struct"
-    return {str: "string", int: "int64", bool: "bool", float: "float64"}.get(annotation, type_name(annotation))
+def _dtype(kind: Any, annotation: Any) -> str:
+    """The `datasets` feature type the release writer gives a column (``repro.release.rows.ROW_FIELDS``)."""
+    nullable = type(None) in typing.get_args(annotation)
+    if isinstance(kind, list):
+        name = "list of struct" if isinstance(kind[0], dict) else f"list of {kind[0]}"
+    else:
+        name = "struct" if isinstance(kind, dict) else str(kind)
+    return name + (", may be null" if nullable else "")
 
 
-def _column_rows(model: type[BaseModel], prefix: str = "") -> Iterator[str]:
+def _column_rows(model: type[BaseModel], kinds: dict[str, Any], prefix: str = "") -> Iterator[str]:
     for name, info in model.model_fields.items():
         path = f"{prefix}{name}"
-        yield f"| `{path}` | {_dtype(info.annotation)} | {_cell(field_description(model, name))} |"
+        kind = kinds[name]
+        yield f"| `{path}` | {_dtype(kind, info.annotation)} | {_cell(field_description(model, name))} |"
         inner = _submodel(info.annotation) or _list_of_models(info.annotation)
         if inner is not None:
-            yield from _column_rows(inner, f"{path}[]." if _list_of_models(info.annotation) else f"{path}.")
+            listed = isinstance(kind, list)
+            yield from _column_rows(inner, kind[0] if listed else kind, f"{path}[]." if listed else f"{path}.")
+
+
+_FILE_MEANINGS = {
+    "data/test.parquet": "the rows, with the `datasets` features in its metadata",
+    "data/test.jsonl": "the same rows, one JSON object per line",
+    "README.md": "the dataset card (below)",
+    "repro_grading.py": "the grader `repro evaluate` uses, copied, so every tool scores alike",
+    "task.py": "inspect_ai tasks `repro_original` and `repro_rewritten`",
+}
+
+
+def _example_card() -> str:
+    """The card `repro release` writes, for a made-up run of two rows (one unverified, one salvaged)."""
+    from collections import Counter
+
+    from repro.config import RunConfig
+    from repro.release.card import KNOWN_SOURCES, card
+
+    config = RunConfig(name="example", models={"prove": {"profile": "goedel-prover-v2-32b", "max_concurrency": 6}})
+    return card(
+        2,
+        1,
+        config,
+        123456,
+        KNOWN_SOURCES["gsm8k"],
+        ["data.jsonl:7: field 'answer': empty"],
+        statement_checks=Counter({"satisfiable": 1, "flagged": 1}),
+        proof_levers=Counter({"none": 1, "salvage": 1}),
+    )
 
 
 def dataset_markdown() -> str:
     from repro.records import ReleasedInstance
     from repro.release import release_files
+    from repro.release.rows import ROW_FIELDS
 
-    files = "\n".join(f"- `{name}`" for name in release_files(Path(".")))
-    columns = "\n".join(_column_rows(ReleasedInstance))
+    files = "\n".join(
+        f"- `{name}`" + (f": {_FILE_MEANINGS[name]}" if name in _FILE_MEANINGS else "")
+        for name in release_files(Path("."))
+    )
+    columns = "\n".join(_column_rows(ReleasedInstance, ROW_FIELDS))
     doc = _own_docstring(ReleasedInstance)
     return f"""# Released dataset reference
 
 {_BANNER}
-What `repro release RUN_DIR --out DIR` writes, read from `repro.records.ReleasedInstance` (one row) and
-the release writer. After adding or changing a column, run `{REGENERATE}`.
+What `repro release RUN_DIR --out DIR` writes, read from `repro.records.ReleasedInstance` (one row),
+`repro.release.rows` (its `datasets` types) and `repro.release.card` (the card). After adding or
+changing a column, run `{REGENERATE}`.
 
 ## Files
 
 {files}
+- `SHA256SUMS`: the SHA-256 of each file above; `repro reverify DIR` checks it first
 
-`SHA256SUMS` lists the SHA-256 of each of them; `repro reverify DIR` checks it first.
-`datasets.load_dataset("DIR")` loads `data/test.parquet` (the card's `configs` say so); the JSONL holds the
-same rows, one JSON object per line.
+`datasets.load_dataset("DIR")` loads `data/test.parquet` (the card's `configs` say so). The `lm_eval/`
+files are lm-evaluation-harness tasks of the same names as `task.py`'s, and the group `repro_release`;
+they and `task.py` read `data/test.jsonl` and need neither repro nor a network ([evaluate.md](evaluate.md)).
 
 ## Columns
 
@@ -415,6 +449,17 @@ same rows, one JSON object per line.
 | column | `datasets` type | meaning |
 |---|---|---|
 {columns}
+
+## The dataset card
+
+`README.md` holds the Hugging Face front matter (licence, `configs`, `dataset_info.features` and splits),
+a warning when rows are unverified or the run was unfinished, the statement-check and proof-lever counts
+(each with what it means), the source and its licence, the prover profile and any departure from it, and
+the source rows that were skipped. The card of a made-up run of two rows, one unverified and one salvaged:
+
+````markdown
+{_example_card().rstrip()}
+````
 """
 
 
