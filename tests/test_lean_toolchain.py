@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -156,3 +157,81 @@ def test_the_sandboxed_pool_runs_each_worker_in_a_scratch_directory_of_its_own(w
     assert all(not launcher.is_relative_to(path) for path in live)
     assert not any(path.exists() for path in live), "scratch directories are removed with their workers"
     assert not launcher.exists() and used.scratch_root is not None and not used.scratch_root.exists()
+
+
+def _setup(world: LeanWorld, **options: object) -> list[str]:
+    from repro.lean.project import setup_lean_project
+
+    steps: list[str] = []
+    setup_lean_project(world.project, world.toolchain, on_step=steps.append, **options)  # type: ignore[arg-type]
+    return steps
+
+
+def test_setup_runs_every_step_with_the_projects_lake_and_records_the_project(world: LeanWorld) -> None:
+    from repro.lean.project import registered_projects
+
+    log = world.elan.toolchains[world.toolchain.elan_toolchain].parent / "calls.jsonl"
+    world.elan.behave(world.toolchain.elan_toolchain, log=str(log))
+    steps = _setup(world)
+    assert steps[0].startswith("lake: ") and "leanprover/lean4:v4.15.0" in steps[0]
+    assert "5 of 5 modules" in " ".join(steps) and "LeanInteract REPL built" in steps[-1]
+    argvs = [json.loads(line)["argv"] for line in log.read_text().splitlines()]
+    assert ["update"] in argvs and ["exe", "cache", "get"] in argvs and ["build"] in argvs
+    assert registered_projects()[world.toolchain.name] == str(world.project.resolve())
+
+
+@pytest.mark.parametrize("served", ["partial", "missing"])
+def test_setup_stops_before_the_long_build_when_mathlibs_cache_is_not_served(world: LeanWorld, served: str) -> None:
+    """M2: a partial cache would make `lake build` compile Mathlib from source for hours."""
+    from repro.lean.project import SetupError
+
+    log = world.elan.toolchains[world.toolchain.elan_toolchain].parent / "calls.jsonl"
+    world.elan.behave(world.toolchain.elan_toolchain, cache=served, log=str(log))
+    with pytest.raises(SetupError) as failed:
+        _setup(world)
+    text = str(failed.value)
+    kept = {"partial": 2, "missing": 0}[served]
+    assert f"{kept} of 5 modules have an .olean" in text and "download(s) failed" in text
+    assert "--build-mathlib" in text and "Azure" in text
+    argvs = [json.loads(line)["argv"] for line in log.read_text().splitlines()]
+    assert ["build"] not in argvs, "the long build never started"
+    steps = _setup(world, build_mathlib=True)  # the operator asks for the source build by name
+    assert "the rest compiled from source" in " ".join(steps)
+
+
+def test_a_setup_step_past_its_limit_is_a_setup_error_and_its_processes_are_killed(world: LeanWorld) -> None:
+    from repro.lean.project import SetupError
+
+    marker = world.project / "child.pid"
+    world.elan.behave(world.toolchain.elan_toolchain, build_seconds=30, pid_file=str(marker))
+    with pytest.raises(SetupError, match="did not finish within 2 s; its processes were killed"):
+        _setup(world, step_timeout_s=2)
+    child = int(marker.read_text())
+    for _ in range(50):  # the orphaned `lean` stand-in is gone (killed with the group, then reaped)
+        stat = Path(f"/proc/{child}/stat")
+        if not stat.exists() or stat.read_text().split()[2] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError(f"process {child} outlived the setup step")
+
+
+def test_a_run_stopped_by_an_unreachable_backend_says_why(world: LeanWorld) -> None:
+    """M4: the message was built from the failed cases only, which are none when nothing answered."""
+    from repro.judge.selftest import SelfTestFailed, ensure_selftest
+
+    (world.project / "lean-toolchain").write_text("leanprover/lean4:v4.9.0\n")
+    with pytest.raises(SelfTestFailed) as stopped:
+        asyncio.run(ensure_selftest(_settings(world, toolchain="v4.9.0"), cache=False))
+    text = str(stopped.value)
+    assert "the backend answered no check" in text and "is not installed" in text
+
+
+def test_the_selftest_report_names_the_lake_and_the_confinement(world: LeanWorld) -> None:
+    from repro.judge.selftest import render_report, run_selftest
+
+    report = asyncio.run(run_selftest(_settings(world), only=["toolchain_reported"]))
+    lines = "\n".join(render_report(report))
+    assert "lake: " + str(world.elan.lake(world.toolchain.elan_toolchain)) in lines
+    assert "(toolchain leanprover/lean4:v4.15.0)" in lines
+    assert "confinement: lean.sandbox none: no sandbox" in lines

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 NO_DEFAULT = (
@@ -140,8 +139,13 @@ def lake_main(arguments: list[str], behaviour: dict[str, object]) -> int:
         return 0
     if command == "build":
         delay = float(str(behaviour.get("build_seconds", 0)))
-        if delay:
-            time.sleep(delay)
+        if delay:  # Lake runs `lean` processes of its own: a child that outlives a kill of Lake alone
+            import subprocess
+
+            child = subprocess.Popen(["sleep", str(delay)])
+            if behaviour.get("pid_file"):
+                Path(str(behaviour["pid_file"])).write_text(str(child.pid), encoding="utf-8")
+            child.wait()
         if Path("lakefile.lean").is_file() and Path("REPL").exists():  # the REPL checkout LeanInteract builds
             binary = Path(".lake/build/bin/repl")
             binary.parent.mkdir(parents=True, exist_ok=True)
