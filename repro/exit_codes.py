@@ -12,7 +12,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """How a command ended; the README's exit-code table and every ``--help`` list these."""
+    """How a command ended; docs/cli.md's exit-code table and every ``--help`` list these."""
 
     ok = 0  # done; for a checker: verified by a real Lean backend
     rejected = 1  # the result is a refusal or a failure (a proof rejected, nothing to release)

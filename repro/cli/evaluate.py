@@ -133,7 +133,7 @@ def command_evaluate_report(arguments: argparse.Namespace) -> int:
         p_value = (confound.note or "n/a") if confound.p_value is None else f"{confound.p_value:.3g}"
         confounds.add_row(confound.metric, str(confound.instances), rho, p_value)
     console.print(confounds)
-    console.print("metric definitions: README, section 'Evaluate a release' (also in --json)")
+    console.print("metric definitions: docs/evaluate.md (also in --json)")
     console.print(f"wrote {tables} (tables for `repro report`)")
     return 0
 
