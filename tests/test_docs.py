@@ -16,11 +16,19 @@ from repro import docs as generator
 from repro.cli import DESCRIPTION, build_parser
 from repro.config import RunConfig
 from repro.records import ReleasedInstance
+from tests.docs_pages import (
+    DOCS,
+    MARKERS,
+    PAGES,
+    README,
+    REPO,
+    anchors,
+    blocks,
+    command_lines,
+    repro_commands,
+    without_blocks,
+)
 
-REPO = Path(__file__).resolve().parents[1]
-README = REPO / "README.md"
-DOCS = REPO / "docs"
-GUIDES = sorted(DOCS.glob("*.md"))
 INSTALL_AND_RUN = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && repro run"
 INSTALL_AND_TEST = 'python3 -m venv .venv && . .venv/bin/activate && pip install -e ".[dev]" && pytest'
 
@@ -108,8 +116,9 @@ def test_every_run_config_key_and_release_column_is_documented() -> None:
 def test_readme_is_short_and_keeps_the_two_set_up_commands() -> None:
     text = README.read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 250
-    blocks = re.findall(r"```bash\n(.*?)```", _section(text, "Set up"), flags=re.S)
-    assert [block.strip() for block in blocks] == [INSTALL_AND_RUN, INSTALL_AND_TEST]
+    setup = [block.body.strip() for block in blocks(README) if block.marker == "setup"]
+    assert setup == [INSTALL_AND_RUN, INSTALL_AND_TEST]
+    assert all(command in _section(text, "Set up") for command in setup)
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert INSTALL_AND_TEST in ci.splitlines(), ".ci/run must install and test exactly as the README says"
 
@@ -150,35 +159,16 @@ def _read(path: Path) -> str:
     return path.read_text(encoding="utf-8") if path.is_file() else ""
 
 
-def _anchors(text: str) -> set[str]:
-    """GitHub's heading anchors: lower case, punctuation but '-' and '_' dropped, spaces as '-'."""
-    anchors: set[str] = set()
-    seen: dict[str, int] = {}
-    in_code = False
-    for line in text.splitlines():
-        if line.startswith("```"):
-            in_code = not in_code
-        if in_code or not line.startswith("#"):
-            continue
-        title = line.lstrip("#").strip()
-        slug = "".join(ch for ch in title.lower() if ch.isalnum() or ch in "-_ ").replace(" ", "-")
-        count = seen.get(slug, 0)
-        seen[slug] = count + 1
-        anchors.add(slug if count == 0 else f"{slug}-{count}")
-    return anchors
-
-
-@pytest.mark.parametrize("page", [README, *GUIDES], ids=lambda path: str(path.relative_to(REPO)))
+@pytest.mark.parametrize("page", PAGES, ids=lambda path: str(path.relative_to(REPO)))
 def test_links_resolve(page: Path) -> None:
-    text = page.read_text(encoding="utf-8")
-    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    text = without_blocks(page)
     broken = []
     for target in re.findall(r"\]\(([^)\s]+)\)", text):
         if re.match(r"[a-z]+:", target):
             continue  # a URL
         file_part, _, anchor = target.partition("#")
         linked = (page.parent / file_part).resolve() if file_part else page
-        missing_anchor = bool(anchor) and linked.suffix == ".md" and anchor not in _anchors(_read(linked))
+        missing_anchor = bool(anchor) and linked.suffix == ".md" and anchor not in anchors(_read(linked))
         if not linked.exists() or missing_anchor:
             broken.append(target)
     assert not broken, f"{page.name}: broken links {broken}"
@@ -192,24 +182,6 @@ def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.Argument
         if isinstance(action, argparse._SubParsersAction):
             return dict(action.choices)
     return {}
-
-
-def _command_lines(text: str) -> list[str]:
-    """Every `repro ...` command line: in code blocks (continuations joined) and in inline code spans."""
-    lines: list[str] = []
-    for block in re.findall(r"```(?:bash)?\n(.*?)```", text, flags=re.S):
-        lines += block.replace("\\\n", " ").splitlines()
-    prose = re.sub(r"```.*?```", "", text, flags=re.S)
-    lines += re.findall(r"`(repro [^`]+)`", prose)
-    commands = []
-    for line in lines:
-        for part in re.split(r"&&|\|\||;|(?<!\\)\|", line.split(" #")[0]):
-            words = part.strip().split()
-            while words and re.match(r"^[A-Z_]+=", words[0]):
-                words.pop(0)  # an environment assignment
-            if words and words[0] == "repro":
-                commands.append(" ".join(words))
-    return commands
 
 
 def _check(command: str, root: argparse.ArgumentParser) -> str | None:
@@ -227,14 +199,10 @@ def _check(command: str, root: argparse.ArgumentParser) -> str | None:
     return f"`{command}`: {' '.join(path)} has no option {unknown}" if unknown else None
 
 
-@pytest.mark.parametrize("page", [README, *GUIDES], ids=lambda path: str(path.relative_to(REPO)))
+@pytest.mark.parametrize("page", PAGES, ids=lambda path: str(path.relative_to(REPO)))
 def test_documented_command_lines_are_accepted_by_the_cli(page: Path) -> None:
     parser = build_parser()
-    problems = [
-        problem
-        for command in _command_lines(page.read_text(encoding="utf-8"))
-        if (problem := _check(command, parser)) is not None
-    ]
+    problems = [problem for command in command_lines(page) if (problem := _check(command, parser)) is not None]
     assert not problems, "\n".join(problems)
 
 
@@ -244,8 +212,9 @@ def test_the_command_check_catches_a_misspelled_option_and_command() -> None:
     assert "has no option ['--jsn']" in (_check("repro status runs/demo --jsn", parser) or "")
     assert "needs one of" in (_check("repro lean", parser) or "")
     assert _check("repro lean selftest [--backend repl|kimina|fake]", parser) is None
-    assert _command_lines("```bash\nCUDA_VISIBLE_DEVICES=0 repro run --set \\\n  prove.k=8 # note\n```") == [
-        "repro run --set prove.k=8"
+    assert repro_commands("CUDA_VISIBLE_DEVICES=0 repro run --set prove.k=8 && repro status runs/x # note") == [
+        "repro run --set prove.k=8",
+        "repro status runs/x",
     ]
 
 
@@ -255,6 +224,19 @@ def test_the_help_examples_are_accepted_and_appear_in_the_readme() -> None:
     assert examples
     problems = [problem for command in examples if (problem := _check(command, parser)) is not None]
     assert not problems, "\n".join(problems)
-    readme = " ".join(_command_lines(README.read_text(encoding="utf-8")))
+    readme = " ".join(command_lines(README))
     absent = [command for command in examples if command.split(" --")[0] not in readme]
     assert not absent, f"`repro --help` shows {absent}, which the README does not"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda path: str(path.relative_to(REPO)))
+def test_every_command_block_is_run_by_the_tour_or_marked_as_needing_a_gpu_lean_or_an_api(page: Path) -> None:
+    """A block of commands either runs offline (tests/test_tour.py runs it) or says what it needs."""
+    unmarked = [
+        f"{block.where} ({block.language or 'no language'})"
+        for block in blocks(page)
+        if block.language in ("bash", "sh", "shell", "python") and block.marker not in MARKERS
+    ]
+    assert not unmarked, (
+        f"blocks without a marker (one of {', '.join(f'<!-- {m} -->' for m in MARKERS)} on the line above): {unmarked}"
+    )
