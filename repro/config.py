@@ -342,7 +342,8 @@ class RunConfig(_Strict):
     cache: CacheMode = CacheMode.read_write
     # problems worked on at once (cover the prover's concurrency plus the Lean workers so both stay busy)
     problems_in_flight: int = Field(16, ge=1)
-    # stop drawing problems once this many are retained (`--target`)
+    # stop drawing problems once this many are retained (`--target`); problems already in flight still finish,
+    # so a run can retain up to problems_in_flight more
     target: int | None = Field(None, ge=1)
     # stop the run once one endpoint has failed this many calls in a row (each after its own retries)
     stop_after_failed_calls: int = Field(20, ge=1)
