@@ -59,7 +59,7 @@ def test_the_project_and_command_line_are_comparator_s(tmp_path: Path) -> None:
     """runtests.lean: ``lake env COMPARATOR config.json`` in the project; Challenge and Solution libraries;
     COMPARATOR_LANDRUN / COMPARATOR_LEAN4EXPORT; config.json as ``structure Config``."""
     log = tmp_path / "calls.jsonl"
-    judge = judges.comparator(_settings(tmp_path), "--log", str(log), sandbox=UNCONFINED, allow_unconfined=True)
+    judge = judges.comparator(_settings(tmp_path), "--log", str(log), sandbox=UNCONFINED, named_sandbox="none")
     assert asyncio.run(judge.judge(_request(HONEST))).status == JudgeStatus.passed
     (call,) = [json.loads(line) for line in log.read_text().splitlines()]
     assert call["argv"][0] == "env" and call["argv"][2] == "config.json"

@@ -47,7 +47,7 @@ from pydantic import BaseModel
 
 from repro.config import JudgeSettings
 from repro.judge.kernel import step_failure, submission_source, target_source, toolchain_key
-from repro.judge.runner import run_step
+from repro.judge.runner import Confinement, run_step
 from repro.judge.verdict import (
     STANDARD_AXIOMS,
     STRUCTURAL_NOTE,
@@ -57,7 +57,7 @@ from repro.judge.verdict import (
     JudgeStatus,
     JudgeVerdict,
 )
-from repro.lean.sandbox import SandboxStatus, detect_sandbox, toolchain_binary
+from repro.lean.sandbox import SandboxStatus, toolchain_binary
 
 COMPARATOR_REPOSITORY = "https://github.com/leanprover/comparator"
 
@@ -150,7 +150,7 @@ class ComparatorJudge:
         lake: Sequence[str] | None = None,
         real: bool = True,
         sandbox: SandboxStatus | None = None,
-        allow_unconfined: bool = False,
+        named_sandbox: str = "bwrap",
         landrun: str | None = None,
     ) -> None:
         self.settings = settings
@@ -158,14 +158,14 @@ class ComparatorJudge:
         self.real = real
         self._default_lake = lake is None
         self.lake = list(lake) if lake is not None else [shutil.which("lake") or "lake"]
-        self.sandbox = sandbox or detect_sandbox()
-        self.allow_unconfined = allow_unconfined
+        # ``lean.sandbox``, the operator's named confinement: bwrap unless a weaker one is named (the opt-in)
+        self.confined = Confinement(named_sandbox, sandbox)
         self.landrun = landrun or os.environ.get("COMPARATOR_LANDRUN") or shutil.which("landrun")
         self._slots = asyncio.Semaphore(settings.workers)
 
     @property
     def confinement(self) -> str:
-        return f"{self.sandbox.describe()}; comparator's landrun around each build and export"
+        return f"{self.confined.describe()}; comparator's landrun around each build and export"
 
     def revision(self, toolchain: str) -> str | None:
         pin = COMPARATOR_PINS.get(toolchain_key(toolchain))
@@ -194,11 +194,9 @@ class ComparatorJudge:
             return JudgeCause.missing, "no landrun (comparator's sandbox): put it on PATH or set COMPARATOR_LANDRUN"
         if self.real and not shutil.which(self.lake[0]):
             return JudgeCause.missing, f"{self.lake[0]} not found: no Lean toolchain on this machine"
-        if not self.sandbox.writes_confined and not self.allow_unconfined:
-            return JudgeCause.unconfined, (
-                f"writes would not be confined ({self.sandbox.describe()}); the judge runs prover code only in a"
-                " sandbox that confines them, unless the operator opts in by name"
-            )
+        sandbox = self.confined.problem()
+        if sandbox is not None:
+            return JudgeCause.unconfined, sandbox
         return None
 
     def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
@@ -249,6 +247,8 @@ class ComparatorJudge:
             cause, detail = problem
             return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
         home = self.home(toolchain)
+        sandbox = self.confined.status()
+        assert sandbox is not None  # problem() said it works
         async with self._slots:
             with tempfile.TemporaryDirectory(prefix="repro-judge-comparator-") as directory:
                 project = Path(directory) / "project"
@@ -264,7 +264,7 @@ class ComparatorJudge:
                 result = await run_step(
                     [*lake, "env", binary, "config.json"],
                     project,
-                    self.sandbox,
+                    sandbox,
                     started + self.settings.timeout_s,
                     env=env,
                     read_only=[home, Path(str(self.landrun))],

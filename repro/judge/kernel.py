@@ -58,7 +58,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeBackendName, JudgeSettings
-from repro.judge.runner import StepResult, run_step, signal_name
+from repro.judge.runner import Confinement, StepResult, run_step, signal_name
 from repro.judge.verdict import (
     STRUCTURAL_NOTE,
     Judge,
@@ -68,7 +68,7 @@ from repro.judge.verdict import (
     JudgeStatus,
     JudgeVerdict,
 )
-from repro.lean.sandbox import SandboxStatus, detect_sandbox, toolchain_binary
+from repro.lean.sandbox import SandboxStatus, toolchain_binary
 from repro.lean.toolchains import DEFAULT_TOOLCHAIN
 
 SAFEVERIFY_REPOSITORY = "https://github.com/GasStationManager/SafeVerify"
@@ -272,20 +272,20 @@ class SafeVerifyJudge:
         lake: Sequence[str] | None = None,
         real: bool = True,
         sandbox: SandboxStatus | None = None,
-        allow_unconfined: bool = False,
+        named_sandbox: str = "bwrap",
     ) -> None:
         self.settings = settings
         self.tools_dir = settings.resolved_tools_dir()
         self.real = real
         self._default_lake = lake is None
         self.lake = list(lake) if lake is not None else [shutil.which("lake") or "lake"]
-        self.sandbox = sandbox or detect_sandbox()
-        self.allow_unconfined = allow_unconfined
+        # ``lean.sandbox``, the operator's named confinement: bwrap unless a weaker one is named (the opt-in)
+        self.confined = Confinement(named_sandbox, sandbox)
         self._slots = asyncio.Semaphore(settings.workers)
 
     @property
     def confinement(self) -> str:
-        return self.sandbox.describe()
+        return self.confined.describe()
 
     def revision(self, toolchain: str) -> str | None:
         pin = SAFEVERIFY_PINS.get(toolchain_key(toolchain))
@@ -317,11 +317,9 @@ class SafeVerifyJudge:
             return JudgeCause.missing, f"SafeVerify at {checkout} is at {found[:12]}, not the pinned {pin.commit[:12]}"
         if self.real and not shutil.which(self.lake[0]):
             return JudgeCause.missing, f"{self.lake[0]} not found: no Lean toolchain on this machine"
-        if not self.sandbox.writes_confined and not self.allow_unconfined:
-            return JudgeCause.unconfined, (
-                f"writes would not be confined ({self.confinement}); the judge runs prover code only in a"
-                " sandbox that confines them, unless the operator opts in by name"
-            )
+        sandbox = self.confined.problem()
+        if sandbox is not None:
+            return JudgeCause.unconfined, sandbox
         return None
 
     def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
@@ -351,6 +349,8 @@ class SafeVerifyJudge:
 
     async def _judge_in(self, request: JudgeRequest, toolchain: str, root: Path, started: float) -> JudgeVerdict:
         checkout = str(self.checkout(toolchain).resolve())
+        sandbox = self.confined.status()
+        assert sandbox is not None  # problem() said it works
         # the checkout's own toolchain (elan's shim would pick one from the work directory instead)
         lake = [toolchain_binary("lake", checkout)] if self._default_lake else self.lake
         deadline = started + self.settings.timeout_s
@@ -371,7 +371,7 @@ class SafeVerifyJudge:
         olean = target.with_suffix(".olean")
         command = [*lake, "-d", checkout, "env", "lean", "-o", str(olean), str(target)]
         tool = [Path(checkout)]
-        result = await run_step(command, spaces["target"], self.sandbox, deadline, read_only=tool)
+        result = await run_step(command, spaces["target"], sandbox, deadline, read_only=tool)
         failure = step_failure(result, "compiling our target", timeout)
         if failure is not None:
             return unavailable(*failure)
@@ -387,7 +387,7 @@ class SafeVerifyJudge:
         result = await run_step(
             [*lake, "-d", checkout, "env", "lean", "-o", str(compiled), str(submission)],
             spaces["submission"],
-            self.sandbox,
+            sandbox,
             deadline,
             read_only=tool,
         )
@@ -422,7 +422,7 @@ class SafeVerifyJudge:
         result = await run_step(
             [*lake, "-d", checkout, "env", "safe_verify", str(target_copy), str(submission_copy)],
             spaces["replay"],
-            self.sandbox,
+            sandbox,
             deadline,
             read_only=tool,
         )
@@ -488,9 +488,10 @@ class ByToolchainJudge:
         return await self.judge_for(request.toolchain).judge(request)
 
 
-def build_judge(settings: JudgeSettings, *, allow_unconfined: bool = False) -> Judge:
-    """The judge ``settings`` name; ``allow_unconfined`` is the operator's by-name opt-in to run where the
-    sandbox does not confine writes (else such a judge answers ``unavailable``, cause ``unconfined``)."""
+def build_judge(settings: JudgeSettings, *, sandbox: str = "bwrap") -> Judge:
+    """The judge ``settings`` name. ``sandbox`` is ``lean.sandbox``, the confinement the operator named: the
+    judge runs where it works and, for ``bwrap``, confines writes; ``unshare`` or ``none`` named there is the
+    opt-in to run unconfined (else such a judge answers ``unavailable``, cause ``unconfined``)."""
     from repro.judge.comparator import ComparatorJudge
 
     if settings.backend == JudgeBackendName.factory:
@@ -500,12 +501,12 @@ def build_judge(settings: JudgeSettings, *, allow_unconfined: bool = False) -> J
             raise ValueError(f"judge.factory: {settings.factory} returned {type(judge).__name__}, not a Judge")
         return judge
     if settings.backend == JudgeBackendName.safeverify:
-        return SafeVerifyJudge(settings, allow_unconfined=allow_unconfined)
+        return SafeVerifyJudge(settings, named_sandbox=sandbox)
     if settings.backend == JudgeBackendName.comparator:
-        return ComparatorJudge(settings, allow_unconfined=allow_unconfined)
+        return ComparatorJudge(settings, named_sandbox=sandbox)
     return ByToolchainJudge(
-        SafeVerifyJudge(settings, allow_unconfined=allow_unconfined),
-        ComparatorJudge(settings, allow_unconfined=allow_unconfined),
+        SafeVerifyJudge(settings, named_sandbox=sandbox),
+        ComparatorJudge(settings, named_sandbox=sandbox),
     )
 
 

@@ -9,7 +9,6 @@ names it.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -74,31 +73,26 @@ def judge_exit_code(verdicts: list[JudgeVerdict]) -> ExitCode:
 class JudgeFilter:
     """``write_release(keep=...)``: keeps the rows of each page the judge passed; remembers the others.
 
-    Rows are the release writer's tuples, one value per column of ``repro.release._COLUMNS`` followed
-    by the provenance fields (a JSON array: models, backends, lean_toolchain, ...)."""
+    Rows are the release writer's tuples, read by name through :class:`repro.release.rows.PageRow`."""
 
-    def __init__(self, judge: Judge, columns: list[str]) -> None:
+    def __init__(self, judge: Judge) -> None:
         self.judge = judge
-        self._index = {name: position for position, name in enumerate(columns)}
-        self._provenance = len(columns)
         self.verdicts: list[JudgeVerdict] = []
 
     @property
     def withheld(self) -> list[JudgeVerdict]:
         return [v for v in self.verdicts if not v.passed]
 
-    def _text(self, row: Any, column: str) -> str:
-        value = row[self._index[column]]
-        return value.decode("utf-8") if isinstance(value, bytes) else str(value or "")
-
     def _request(self, row: Any) -> JudgeRequest:
-        provenance = json.loads(row[self._provenance] or "[]")
+        from repro.release.rows import PageRow
+
+        named = PageRow(row)
         return judge_request(
-            self._text(row, "instance_id"),
-            self._text(row, "lean_header"),  # the run's configured header, not prover text
-            self._text(row, "lean_statement"),
-            self._text(row, "verified_code"),
-            provenance[2] if len(provenance) > 2 else None,
+            named.text("instance_id"),
+            named.text("lean_header"),  # the run's configured header, not prover text
+            named.text("lean_statement"),
+            named.text("verified_code"),
+            named.provenance_field("lean_toolchain"),
         )
 
     def __call__(self, page: list[Any]) -> list[Any]:
@@ -107,10 +101,8 @@ class JudgeFilter:
         return [row for row, verdict in zip(page, verdicts, strict=True) if verdict.passed]
 
 
-def release_judge_filter(settings: JudgeSettings, *, allow_unconfined: bool = False) -> JudgeFilter:
-    from repro.release import release_columns
-
-    return JudgeFilter(build_judge(settings, allow_unconfined=allow_unconfined), release_columns())
+def release_judge_filter(settings: JudgeSettings, *, sandbox: str = "bwrap") -> JudgeFilter:
+    return JudgeFilter(build_judge(settings, sandbox=sandbox))
 
 
 def describe(verdict: JudgeVerdict) -> str:

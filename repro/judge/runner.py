@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro.lean.sandbox import SandboxStatus, sandboxed
+from repro.lean.sandbox import SandboxStatus, SandboxUnavailable, confinement, kill_process_group, sandboxed
 
 OUTPUT_CAP = 1 << 20  # bytes kept of one step's output (half from its start, half from its end)
 
@@ -81,10 +80,47 @@ async def _read_capped(stream: asyncio.StreamReader) -> str:
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)  # the session leader's pid is its group id
+    kill_process_group(process.pid)  # the session leader's pid is its group id
     with contextlib.suppress(ProcessLookupError):
         process.kill()
+
+
+class Confinement:
+    """The confinement the operator named (``lean.sandbox``: bwrap unless a weaker one is named), probed once.
+
+    The judge runs prover code (the submission's compile) only where writes are confined, unless the
+    operator named ``unshare`` or ``none``: that name is the opt-in. A named confinement that does not
+    work here gives no verdict, with the sandbox module's message (which names the fix)."""
+
+    def __init__(self, named: str = "bwrap", status: SandboxStatus | None = None) -> None:
+        self.named = named
+        self._status = status
+        self._problem: str | None = None
+        self._probed = status is not None
+
+    def status(self) -> SandboxStatus | None:
+        if not self._probed:
+            self._probed = True
+            try:
+                self._status = confinement(self.named)
+            except SandboxUnavailable as error:
+                self._problem = str(error)
+        return self._status
+
+    def problem(self) -> str | None:
+        status = self.status()
+        if status is None:
+            return self._problem or f"lean.sandbox {self.named} does not work here"
+        if not status.writes_confined and self.named == "bwrap":
+            return (
+                f"writes would not be confined ({status.describe()}); the judge runs prover code only where they"
+                " are, unless the operator names a weaker confinement (lean.sandbox: unshare or none)"
+            )
+        return None
+
+    def describe(self) -> str:
+        status = self.status()
+        return status.describe() if status is not None else f"lean.sandbox {self.named}: not available here"
 
 
 async def run_step(
