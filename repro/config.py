@@ -301,12 +301,19 @@ class JudgeSettings(_Strict):
     the judge is built, so a stored config stays valid on another machine.
     """
 
+    # auto: the tool pinned for each proof's toolchain (SafeVerify for v4.9.0 and v4.15.0, comparator from
+    # v4.21.0-rc3 on); safeverify or comparator: that tool only; factory: the judge `judge.factory` builds
     backend: JudgeBackendName = JudgeBackendName.auto
-    # backend "factory" only: ``package.module:function``, called with these settings, returning a Judge
+    # backend factory only: `package.module:function`, called with these settings, returning a Judge (how the
+    # tests select a stand-in; its verdicts are never real)
     factory: str | None = None
+    # one built tool checkout per toolchain, `TOOLS_DIR/<toolchain>/`; unset: $REPRO_SAFEVERIFY_DIR, else
+    # ~/.cache/repro/safeverify (docker/Dockerfile builds them in /opt/safeverify)
     tools_dir: str | None = None
-    # wall-clock seconds for one judgement (target compile, submission compile and replay together)
+    # wall-clock seconds for one judgement (target compile, submission compile and replay together); past it
+    # the whole process group is killed and the proof stays unjudged (resumable)
     timeout_s: float = Field(600.0, gt=0)
+    # judgements run at once (each compiles twice and replays once: about two Lean processes' memory each)
     workers: int = Field(2, ge=1)
 
     @model_validator(mode="after")
