@@ -195,19 +195,24 @@ async def test_a_partial_re_ask_draws_each_missing_sample_with_its_own_seed(tmp_
 async def test_completion_format_renders_chat_messages_with_the_models_template(
     openai_server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`prompt_format: completion` must send what the chat template makes, never a plain `[user]` rendering."""
+    """`prompt_format: completion` must send what the chat template makes, never a plain `[user]` rendering,
+    and tell vLLM not to add a second BOS in front of the template's own (its completions route adds special
+    tokens by default: vllm 0.33.0 entrypoints/openai/completion/protocol.py ``add_special_tokens=True``)."""
     import sys
-    import types
 
+    pytest.importorskip("transformers")
     from repro.llm import templates
-    from repro.testing.fake_vllm import FakeTokenizer
+    from tests.doubles import tiny_models
 
-    fake = types.ModuleType("transformers")
-    fake.AutoTokenizer = types.SimpleNamespace(from_pretrained=lambda model_id, **kwargs: FakeTokenizer())  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "transformers", fake)
+    checkpoint = str(tiny_models.checkpoint("deepseek"))  # a real tokenizer with the DeepSeek-V3 chat template
     templates._tokenizer.cache_clear()
-    await backend(openai_server, prompt_format="completion").generate(chat("prove it"))
-    assert openai_server.requests[-1]["prompt"] == "<s><user>prove it<assistant>"
+    model = OpenAIBackend(model_id=checkpoint, base_url=openai_server.base_url, prompt_format="completion")
+    await model.generate(chat("prove it"))
+    sent = openai_server.requests[-1]
+    assert sent["prompt"] == "<｜begin▁of▁sentence｜><｜User｜>prove it<｜Assistant｜>"
+    assert sent["add_special_tokens"] is False
+    await model.generate(ModelRequest(prompt="Complete the following Lean 4 code"))
+    assert "add_special_tokens" not in openai_server.requests[-1], "a raw prompt gets the server's BOS (V1.5)"
     monkeypatch.setitem(sys.modules, "transformers", None)
     templates._tokenizer.cache_clear()
     with pytest.raises(ModelCallError, match=r"chat template, which comes with transformers"):
