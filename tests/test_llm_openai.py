@@ -218,3 +218,53 @@ async def test_completion_format_renders_chat_messages_with_the_models_template(
     with pytest.raises(ModelCallError, match=r"chat template, which comes with transformers"):
         await backend(openai_server, prompt_format="completion").generate(chat("prove it"))
     templates._tokenizer.cache_clear()
+
+
+async def test_the_served_model_counts_a_long_prompt_and_max_tokens_fills_exactly_the_rest() -> None:
+    """Goedel-V2 asks for max_tokens = max_model_len: the room left is counted by the server's own tokenizer and
+    template (vLLM POST /tokenize), not bounded by bytes, so a feedback round's think-free history is not starved."""
+    counted: list[dict[str, object]] = []
+
+    def tokenize(body: dict[str, object]) -> int:
+        counted.append(body)
+        return 1200  # what Qwen3's template makes of the history: earlier reasoning dropped
+
+    history = [
+        ChatMessage(role="user", content="Complete the following Lean 4 code"),
+        ChatMessage(role="assistant", content="<think>" + "reasoning " * 3000 + "</think>```lean4\nomega\n```"),
+        ChatMessage(role="user", content="The proof (Round 0) is not correct."),
+    ]
+    with OpenAITestServer(tokenize=tokenize, max_model_len=40960) as server:
+        await backend(server, max_model_len=40960).generate(ModelRequest(messages=history, max_tokens=40960))
+        assert server.requests[-1]["max_tokens"] == 40960 - 1200
+        assert counted[-1]["messages"] == [m.model_dump() for m in history] and counted[-1]["model"] == "test-model"
+        await backend(server, max_model_len=40960).generate(chat("short", max_tokens=1000))
+        assert len(server.tokenize_requests) == 1, "a prompt the byte bound already fits is not counted"
+
+
+async def test_without_a_tokenize_route_the_byte_bound_is_used(openai_server: OpenAITestServer) -> None:
+    history = [ChatMessage(role="user", content="x" * 30000)]
+    await backend(openai_server, max_model_len=40960).generate(ModelRequest(messages=history, max_tokens=40960))
+    assert 40960 - 30100 < openai_server.requests[-1]["max_tokens"] <= 40960 - 30000
+
+
+async def test_a_prompt_past_the_context_is_refused_locally_and_never_trips_the_breaker(
+    openai_server: OpenAITestServer,
+) -> None:
+    from repro.llm.breaker import EndpointBreaker
+    from repro.llm.protocol import PromptTooLong
+
+    breaker = EndpointBreaker(threshold=3)
+    client = ModelClient(backend(openai_server, max_model_len=100), store=None, stage="prove", breaker=breaker)
+    for index in range(5):
+        with pytest.raises(PromptTooLong):
+            await client.generate(chat("x" * 500, seed=index))
+    message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens"
+    openai_server.faults = [Fault(status=400, body=json.dumps({"error": {"message": message}}))] * 5
+    for index in range(5):
+        with pytest.raises(PromptTooLong):
+            await ModelClient(backend(openai_server), store=None, stage="prove", breaker=breaker).generate(
+                chat(f"q{index}")
+            )
+    assert breaker.reason() is None and not openai_server.faults
+    await client.generate(chat("fits"))

@@ -132,7 +132,8 @@ def test_statement_layouts() -> None:
 def test_a_v15_continuation_that_ran_on_after_its_fence_is_not_read_as_truncated() -> None:
     """DeepSeek-Prover-V1.5 checks `statement + output[:first fence]` whatever made generation stop."""
     settings = settings_for("deepseek-prover-v1.5-rl", prompt_format="completion")
-    rambling = "  nlinarith [sq_nonneg (x - 1), sq_nonneg (y + 2)]\n```\n\nThe proof is complete. " + "And so on. " * 300
+    proof = "  nlinarith [sq_nonneg (x - 1), sq_nonneg (y + 2)]\n```\n\n"
+    rambling = proof + "The proof is complete. " + "And so on. " * 300
     sample = prover_sample(settings, THEOREM, 0, rambling, "length")
     assert sample.finish_reason == "stop"
     assert sample.text.endswith(":= by\n  nlinarith [sq_nonneg (x - 1), sq_nonneg (y + 2)]\n")
