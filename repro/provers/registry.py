@@ -153,7 +153,7 @@ def _kimina_preview(size: str, *, paper: bool = False) -> ProverProfile:
             "settings_source": "model card (vLLM example); the paper's numbers used 32K and maxHeartbeats 0",
             "unsettled": _KIMINA_UNSETTLED,
         }
-    sources = (
+    sources: tuple[str, ...] = (
         "Goedel-LM/Goedel-Prover-V2 src/utils.py (KiminaCoTHandler: system message, prompt, ':= by')",
         "MoonshotAI/Kimina-Prover-Preview README.md (32K context for training and inference)",
         "MoonshotAI/Kimina-Prover-Preview kimina_prover_demo/error_fix.py (Lean check timeout=60)",
