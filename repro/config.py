@@ -245,9 +245,22 @@ class LeanSettings(_Strict):
     mathlib_revision: str | None = None
     # fake backend only: JSON rules for the fake REPL (see repro.lean.fake_repl)
     fake_rules: str | None = None
-    # repl backend: run each REPL in repro.lean.sandbox (bubblewrap: no network, writes only to a scratch
-    # directory; unshare: no network); where neither works the REPL runs as before and doctor says so
-    sandbox: bool = True
+    # the confinement of every Lean process repro starts (REPL workers; the judge's compiles), see
+    # repro.lean.sandbox: bwrap (no network, writes only to a fresh scratch directory per worker) is required
+    # unless the operator names a weaker one: unshare (network cut, writes NOT confined) or none (nothing).
+    # A named confinement that does not work here is an error, never a silent fallback. A resume may
+    # tighten it, never loosen it.
+    sandbox: Literal["bwrap", "unshare", "none"] = "bwrap"
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_by_name(cls, value: Any) -> Any:
+        """``true`` (the old default: "whatever works") is ``bwrap``; ``false`` was an explicit opt-out, ``none``."""
+        if value is True:
+            return "bwrap"
+        if value is False:
+            return "none"
+        return value
 
     @field_validator("toolchain")
     @classmethod
@@ -260,10 +273,19 @@ class LeanSettings(_Strict):
             raise ValueError(str(error)) from None
 
     def project_dir(self) -> str:
-        """The Lean project this run checks in: the configured path, or the toolchain's default one."""
+        """The Lean project this run checks in, as an absolute path: the configured one, else the toolchain's
+        default one in the current directory, else where ``repro lean setup`` built it (so a run started from
+        another directory finds it: lean audit M9, LeanInteract resolves a relative project against the
+        current directory and fails with "Unable to determine Lean version")."""
+        from repro.lean.project import registered_projects
         from repro.lean.toolchains import default_project_path
 
-        return self.project_path or default_project_path(self.toolchain)
+        if self.project_path:
+            return str(Path(self.project_path).expanduser().resolve())
+        local = Path(default_project_path(self.toolchain)).resolve()
+        if (local / "lean-toolchain").is_file():
+            return str(local)
+        return registered_projects().get(self.toolchain) or str(local)
 
     def resolved_mathlib_revision(self) -> str:
         from repro.lean.toolchains import get_toolchain
@@ -536,6 +558,11 @@ def _may_change_on_resume(key: str, old: Any, new: Any) -> bool:
     parts = key.split(".")
     if len(parts) == 3 and parts[0] == "models" and parts[2] in _RESUMABLE_MODEL_KEYS:
         return True
+    if key == "lean.sandbox":
+        from repro.lean.sandbox import at_least_as_strong
+
+        # tightening the confinement only makes later checks safer; loosening it needs a new run
+        return at_least_as_strong(str(new), str(old))
     if key in _GROWABLE_KEYS:
         # a larger (or removed) bound only draws more of the same seeded order
         return new is None or (old is not None and new >= old)
