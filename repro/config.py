@@ -84,8 +84,17 @@ class ModelSettings(_Strict):
     api_key_env: str | None = "OPENAI_API_KEY"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     top_p: float = Field(1.0, gt=0.0, le=1.0)
-    # null: not sent
+    # null: not sent, so the server's default applies (vLLM >= 0.8 takes the checkpoint's generation_config.json
+    # for every omitted field); a prover profile sends -1 ("off")
     top_k: int | None = Field(None, ge=-1)
+    # null: not sent (the server's default); a prover profile sends 0.0 ("off")
+    min_p: float | None = Field(None, ge=0.0, le=1.0)
+    # null: not sent (the server's default); a prover profile sends 1.0 ("no penalty")
+    repetition_penalty: float | None = Field(None, gt=0.0)
+    # null: not sent (the server's default); a prover profile sends 0.0
+    presence_penalty: float | None = Field(None, ge=-2.0, le=2.0)
+    # null: not sent (the server's default); a prover profile sends 0.0
+    frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0)
     # the most tokens one reply may have; lowered per request so that prompt + max_tokens fits max_model_len
     max_tokens: int = Field(2048, ge=1)
     # the context window the model is served with (vLLM's max_model_len): prompt + max_tokens must fit
@@ -401,7 +410,8 @@ class RunConfig(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _header_from_profile(cls, data: Any) -> Any:
-        """One header per run: the prover profile's harness header unless ``lean.header`` is set.
+        """One header per run: the prover profile's harness header unless ``lean.header`` is set (and its
+        check timeout unless ``lean.timeout_s`` is).
 
         It is the header the prover was evaluated with (Goedel-Prover-V2 and DeepSeek check with
         ``maxHeartbeats 0``), and the same text then compiles formalizations, runs the statement checks
@@ -413,15 +423,17 @@ class RunConfig(_Strict):
         lean = data.get("lean")
         if not isinstance(prove, dict) or not prove.get("profile") or lean is not None and not isinstance(lean, dict):
             return data
-        if "header" in (lean or {}):
-            return data
         from repro.provers import ProfileError, get_profile
 
         try:
             profile = get_profile(str(prove["profile"]))
         except ProfileError:
             return data  # models.prove reports the unknown profile with its own message
-        return {**data, "lean": {**(lean or {}), "header": profile.lean_header}}
+        filled = dict(lean or {})
+        filled.setdefault("header", profile.lean_header)
+        # the harness's check budget (Goedel/DeepSeek 300 s, Kimina's 60 s) unless the config sets its own
+        filled.setdefault("timeout_s", profile.check_timeout_s)
+        return {**data, "lean": filled}
 
     @model_validator(mode="after")
     def _known_stages(self) -> RunConfig:
