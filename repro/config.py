@@ -491,6 +491,18 @@ def config_warnings(config: RunConfig) -> list[str]:
             f"prove.k={config.prove.k} with models.prove.temperature=0: every sample is the same"
             " (greedy decoding); set a temperature > 0 (e.g. 1.0) or prove.k=1"
         )
+    engines = {
+        (settings.model, settings.max_model_len): settings.engine.gpu_memory_utilization
+        for settings in config.models.values()
+        if settings.backend == ModelBackendName.vllm
+    }
+    if len(engines) > 1 and sum(engines.values()) > 0.95:
+        shown = ", ".join(f"{model} ({share})" for (model, _), share in engines.items())
+        warnings.append(
+            f"{len(engines)} in-process vLLM engines load on the same GPUs, each taking its gpu_memory_utilization"
+            f" ({shown}): together they exceed the memory, so a later one fails to load. Serve all but one over HTTP"
+            " (backend: openai) on GPUs of their own, or lower engine.gpu_memory_utilization so the shares fit"
+        )
     if prove is not None and prove.backend == ModelBackendName.openai:
         left = [
             name
