@@ -20,7 +20,7 @@ from repro.config import LeanSettings
 from repro.judge.selftest import CASES, SelfTestFailed, ensure_selftest, render_report, run_selftest
 from repro.lean import fake_repl_verifier
 from repro.lean.repl_pool import ReplPoolVerifier
-from repro.testing.kimina_server import KiminaTestServer
+from tests.doubles.kimina_server import KiminaTestServer
 
 # What real Lean answers to the three real-only cases (REPL reply shapes: see tests/fixtures/repl/)
 HEALTHY_LEAN_RULES: list[dict[str, Any]] = [

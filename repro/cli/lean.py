@@ -154,6 +154,24 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
     return ExitCode.ok
 
 
+def command_lean_cache(arguments: argparse.Namespace) -> int:
+    """Whether Mathlib's prebuilt cache left every module built in a project (before a long ``lake build``)."""
+    from repro.lean.project import CACHE_FALLBACK, mathlib_cache_state
+
+    project = Path(arguments.project)
+    state = mathlib_cache_state(project)
+    console.print(f"{project}: Mathlib cache: {state.oleans} of {state.sources} modules built", markup=False)
+    if state.complete:
+        return ExitCode.ok
+    first = ", ".join(state.missing[:3]) or "no Mathlib sources (run `lake update` first)"
+    errors.print(
+        f"Mathlib's cache is incomplete (first missing: {first}); `lake build` would compile Mathlib from source."
+        f" {CACHE_FALLBACK}",
+        style="red",
+    )
+    return ExitCode.unfinished
+
+
 def command_lean_toolchains(arguments: argparse.Namespace) -> int:
     from repro.lean import list_toolchains
     from repro.lean.toolchains import default_project_path
@@ -237,7 +255,7 @@ def register(commands: Commands) -> None:
     doctor.set_defaults(handler=command_doctor)
 
     lean = commands.add_parser("lean", help="Lean project management")
-    lean_commands = lean.add_subparsers(dest="lean_command", required=True, help="setup, toolchains or selftest")
+    lean_commands = lean.add_subparsers(dest="lean_command", required=True, help="setup, cache, toolchains or selftest")
     setup = lean_commands.add_parser(
         "setup", help="prepare one pinned project per toolchain: Mathlib, its cache and the REPL (network once)"
     )
@@ -266,6 +284,13 @@ def register(commands: Commands) -> None:
         " Mathlib gets at least 6 h)",
     )
     setup.set_defaults(handler=command_lean_setup)
+
+    cache = lean_commands.add_parser(
+        "cache",
+        help="check that Mathlib's prebuilt cache built every module of a project (exit 3 if not), before `lake build`",
+    )
+    cache.add_argument("--project", default=".", help="the Lean project (default: the current directory)")
+    cache.set_defaults(handler=command_lean_cache)
 
     toolchains = lean_commands.add_parser("toolchains", help="list the pinned toolchains and who uses them")
     toolchains.set_defaults(handler=command_lean_toolchains)
