@@ -501,3 +501,12 @@ def test_the_docker_image_builds_the_pinned_safeverify_commits() -> None:
     dockerfile = (REPO / "docker" / "Dockerfile").read_text(encoding="utf-8")
     for toolchain, pin in SAFEVERIFY_PINS.items():
         assert f'"{toolchain} {pin.commit}"' in dockerfile, toolchain
+
+
+def test_a_judgement_waiting_for_a_free_worker_does_not_spend_its_timeout_waiting(tmp_path: Path) -> None:
+    judge = judges.safeverify(_settings(tmp_path, workers=1, timeout_s=5), "--cost", "0.2")
+    requests = [_request(HONEST, key=str(i)) for i in range(4)]
+    started = time.monotonic()
+    verdicts = asyncio.run(judge_all(judge, requests))
+    assert [v.status for v in verdicts] == [JudgeStatus.passed] * 4, [v.detail for v in verdicts]
+    assert time.monotonic() - started > 5  # together longer than one timeout: each had its own from its start

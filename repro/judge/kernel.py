@@ -108,6 +108,9 @@ SAFEVERIFY_PINS: dict[str, SafeVerifyPin] = {
 SAFEVERIFY_BINARY = Path(".lake") / "build" / "bin" / "safe_verify"
 FINISHED = "Finished with no errors."  # Main.lean:145, printed last, then ``return 0``
 COMPARATOR_FIRST = "v4.21.0-rc3"  # leanprover/comparator@437574b lean-toolchain
+# Bumped whenever our side of a judgement checks more (2: the imports of the submission's output), so a
+# verdict kept by an older, weaker judge never answers for this one (part of the cache key)
+JUDGE_CHECKS = 2
 
 # SafeVerify's own refusals: the ``throw <| IO.userError s!"..."`` sites of Main.lean (both pinned
 # branches; line numbers at 577e953), as the runtime prints them after ``uncaught exception: ``.
@@ -463,7 +466,7 @@ class SafeVerifyJudge:
         assert sandbox is not None  # problem() said it works
         # the checkout's own toolchain (elan's shim would pick one from the work directory instead)
         lake = [toolchain_binary("lake", checkout)] if self._default_lake else self.lake
-        deadline = started + self.settings.timeout_s
+        deadline = time.monotonic() + self.settings.timeout_s  # from when a slot was free, not from the queue
         timeout = self.settings.timeout_s
 
         def unavailable(cause: JudgeCause, detail: str) -> JudgeVerdict:
