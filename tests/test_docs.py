@@ -240,3 +240,30 @@ def test_every_command_block_is_run_by_the_tour_or_marked_as_needing_a_gpu_lean_
     assert not unmarked, (
         f"blocks without a marker (one of {', '.join(f'<!-- {m} -->' for m in MARKERS)} on the line above): {unmarked}"
     )
+
+
+_REPO_PATH = re.compile(r"`((?:repro|tests|benchmarks|prompts|configs|docs|data|docker|lean_project|\.ci)/[^`\s]*)`")
+_PYTHON_TARGET = re.compile(r"python3? (?:-m )?([\w./]+)")
+RELEASE_RELATIVE = ("data/test.",)  # a release's own files, named relative to the release directory
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda path: str(path.relative_to(REPO)))
+def test_named_files_scripts_and_modules_exist(page: Path) -> None:
+    """A guide that points at `repro/lean/x.py` or `python -m benchmarks.y` points at something that is there."""
+    text = page.read_text(encoding="utf-8")
+    missing = []
+    for named in _REPO_PATH.findall(text):
+        path = named.split(":")[0].rstrip(".,")
+        if any(mark in path for mark in "<*{[") or path.startswith(RELEASE_RELATIVE):
+            continue
+        if not (REPO / path.rstrip("/")).exists():
+            missing.append(path)
+    for target in _PYTHON_TARGET.findall(text):
+        if target.endswith(".py"):
+            if not (REPO / target).is_file():
+                missing.append(target)
+        elif "." in target:
+            module = REPO / target.replace(".", "/")
+            if not any(candidate.is_file() for candidate in (module.with_suffix(".py"), module / "__main__.py")):
+                missing.append(f"python -m {target}")
+    assert not missing, f"{page.relative_to(REPO)} names what does not exist: {missing}"

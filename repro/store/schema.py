@@ -129,6 +129,11 @@ _MIGRATIONS: tuple[str, ...] = (
             (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts
              WHERE attempts.candidate_id = candidates.candidate_id AND attempts.status = 'passed'), -1);
     """,
+    # 4: the kernel judge's verdicts (passed or rejected only), keyed by JudgeRequest.cache_key: identical
+    # code is judged once per (tool, revision, toolchain, header, statement), across resumes
+    """
+    CREATE TABLE judge_cache (cache_key TEXT PRIMARY KEY, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
