@@ -18,7 +18,7 @@ from repro.judge import verify_proof
 from repro.lean import InfraStatus, KiminaVerifier, build_verifier
 from repro.lean.kimina import KIMINA_SERVER_MAX_WAIT_S, KiminaRefused
 from repro.records import ReasonCode
-from repro.testing.kimina_server import KiminaTestServer
+from tests.doubles.kimina_server import KiminaTestServer
 
 HEADER = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n"
 STATEMENT = "theorem k : 1 + 1 = 2 := by sorry"

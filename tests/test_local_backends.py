@@ -262,3 +262,18 @@ async def test_missing_optional_packages_fail_with_the_install_hint(monkeypatch:
         await asyncio.wait_for(VLLMBackend(model_id="m").generate(ModelRequest(prompt="x")), timeout=10)
     with pytest.raises(ModelCallError, match=r"pip install 'repro\[local\]'"):
         await TransformersBackend(model_id="m").generate(ModelRequest(prompt="x"))
+
+
+def test_stages_naming_one_in_process_model_share_one_engine_and_two_models_are_warned_about() -> None:
+    from repro.config import ModelSettings, build_config, config_warnings
+    from repro.llm.factory import build_backend
+
+    settings = ModelSettings(backend="vllm", model="Goedel-LM/Goedel-Prover-V2-8B", max_model_len=40960)
+    assert build_backend(settings) is build_backend(settings.model_copy()), "one engine, not two on the same GPUs"
+    other = settings.model_copy(update={"model": "Goedel-LM/Goedel-Formalizer-V2-8B"})
+    assert build_backend(other) is not build_backend(settings)
+    prover = settings.model_dump()
+    config = build_config({"models": {"formalize": other.model_dump(), "prove": prover}})
+    assert any("2 in-process vLLM engines" in warning for warning in config_warnings(config))
+    shared = build_config({"models": {"formalize": prover, "prove": prover}})
+    assert not any("in-process vLLM engines" in warning for warning in config_warnings(shared))

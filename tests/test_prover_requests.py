@@ -167,3 +167,16 @@ def test_a_profiles_lean_timeout_applies_unless_the_config_sets_one(tmp_path: Pa
     )
     assert load_config(config).lean.timeout_s == 60.0
     assert load_config(config, ["lean.timeout_s=300"]).lean.timeout_s == 300.0
+
+
+def test_the_dataset_card_says_the_prompt_carried_the_problem_and_what_the_sources_leave_open() -> None:
+    from repro.release.card import _prover_section
+
+    repo = Path(__file__).resolve().parent.parent
+    goedel = _prover_section(load_config(repo / "configs" / "gsm8k.yaml"))
+    assert "`/-- ... -/` doc comment above its theorem" in goedel
+    assert "not settled by the harness's sources: max_tokens: 40960" in goedel
+    kimina = _prover_section(
+        load_config(None, ["models.prove.profile=kimina-prover-preview-distill-7b-paper", "lean.toolchain=v4.15.0"])
+    )
+    assert "doc comment" not in kimina and "Settings source: paper" in kimina
