@@ -245,6 +245,10 @@ def test_what_the_submission_compile_writes_never_reaches_our_target(tmp_path: P
     )
     verdict = asyncio.run(loose.judge(_request(HONEST)))
     assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.sandbox
+    # the tampered target is not used again: the next judgement compiles it afresh (and is tampered again)
+    honest_after = judges.safeverify(_settings(tmp_path), sandbox=UNCONFINED, named_sandbox="none")
+    honest_after._targets = loose._targets
+    assert asyncio.run(honest_after.judge(_request(HONEST))).status == JudgeStatus.passed
     assert "changed between its compile and the replay" in verdict.detail
 
 
@@ -265,10 +269,22 @@ def test_command_lines_are_safeverify_s_own(tmp_path: Path) -> None:
     for compiled, cwd, stem in ((target, target_cwd, "Target"), (submission, submission_cwd, "Submission")):
         assert compiled[:2] == ["lean", "-o"] and compiled[2] == compiled[3][: -len(".lean")] + ".olean"
         assert Path(compiled[3]) == cwd / f"{stem}.lean"
-    assert target_cwd != submission_cwd and target_cwd.parent == submission_cwd.parent
+    # the target in a directory of the judge's own, never inside the judgement's (which the submission writes)
+    assert target_cwd.parent.name.startswith("repro-judge-targets-") and not submission_cwd.is_relative_to(
+        target_cwd.parent
+    )
     assert replay[0] == "safe_verify" and [Path(p).name for p in replay[1:]] == ["Target.olean", "Submission.olean"]
     assert all(Path(p).parent == replay_cwd for p in replay[1:]) and replay_cwd not in (target_cwd, submission_cwd)
-    assert not target_cwd.parent.exists()  # every judgement's directories are removed after it
+    assert not submission_cwd.parent.exists()  # every judgement's directories are removed after it
+
+    # the same target again: compiled once; a second statement: compiled for itself
+    assert asyncio.run(judge.judge(_request(HONEST, key="again"))).status == JudgeStatus.passed
+    other = _request(HONEST.replace("= 4 :=", "= 5 :=").replace("norm_num", "omega"), key="other")
+    other = other.model_copy(update={"statement": STATEMENT.replace("= 4 :=", "= 5 :=")})
+    assert asyncio.run(judge.judge(other)).status == JudgeStatus.passed
+    compiled = [json.loads(line)["argv"][-1] for line in log.read_text().splitlines()]
+    assert sum(path.endswith("Target.lean") for path in compiled) == 2
+    assert sum(path.endswith("Submission.lean") for path in compiled) == 3
 
 
 def test_identical_requests_are_judged_concurrently_and_in_order(fake: SafeVerifyJudge) -> None:

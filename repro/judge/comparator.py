@@ -32,7 +32,6 @@ set up; until then a stand-in whose command lines are checked against the source
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -47,7 +46,7 @@ from pydantic import BaseModel
 
 from repro.config import JudgeSettings
 from repro.judge.kernel import step_failure, submission_source, target_source, toolchain_key
-from repro.judge.runner import Confinement, run_step
+from repro.judge.runner import Confinement, Slots, run_step
 from repro.judge.verdict import (
     STANDARD_AXIOMS,
     STRUCTURAL_NOTE,
@@ -161,7 +160,7 @@ class ComparatorJudge:
         # ``lean.sandbox``, the operator's named confinement: bwrap unless a weaker one is named (the opt-in)
         self.confined = Confinement(named_sandbox, sandbox)
         self.landrun = landrun or os.environ.get("COMPARATOR_LANDRUN") or shutil.which("landrun")
-        self._slots = asyncio.Semaphore(settings.workers)
+        self._slots = Slots(settings.workers)
 
     @property
     def confinement(self) -> str:
@@ -249,7 +248,7 @@ class ComparatorJudge:
         home = self.home(toolchain)
         sandbox = self.confined.status()
         assert sandbox is not None  # problem() said it works
-        async with self._slots:
+        async with self._slots():
             with tempfile.TemporaryDirectory(prefix="repro-judge-comparator-") as directory:
                 project = Path(directory) / "project"
                 project.mkdir()

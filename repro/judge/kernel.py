@@ -24,15 +24,15 @@ Which tool, and why (read from the sources, not assumed):
 
 What the judge does on our side (issue 27 §1, §3; audit B2, M1, M9):
 
-1. Each judgement gets a fresh directory with three fresh sub-directories: ``target/``, ``submission/``,
-   ``replay/``. The target (trusted header + our statement ``:= by sorry``) is compiled in ``target/``,
-   sandboxed with only ``target/`` writable; its ``.olean`` is hashed. The submission (trusted header +
-   the text the screen's Lean check compiled, verbatim) is compiled in ``submission/``, sandboxed with
-   only ``submission/`` writable: nothing the prover's code can write reaches ``target/``, the tool
-   checkout, or anything run later.
+1. The target (trusted header + our statement ``:= by sorry``) is compiled alone, in a fresh directory
+   of the judge's own, sandboxed with only that directory writable, once per (toolchain, target)
+   (:class:`TargetCache`); its ``.olean`` is hashed. Each judgement then gets a fresh directory with two
+   fresh sub-directories: the submission (trusted header + the text the screen's Lean check compiled,
+   verbatim) is compiled in ``submission/``, sandboxed with only ``submission/`` writable, so nothing the
+   prover's code can write reaches our target, the tool checkout, or anything run later.
 2. Both ``.olean`` files are copied into ``replay/``; the copy of the target is hashed again and must
-   match the hash taken right after its compile, or there is no verdict. ``safe_verify`` then runs
-   sandboxed in ``replay/``.
+   match the hash taken right after its compile, or there is no verdict (and the target is compiled
+   afresh next time). ``safe_verify`` then runs sandboxed in ``replay/``.
 3. Only SafeVerify's own refusals (the ``throw`` sites of ``Main.lean``, after ``found a problem in
    <submission>``) and Lean *errors* in the submission's compile (``<file>:l:c: error:``) are
    ``rejected``. A tool never built, a signal or an out-of-memory kill, no output, a sandbox error,
@@ -51,14 +51,16 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+import weakref
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from repro.config import JudgeBackendName, JudgeSettings
-from repro.judge.runner import Confinement, StepResult, run_step, signal_name
+from repro.judge.runner import Confinement, Slots, StepResult, run_step, signal_name
 from repro.judge.verdict import (
     STRUCTURAL_NOTE,
     Judge,
@@ -255,6 +257,62 @@ def step_failure(result: StepResult, what: str, timeout_s: float) -> tuple[Judge
     return None
 
 
+class TargetCache:
+    """Our compiled targets, one per (toolchain, checkout, header + statement), in a directory of the judge's own.
+
+    k samples of one statement, or every prover of a study, are judged against the same target: it is
+    compiled once, alone in a fresh directory under this cache's root, which no submission's sandbox can
+    write (each binds only its own directory), and its hash is kept. Every judgement copies it and checks
+    the copy against that hash before the tool reads it. Only a compiled target is kept; a failure is
+    asked again. Concurrent judgements of one target share one compile."""
+
+    def __init__(self, entries: int = 256) -> None:
+        self.entries = entries
+        self._root: Path | None = None
+        self._built: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._in_flight: dict[str, asyncio.Future[tuple[Any, str]]] = {}
+
+    def _directory(self, key: str) -> Path:
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="repro-judge-targets-"))
+            weakref.finalize(self, shutil.rmtree, str(self._root), True)
+        directory = self._root / key
+        if directory.exists():
+            shutil.rmtree(directory)
+        directory.mkdir()
+        return directory
+
+    def forget(self, key: str) -> None:
+        self._built.pop(key, None)
+
+    async def get(self, key: str, build: Callable[[Path], Awaitable[tuple[Any, str]]]) -> tuple[Any, str]:
+        """(olean path, its sha256) or (a JudgeCause, why) from ``build(fresh directory)``."""
+        if key in self._built and Path(self._built[key][0]).is_file():
+            self._built.move_to_end(key)
+            return self._built[key]
+        if key in self._in_flight:
+            return await asyncio.shield(self._in_flight[key])
+        future: asyncio.Future[tuple[Any, str]] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            result = await build(self._directory(key))
+            if not isinstance(result[0], JudgeCause):
+                self._built[key] = (str(result[0]), result[1])
+                while len(self._built) > self.entries:
+                    stale, _ = self._built.popitem(last=False)
+                    if self._root is not None:
+                        shutil.rmtree(self._root / stale, ignore_errors=True)
+            future.set_result(result)
+            return result
+        except BaseException as error:
+            future.set_exception(error)
+            raise
+        finally:
+            self._in_flight.pop(key, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # mark retrieved
+
+
 class SafeVerifyJudge:
     """Subprocesses to the pinned SafeVerify of the request's toolchain, each step sandboxed apart.
 
@@ -281,7 +339,8 @@ class SafeVerifyJudge:
         self.lake = list(lake) if lake is not None else [shutil.which("lake") or "lake"]
         # ``lean.sandbox``, the operator's named confinement: bwrap unless a weaker one is named (the opt-in)
         self.confined = Confinement(named_sandbox, sandbox)
-        self._slots = asyncio.Semaphore(settings.workers)
+        self._slots = Slots(settings.workers)
+        self._targets = TargetCache()
 
     @property
     def confinement(self) -> str:
@@ -343,7 +402,7 @@ class SafeVerifyJudge:
         if problem is not None:
             cause, detail = problem
             return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
-        async with self._slots:
+        async with self._slots():
             with tempfile.TemporaryDirectory(prefix="repro-judge-") as directory:
                 return await self._judge_in(request, toolchain, Path(directory), started)
 
@@ -359,28 +418,35 @@ class SafeVerifyJudge:
         def unavailable(cause: JudgeCause, detail: str) -> JudgeVerdict:
             return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
 
-        spaces = {name: root / name for name in ("target", "submission", "replay")}
+        spaces = {name: root / name for name in ("submission", "replay")}
         for space in spaces.values():
             space.mkdir()
-        target = spaces["target"] / "Target.lean"
+        target_text = target_source(request.header, request.statement)
         submission = spaces["submission"] / "Submission.lean"
-        target.write_text(target_source(request.header, request.statement), encoding="utf-8")
         submission.write_text(submission_source(request.header, request.submission), encoding="utf-8")
 
-        # 1. our target, alone in its directory
-        olean = target.with_suffix(".olean")
-        command = [*lake, "-d", checkout, "env", "lean", "-o", str(olean), str(target)]
+        # 1. our target, alone in a fresh directory of the judge's own (once per target: see TargetCache)
         tool = [Path(checkout)]
-        result = await run_step(command, spaces["target"], sandbox, deadline, read_only=tool)
-        failure = step_failure(result, "compiling our target", timeout)
-        if failure is not None:
-            return unavailable(*failure)
-        if result.returncode != 0 or not olean.is_file():
-            return unavailable(
-                JudgeCause.target,
-                f"our target did not compile (exit {result.returncode}): {_tail(result.output)}",
-            )
-        target_hash = file_digest(olean)
+
+        async def compile_target(directory: Path) -> tuple[Path, str] | tuple[JudgeCause, str]:
+            source = directory / "Target.lean"
+            source.write_text(target_text, encoding="utf-8")
+            compiled = source.with_suffix(".olean")
+            command = [*lake, "-d", checkout, "env", "lean", "-o", str(compiled), str(source)]
+            result = await run_step(command, directory, sandbox, deadline, read_only=tool)
+            failure = step_failure(result, "compiling our target", timeout)
+            if failure is not None:
+                return failure
+            if result.returncode != 0 or not compiled.is_file():
+                why = f"our target did not compile (exit {result.returncode}): {_tail(result.output)}"
+                return JudgeCause.target, why
+            return compiled, file_digest(compiled)
+
+        key = hashlib.sha256("\x00".join([toolchain, checkout, target_text]).encode("utf-8")).hexdigest()
+        built = await self._targets.get(key, compile_target)
+        if isinstance(built[0], JudgeCause):
+            return unavailable(built[0], built[1])
+        olean, target_hash = Path(built[0]), built[1]
 
         # 2. the submission, alone in its directory: nothing it writes reaches target/ or the checkout
         compiled = submission.with_suffix(".olean")
@@ -415,6 +481,7 @@ class SafeVerifyJudge:
         shutil.copyfile(olean, target_copy)
         shutil.copyfile(compiled, submission_copy)
         if file_digest(target_copy) != target_hash:
+            self._targets.forget(key)  # compiled afresh next time
             return unavailable(
                 JudgeCause.sandbox,
                 "our target's compiled output changed between its compile and the replay: the sandbox did not hold",

@@ -32,7 +32,8 @@ Failures, chosen by the options before lake's own arguments (``--fail STEP:HOW``
 ``hang`` (sleeps, with a child that sleeps too; ``--pids FILE`` records both), ``unreadable`` (prints
 noise, exits 0), ``silent`` (exits 1 without a word), ``crash`` (a Lake-style error, exit 1), ``tamper``
 (a compile that first rewrites our target's ``.olean`` and the checkout, as prover code could)), so each
-classification of :mod:`repro.judge.kernel` is exercised. ``--log FILE`` appends each command line as JSON.
+classification of :mod:`repro.judge.kernel` is exercised. ``--log FILE`` appends each command line as JSON;
+``--cost S`` makes each step take S seconds more (``benchmarks/judge_cost.py``).
 
 Run as a script, importing nothing of repro (it is started three times per judgement).
 """
@@ -45,6 +46,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -165,7 +167,9 @@ def _tamper(source: Path, checkout: Path) -> None:
     """What prover code run at elaboration time could try: rewrite our target's output and the tool checkout
     (a target that says ``True``), then let the compile go on as usual."""
     forged = json.dumps({"fake_olean": True, "source": "theorem t : True := trivial"})
-    for victim in (source.parent.parent / "target" / "Target.olean", checkout / "lakefile.toml"):
+    # where the judge keeps compiled targets (repro.judge.kernel.TargetCache), found as an adversary would
+    targets = sorted(Path(tempfile.gettempdir()).glob("repro-judge-targets-*/*/Target.olean"))
+    for victim in (*targets, checkout / "lakefile.toml"):
         try:
             victim.write_text(forged, encoding="utf-8")
             print(f"tampered with {victim}")
@@ -186,6 +190,8 @@ def main(arguments: list[str]) -> int:
             log = Path(value)
         elif option == "--pids":
             pids = Path(value)
+        elif option == "--cost":  # a tool of fixed cost: each step takes this many seconds (benchmarks)
+            time.sleep(float(value))
     if log is not None:
         with log.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps({"argv": arguments, "cwd": os.getcwd()}) + "\n")
