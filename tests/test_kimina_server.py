@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -197,3 +198,20 @@ async def test_a_header_that_times_out_on_the_server_is_not_the_proofs_timeout(
         await verifier.close()
         stub.server.shutdown()
     assert result.infra_status == InfraStatus.unavailable
+
+
+async def test_the_selftest_timeout_case_survives_a_cold_header_on_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lean audit M7: a request that gets a fresh REPL imports Mathlib under the request's own timeout; with
+    the self-test's 10 s budget that is "header command timed out" (unavailable), which says nothing about
+    timeouts. The case then asks again with the configured budget, which real checks give the header."""
+    from repro.judge.selftest import run_selftest
+
+    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
+    with KiminaTestServer(cold_header_s=15) as server:
+        settings = LeanSettings(backend="kimina", kimina_url=server.url, timeout_s=30, workers=1)
+        report = await run_selftest(settings, only=["timeout_reported"])
+    outcome = next(o for o in report.outcomes if o.name == "timeout_reported")
+    assert outcome.passed, outcome.detail
+    assert "header timed out, so again with 30 s: timeout" in outcome.detail

@@ -414,3 +414,24 @@ def test_a_python_environment_under_tmp_stays_visible_read_only_in_bubblewrap(
     at = prefix.index(str(venv))
     assert prefix[at - 1] == "--ro-bind" and prefix[at + 1] == str(venv)
     assert prefix.index("--tmpfs") < at < prefix.index("--bind"), "shown over the private /tmp, read-only"
+
+
+def test_a_sandboxed_repl_sees_none_of_repros_secrets_in_its_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prover code could print an API key into a Lean message, which is stored and may go back to a model in
+    a feedback round: the REPL's launcher passes only what Lean needs (PATH, HOME, ELAN_*, LEAN_*)."""
+    status = _confined()
+    if status.kind != "bwrap":
+        pytest.skip("only bubblewrap clears the environment")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    worker_sandbox, config, _ = _pool_sandbox(tmp_path, status)
+    try:
+        probe = "import os; print(repr(os.environ.get('OPENAI_API_KEY')), 'PATH' in os.environ)"
+        done = subprocess.run(
+            [str(config.lake_path), "env", sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
+        )
+        assert done.stdout.split() == ["None", "True"], done.stdout + done.stderr
+        assert "sk-secret" not in Path(config.lake_path).read_text()
+    finally:
+        worker_sandbox.close()
