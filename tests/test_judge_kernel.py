@@ -510,3 +510,15 @@ def test_a_judgement_waiting_for_a_free_worker_does_not_spend_its_timeout_waitin
     verdicts = asyncio.run(judge_all(judge, requests))
     assert [v.status for v in verdicts] == [JudgeStatus.passed] * 4, [v.detail for v in verdicts]
     assert time.monotonic() - started > 5  # together longer than one timeout: each had its own from its start
+
+
+def test_no_judge_step_sees_the_operator_s_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prover code runs in the submission's compile: an API key in its environment could be printed into a
+    Lean message the verdict keeps. Each step gets only what Lean needs, whatever the confinement."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-prover-code")
+    log = tmp_path / "calls.jsonl"
+    judge = judges.safeverify(_settings(tmp_path), "--log", str(log), sandbox=UNCONFINED, named_sandbox="none")
+    assert asyncio.run(judge.judge(_request(HONEST))).status == JudgeStatus.passed
+    seen = [set(json.loads(line)["env"]) for line in log.read_text().splitlines()]
+    assert len(seen) == 4 and all("OPENAI_API_KEY" not in names for names in seen)
+    assert all("PATH" in names for names in seen)

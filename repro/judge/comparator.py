@@ -45,7 +45,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeSettings
-from repro.judge.kernel import step_failure, submission_source, target_source, toolchain_key
+from repro.judge.kernel import judge_environment, step_failure, submission_source, target_source, toolchain_key
 from repro.judge.runner import Confinement, Slots, run_step
 from repro.judge.verdict import (
     STANDARD_AXIOMS,
@@ -265,7 +265,7 @@ class ComparatorJudge:
                 self.project(request, project)
                 lake = [toolchain_binary("lake", project)] if self._default_lake else self.lake
                 env = {
-                    **os.environ,
+                    **judge_environment(),  # no API key for prover code to print
                     "COMPARATOR_LANDRUN": str(self.landrun),
                     "COMPARATOR_LEAN4EXPORT": str((home / "comparator" / LEAN4EXPORT_BINARY).resolve()),
                 }

@@ -75,7 +75,7 @@ from repro.judge.verdict import (
     JudgeStatus,
     JudgeVerdict,
 )
-from repro.lean.sandbox import SandboxStatus, toolchain_binary
+from repro.lean.sandbox import LEAN_ENVIRONMENT, SandboxStatus, toolchain_binary
 from repro.lean.toolchains import DEFAULT_TOOLCHAIN
 
 SAFEVERIFY_REPOSITORY = "https://github.com/GasStationManager/SafeVerify"
@@ -127,6 +127,13 @@ _REFUSALS: tuple[tuple[re.Pattern[str], JudgeRefusal], ...] = (
     # Environment.replay: the kernel refused one of the submission's declarations
     (re.compile(r"^\(kernel\) .+"), JudgeRefusal.kernel),
 )
+
+
+def judge_environment(*extra: str) -> dict[str, str]:
+    """The environment of every judge step: what Lean needs (the sandbox module's ``LEAN_ENVIRONMENT``) and
+    ``extra``, nothing else, whatever the confinement: prover code run by the submission's compile must
+    not read an API key and print it into a message we store."""
+    return {name: os.environ[name] for name in (*LEAN_ENVIRONMENT, *extra) if name in os.environ}
 
 
 def toolchain_key(toolchain: str | None) -> str:
@@ -487,7 +494,7 @@ class SafeVerifyJudge:
             source.write_text(target_text, encoding="utf-8")
             compiled = source.with_suffix(".olean")
             command = [*lake, "-d", checkout, "env", "lean", "-o", str(compiled), str(source)]
-            result = await run_step(command, directory, sandbox, deadline, read_only=tool)
+            result = await run_step(command, directory, sandbox, deadline, read_only=tool, env=judge_environment())
             failure = step_failure(result, "compiling our target", timeout)
             if failure is not None:
                 return failure
@@ -510,6 +517,7 @@ class SafeVerifyJudge:
             sandbox,
             deadline,
             read_only=tool,
+            env=judge_environment(),
         )
         failure = step_failure(result, "compiling the submission", timeout)
         if failure is not None:
@@ -563,6 +571,7 @@ class SafeVerifyJudge:
             sandbox,
             deadline,
             read_only=[*tool, IMPORTS_SCRIPT.parent],
+            env=judge_environment(),
         )
         failure = step_failure(result, "reading the modules' imports", timeout)
         if failure is not None:
@@ -586,6 +595,7 @@ class SafeVerifyJudge:
             sandbox,
             deadline,
             read_only=tool,
+            env=judge_environment(),
         )
         return self._read_replay(request, result, submission_copy, started)
 

@@ -208,7 +208,7 @@ def main(arguments: list[str]) -> int:
             time.sleep(float(value))
     if log is not None:
         with log.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"argv": arguments, "cwd": os.getcwd()}) + "\n")
+            handle.write(json.dumps({"argv": arguments, "cwd": os.getcwd(), "env": sorted(os.environ)}) + "\n")
     if len(arguments) < 4 or arguments[0] != "-d" or arguments[2] != "env":
         print(f"fake lake: unsupported command line {arguments}", file=sys.stderr)
         return 2
