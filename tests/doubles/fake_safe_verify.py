@@ -72,15 +72,34 @@ def _strip_comments(source: str) -> str:
     return re.sub(r"--[^\n]*|/-.*?-/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), source, flags=re.DOTALL)
 
 
+_NAMESPACE = re.compile(r"^(namespace|end)[ \t]+(\S+)[ \t]*$", re.MULTILINE)
+# constants every environment under our header already has: declaring one again is Lean's error
+_CORE_NAMES = frozenset({"propext", "Quot.sound", "Classical.choice", "Nat", "True", "False", "HDiv.hDiv"})
+
+
 def _declarations(source: str) -> list[tuple[set[str], str, str, str, int]]:
-    """(modifiers, kind, name, signature, offset) of each top-level declaration; lemma counts as theorem."""
+    """(modifiers, kind, full name, signature, offset) of each top-level declaration; lemma counts as theorem.
+    The name is what Lean declares: inside ``namespace N`` ... ``end N`` it is ``N.name``, ``_root_.`` drops
+    the prefix."""
+    code = _strip_comments(source)
+    scopes = [(m.start(), m.group(1), m.group(2)) for m in _NAMESPACE.finditer(code)]
     found = []
-    for match in _DECLARATION.finditer(_strip_comments(source)):
+    for match in _DECLARATION.finditer(code):
+        stack: list[str] = []
+        for offset, word, name in scopes:
+            if offset > match.start():
+                break
+            if word == "namespace":
+                stack.append(name)
+            elif stack and stack[-1] == name:
+                stack.pop()
+        written = match["name"] or ""
+        full = written.removeprefix("_root_.") if written.startswith("_root_.") else ".".join([*stack, written])
         kind = "theorem" if match["kind"] == "lemma" else match["kind"]
         body = match["rest"]
         signature = body.split(":=", 1)[0] if ":=" in body else body
         found.append(
-            (set(match["modifiers"].split()), kind, match["name"] or "", " ".join(signature.split()), match.start())
+            (set(match["modifiers"].split()), kind, full if written else "", " ".join(signature.split()), match.start())
         )
     return found
 
@@ -109,7 +128,7 @@ def compile_errors(source: str) -> list[tuple[int, int, str]]:
             seen_command = True
     names: dict[str, int] = {}
     for _, _, name, _, offset in _declarations(source):
-        if name and name in names:
+        if name and (name in names or name in _CORE_NAMES):
             errors.append((*_position(source, offset), f"'{name}' has already been declared"))
         names.setdefault(name, offset)
     return errors
@@ -134,8 +153,10 @@ def _problem(target: str, submission: str) -> str | None:
             return f"theorem {name} does not have the same type as the requirement"
         for _, axiom_kind, axiom, _, offset in declared:
             if axiom_kind == "axiom" and axiom:
-                rest = code[:offset] + code[offset + len("axiom ") + len(axiom) :]
-                if re.search(rf"(?<![\w.']){re.escape(axiom)}(?![\w'])", rest):
+                end = code.find("\n", offset)
+                rest = code[:offset] + (code[end:] if end >= 0 else "")  # all but its own declaration line
+                short = axiom.rsplit(".", 1)[-1]  # used qualified or, inside its namespace, by its last part
+                if re.search(rf"(?<![\w']){re.escape(short)}(?![\w'])", rest):
                     return f"{axiom} is not in the allowed set of standard axioms"
         if re.search(r"\b(sorry|admit)\b", code):
             return "sorryAx is not in the allowed set of standard axioms"
