@@ -31,7 +31,10 @@ Failures, chosen by the options before lake's own arguments (``--fail STEP:HOW``
 ``target``, ``submission``, ``safe_verify``; HOW one of ``killed`` (SIGKILL, as an out-of-memory kill),
 ``hang`` (sleeps, with a child that sleeps too; ``--pids FILE`` records both), ``unreadable`` (prints
 noise, exits 0), ``silent`` (exits 1 without a word), ``crash`` (a Lake-style error, exit 1), ``tamper``
-(a compile that first rewrites our target's ``.olean`` and the checkout, as prover code could)), so each
+(a compile that first rewrites our target's ``.olean`` and the checkout, as prover code could), ``forge``
+(the submission's output rewritten as a module with the same theorem and no imports), ``symlink`` (the
+output left as a link to ``/dev/zero``)), STEP ``imports`` also (repro's ``ImportsOf.lean``, which the
+stand-in answers from each file's header), so each
 classification of :mod:`repro.judge.kernel` is exercised. ``--log FILE`` appends each command line as JSON;
 ``--cost S`` makes each step take S seconds more (``benchmarks/judge_cost.py``).
 
@@ -141,6 +144,17 @@ def _problem(target: str, submission: str) -> str | None:
     return None
 
 
+def _imports(source: str) -> list[str]:
+    """The modules a source's header imports (its leading ``import`` lines), as Lean records them."""
+    found = []
+    for line in _strip_comments(source).splitlines():
+        if line.startswith("import "):
+            found.extend(line.split()[1:])
+        elif line.strip():
+            break
+    return found
+
+
 def _read_olean(path: Path) -> str:
     payload = json.loads(path.read_text(encoding="utf-8"))
     return str(payload["source"])
@@ -194,18 +208,28 @@ def main(arguments: list[str]) -> int:
             time.sleep(float(value))
     if log is not None:
         with log.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"argv": arguments, "cwd": os.getcwd()}) + "\n")
+            handle.write(json.dumps({"argv": arguments, "cwd": os.getcwd(), "env": sorted(os.environ)}) + "\n")
     if len(arguments) < 4 or arguments[0] != "-d" or arguments[2] != "env":
         print(f"fake lake: unsupported command line {arguments}", file=sys.stderr)
         return 2
     program, rest = arguments[3], arguments[4:]
+    if program == "lean" and len(rest) >= 2 and rest[0] == "--run":
+        # repro's own ImportsOf.lean: each file's imports (readModuleData ... mod.imports), then its marker
+        if "imports" in failures:
+            return _fail(failures["imports"], pids)
+        for path in rest[2:]:
+            for module in _imports(_read_olean(Path(path))):
+                print(f"{path}\t{module}")
+        print("repro-imports-done")
+        return 0
     if program == "lean" and len(rest) == 3 and rest[0] == "-o":
         out, source = Path(rest[1]), Path(rest[2])
         step = "target" if source.stem == "Target" else "submission"
-        if failures.get(step) == "tamper":
+        how = failures.get(step)
+        if how == "tamper":
             _tamper(source, Path(arguments[1]))
-        elif step in failures:
-            return _fail(failures[step], pids)
+        elif how is not None and how not in ("forge", "symlink"):
+            return _fail(how, pids)
         if not source.is_file():
             print(f"file not found: {source}", file=sys.stderr)
             return 1
@@ -219,6 +243,12 @@ def main(arguments: list[str]) -> int:
             line, column = _position(text, re.search(r"\b(sorry|admit)\b", _strip_comments(text)).start())  # type: ignore[union-attr]
             print(f"{source}:{line}:{column}: warning: declaration uses 'sorry'")
         out.write_text(json.dumps({"fake_olean": True, "source": text}), encoding="utf-8")
+        if how == "forge":  # prover code rewrote the output: a module with the same theorem and no imports
+            body = "\n".join(line for line in text.splitlines() if not line.startswith("import "))
+            out.write_text(json.dumps({"fake_olean": True, "source": body}), encoding="utf-8")
+        if how == "symlink":  # prover code left a link where Lean writes a file
+            out.unlink()
+            out.symlink_to("/dev/zero")
         return 0
     if program == "safe_verify":
         if "safe_verify" in failures:
