@@ -324,9 +324,12 @@ def test_the_setting_names_the_confinement_and_a_resume_may_only_tighten_it() ->
 @pytest.mark.lean
 def test_lean_code_cannot_reach_the_network_from_the_sandbox(listener: int, tmp_path: Path) -> None:
     """What `polyrith` does at elaboration time (start a process that calls a service), from Lean."""
+    from repro.lean.sandbox import toolchain_binary
+
     status = _confined()
-    lake = shutil.which("lake")
     project = Path(__file__).resolve().parents[1] / "lean_project"
+    # the project's own lake: elan's shim would resolve the toolchain from the sandbox's work directory (B1)
+    lake = toolchain_binary("lake", project) if shutil.which("lake") else None
     if lake is None or not (project / ".lake").is_dir():
         pytest.skip("needs lake on PATH and lean_project/ built (`repro lean setup`, or docker/Dockerfile)")
     source = tmp_path / "Escape.lean"

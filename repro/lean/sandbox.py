@@ -454,12 +454,13 @@ def resolve_toolchain_binary(program: str, directory: str | None) -> ToolchainBi
     ``src/elan-cli/proxy_mode.rs``; ``src/elan/config.rs`` ``toolchain_for_dir``: without one and without a
     default it fails "no default toolchain configured"). LeanInteract runs ``lake --version`` from the Python
     process's directory (lean-interact 0.11.6 ``utils.check_lake``: no ``cwd``), so it must get the real
-    binary, never the shim (lean audit B1). Without elan, ``program`` on PATH is taken as it is."""
+    binary, never the shim (lean audit B1). Without elan, ``program`` on PATH is taken as it is. elan installs a
+    toolchain the project names but this machine lacks (a download), hence the generous limit."""
     name = Path(program).name
     elan = shutil.which("elan")
     if elan and directory is not None and name in ("lake", "lean"):
         try:
-            done = subprocess.run([elan, "which", name], cwd=directory, capture_output=True, text=True, timeout=120)
+            done = subprocess.run([elan, "which", name], cwd=directory, capture_output=True, text=True, timeout=1800)
         except (OSError, subprocess.TimeoutExpired) as error:
             problem = f"`elan which {name}`: {error}"
             return ToolchainBinary(program=name, path=None, source="elan which", problem=problem)
