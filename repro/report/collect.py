@@ -155,9 +155,9 @@ def _header(run_dir: Path, store: RunReader, config: dict[str, Any], verify: lis
     scripted_stages = sorted({row.stage for row in rows if "scripted" in row.backend or "fake" in row.backend})
     if scripted_stages:
         unverified.append("scripted (not model) outputs at stages: " + ", ".join(scripted_stages))
-    fake_lean = [row.backend for row in lean_rows if not row.real_lean]
-    if fake_lean:
-        unverified.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(fake_lean))))
+    stand_ins = [row.backend for row in lean_rows if not row.real_lean]
+    if stand_ins:
+        unverified.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(stand_ins))))
     return Header(
         run_name=str(config.get("name", run_dir.name)),
         run_dir=str(run_dir),
