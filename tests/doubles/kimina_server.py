@@ -58,6 +58,7 @@ class KiminaTestServer:
         busy_first: int = 0,
         slow_s: float = 0.0,
         stall_s: float = 0.0,
+        cold_header_s: float = 0.0,
     ) -> None:
         self.lean_version = lean_version
         self.mathlib_commit = mathlib_commit
@@ -67,6 +68,9 @@ class KiminaTestServer:
         self.slow_s = slow_s
         # a server that answers nothing for this long (overloaded, stuck): the client must not call it Lean's
         self.stall_s = stall_s
+        # every request gets a fresh REPL whose header (the imports) takes this long, under the request's own
+        # timeout (server/routers/check.py runs manager.prep with it): "header command timed out" past it
+        self.cold_header_s = cold_header_s
         self.bodies: list[dict[str, Any]] = []
         self.statuses: list[int] = []
         self.in_flight = 0
@@ -151,11 +155,26 @@ class KiminaTestServer:
                     "time": timeout,
                 }
         header_lines = _split_header(code)
+        has_imports = any(line.strip().startswith("import ") for line in code.splitlines()[:header_lines])
+        if self.cold_header_s and has_imports and self.cold_header_s >= timeout:
+            return {
+                "id": snippet["id"],
+                "error": f"Lean REPL header command timed out in {timeout} seconds",
+                "time": timeout,
+            }
+        if "partial def" in code and "#eval" in code:  # a spin: Lean evaluates it forever
+            return {"id": snippet["id"], "error": f"Lean REPL command timed out in {timeout} seconds", "time": timeout}
         shift = header_lines if self.line_behaviour == "old" else 0
         messages = []
         for number, line in enumerate(code.split("\n"), start=1):
             for severity, data in self._lean(line, code):
                 messages.append({"severity": severity, "pos": {"line": number - shift, "column": 0}, "data": data})
+            if line.rstrip().endswith("UNFINISHED"):
+                # Lean's parse error for an unfinished declaration, at the next token: our following sentinel
+                at = {"line": number + 2 - shift, "column": 0}
+                messages.append(
+                    {"severity": "error", "pos": at, "endPos": at, "data": "unexpected token '#print'; expected term"}
+                )
         return {
             "id": snippet["id"],
             "time": round(time.monotonic() - started, 3),
