@@ -76,6 +76,50 @@ def test_every_corpus_case_and_every_red_team_class_is_there() -> None:
     assert not [c for c in cheats if c["expect"] == "passed" and c["group"] not in ("custom_axiom", "sandbox")]
 
 
+# What the stand-in SafeVerify cannot answer as the real one would: it reads text, it does not elaborate.
+STAND_IN_CANNOT = {
+    "honest_renamed_binders": "compares signatures as text, where the kernel ignores binder names",
+    "red_decide_kernel_false": "has no kernel to evaluate decide",
+    "red_aesop_tactic_gen_native_decide": "cannot run the tactic text Aesop builds at run time",
+    "red_aesop_tactic_gen_sorry": "cannot run the tactic text Aesop builds at run time",
+}
+
+
+def test_the_red_team_cases_get_their_status_through_the_whole_judge_on_the_stand_in(tmp_path: Path) -> None:
+    """Every hand-written case through SafeVerifyJudge (sandbox, directories, hashing, the imports check) with
+    the stand-in tool: each gets the expected status and refusal, but the ones the stand-in cannot decide
+    (listed above, with why); those only the lean-marked test below can answer."""
+    from repro.config import JudgeSettings
+    from repro.judge.kernel import judge_all
+    from tests.doubles import judges
+    from tests.make_judge_cases import _hand_written
+
+    judge = judges.safeverify(JudgeSettings(tools_dir=str(tmp_path / "tools"), workers=4))
+    cases = [case for case in _hand_written() if case.name not in STAND_IN_CANNOT]
+    requests = [
+        JudgeRequest(
+            key=case.name,
+            header=HEADER,
+            statement=case.statement,
+            theorem_name=case.expectation.theorem,
+            submission=case.solution,
+            toolchain="v4.15.0",
+        )
+        for case in cases
+    ]
+    wrong = []
+    for case, verdict in zip(cases, asyncio.run(judge_all(judge, requests)), strict=True):
+        expected = case.expectation
+        if verdict.status == JudgeStatus.unavailable or expected.expect not in ("either", verdict.status):
+            wrong.append(
+                f"{case.name}: {verdict.status} ({verdict.cause}), expected {expected.expect}: {verdict.detail}"
+            )
+        elif expected.refusals and verdict.refusal not in expected.refusals:
+            wrong.append(f"{case.name}: refused as {verdict.refusal}, expected {expected.refusals}")
+    assert not wrong, "\n".join(wrong)
+    assert len(cases) >= 15
+
+
 # -- the real judge, where Lean is --------------------------------------------------------------------------
 def _selected() -> list[str]:
     """Every hand-written case and the first corpus case of each (class, expectation); ``REPRO_JUDGE_CASES=all``

@@ -215,3 +215,18 @@ async def test_the_selftest_timeout_case_survives_a_cold_header_on_the_server(
     outcome = next(o for o in report.outcomes if o.name == "timeout_reported")
     assert outcome.passed, outcome.detail
     assert "header timed out, so again with 30 s: timeout" in outcome.detail
+
+
+async def test_an_error_ending_at_the_next_sentinel_is_the_preceding_commands_own() -> None:
+    """Lean audit M6 on Kimina: an unfinished last declaration's parse error stands at our next sentinel
+    (leanprover/lean4#2393 places it at the offending token's start); it rejects that command, never a crash."""
+    with KiminaTestServer() as server:
+        client = KiminaVerifier(url=server.url, toolchain="leanprover/lean4:v4.15.0", verify_server=False)
+        try:
+            unfinished, after = await client.check_sequence(
+                ["theorem t : True := UNFINISHED", "theorem u : True := trivial"], HEADER
+            )
+        finally:
+            await client.close()
+    assert unfinished.infra_status == InfraStatus.ok and unfinished.has_error, unfinished.detail
+    assert after.ok

@@ -30,9 +30,12 @@ What the judge does on our side (issue 27 §1, §3; audit B2, M1, M9):
    fresh sub-directories: the submission (trusted header + the text the screen's Lean check compiled,
    verbatim) is compiled in ``submission/``, sandboxed with only ``submission/`` writable, so nothing the
    prover's code can write reaches our target, the tool checkout, or anything run later.
-2. Both ``.olean`` files are copied into ``replay/``; the copy of the target is hashed again and must
-   match the hash taken right after its compile, or there is no verdict (and the target is compiled
-   afresh next time). ``safe_verify`` then runs sandboxed in ``replay/``.
+2. Both ``.olean`` files are copied into ``replay/`` (plain files only, never through a link); the copy of
+   the target is hashed again and must match the hash taken right after its compile, or there is no
+   verdict (and the target is compiled afresh next time). Our own ``lean/ImportsOf.lean`` reads the
+   modules each file imports: the submission's must be the target's (the header's), or prover code wrote
+   the file (SafeVerify's own check of this, bea2fbd, came after the pinned commits). ``safe_verify`` then
+   runs sandboxed in ``replay/``.
 3. Only SafeVerify's own refusals (the ``throw`` sites of ``Main.lean``, after ``found a problem in
    <submission>``) and Lean *errors* in the submission's compile (``<file>:l:c: error:``) are
    ``rejected``. A tool never built, a signal or an out-of-memory kill, no output, a sandbox error,
@@ -47,8 +50,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib
+import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 import weakref
@@ -70,7 +75,7 @@ from repro.judge.verdict import (
     JudgeStatus,
     JudgeVerdict,
 )
-from repro.lean.sandbox import SandboxStatus, toolchain_binary
+from repro.lean.sandbox import LEAN_ENVIRONMENT, SandboxStatus, toolchain_binary
 from repro.lean.toolchains import DEFAULT_TOOLCHAIN
 
 SAFEVERIFY_REPOSITORY = "https://github.com/GasStationManager/SafeVerify"
@@ -103,6 +108,9 @@ SAFEVERIFY_PINS: dict[str, SafeVerifyPin] = {
 SAFEVERIFY_BINARY = Path(".lake") / "build" / "bin" / "safe_verify"
 FINISHED = "Finished with no errors."  # Main.lean:145, printed last, then ``return 0``
 COMPARATOR_FIRST = "v4.21.0-rc3"  # leanprover/comparator@437574b lean-toolchain
+# Bumped whenever our side of a judgement checks more (2: the imports of the submission's output), so a
+# verdict kept by an older, weaker judge never answers for this one (part of the cache key)
+JUDGE_CHECKS = 2
 
 # SafeVerify's own refusals: the ``throw <| IO.userError s!"..."`` sites of Main.lean (both pinned
 # branches; line numbers at 577e953), as the runtime prints them after ``uncaught exception: ``.
@@ -119,6 +127,13 @@ _REFUSALS: tuple[tuple[re.Pattern[str], JudgeRefusal], ...] = (
     # Environment.replay: the kernel refused one of the submission's declarations
     (re.compile(r"^\(kernel\) .+"), JudgeRefusal.kernel),
 )
+
+
+def judge_environment(*extra: str) -> dict[str, str]:
+    """The environment of every judge step: what Lean needs (the sandbox module's ``LEAN_ENVIRONMENT``) and
+    ``extra``, nothing else, whatever the confinement: prover code run by the submission's compile must
+    not read an API key and print it into a message we store."""
+    return {name: os.environ[name] for name in (*LEAN_ENVIRONMENT, *extra) if name in os.environ}
 
 
 def toolchain_key(toolchain: str | None) -> str:
@@ -255,6 +270,52 @@ def step_failure(result: StepResult, what: str, timeout_s: float) -> tuple[Judge
     if result.output.lstrip().startswith("bwrap:"):
         return JudgeCause.sandbox, f"{what}: the sandbox failed: {_tail(result.output, 300)}"
     return None
+
+
+IMPORTS_SCRIPT = Path(__file__).resolve().parent / "lean" / "ImportsOf.lean"
+IMPORTS_DONE = "repro-imports-done"
+MAX_OLEAN_BYTES = 1 << 30  # a compiled proof is kilobytes to megabytes; past this it is no honest output
+
+
+class NotRegular(Exception):
+    """A compiled output that is not a plain file of sane size."""
+
+
+def copy_regular(source: Path, destination: Path, limit: int = MAX_OLEAN_BYTES) -> None:
+    """Copy ``source`` only if it is a regular file (never through a link: ``O_NOFOLLOW``) of at most ``limit``
+    bytes; else :class:`NotRegular`. The submission's compile could leave a link to ``/dev/zero``, which a
+    plain copy would read forever."""
+    try:
+        handle = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise NotRegular(f"{source.name} that cannot be opened as a file ({error.strerror})") from None
+    with os.fdopen(handle, "rb") as reading:
+        info = os.fstat(reading.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(f"{source.name} that is not a regular file")
+        if info.st_size > limit:
+            raise NotRegular(f"{source.name} of {info.st_size} bytes (at most {limit})")
+        with destination.open("wb") as writing:
+            copied = 0
+            while block := reading.read(1 << 20):
+                copied += len(block)
+                if copied > limit:
+                    raise NotRegular(f"{source.name} that grew past {limit} bytes while copied")
+                writing.write(block)
+
+
+def read_imports(output: str, files: Sequence[Path]) -> dict[str, list[str]] | None:
+    """``ImportsOf.lean``'s answer: each file's imports in order, or None when the answer is not complete."""
+    lines = [line.rstrip("\r") for line in output.splitlines() if line.strip()]
+    if not lines or lines[-1] != IMPORTS_DONE:
+        return None
+    found: dict[str, list[str]] = {str(path): [] for path in files}
+    for line in lines[:-1]:
+        path, tab, module = line.partition("\t")
+        if not tab or path not in found:
+            continue  # anything else Lean printed (a warning) is not an import
+        found[path].append(module)
+    return found
 
 
 class TargetCache:
@@ -412,7 +473,7 @@ class SafeVerifyJudge:
         assert sandbox is not None  # problem() said it works
         # the checkout's own toolchain (elan's shim would pick one from the work directory instead)
         lake = [toolchain_binary("lake", checkout)] if self._default_lake else self.lake
-        deadline = started + self.settings.timeout_s
+        deadline = time.monotonic() + self.settings.timeout_s  # from when a slot was free, not from the queue
         timeout = self.settings.timeout_s
 
         def unavailable(cause: JudgeCause, detail: str) -> JudgeVerdict:
@@ -433,7 +494,7 @@ class SafeVerifyJudge:
             source.write_text(target_text, encoding="utf-8")
             compiled = source.with_suffix(".olean")
             command = [*lake, "-d", checkout, "env", "lean", "-o", str(compiled), str(source)]
-            result = await run_step(command, directory, sandbox, deadline, read_only=tool)
+            result = await run_step(command, directory, sandbox, deadline, read_only=tool, env=judge_environment())
             failure = step_failure(result, "compiling our target", timeout)
             if failure is not None:
                 return failure
@@ -456,6 +517,7 @@ class SafeVerifyJudge:
             sandbox,
             deadline,
             read_only=tool,
+            env=judge_environment(),
         )
         failure = step_failure(result, "compiling the submission", timeout)
         if failure is not None:
@@ -473,25 +535,67 @@ class SafeVerifyJudge:
             cause = JudgeCause.no_output if result.silent else JudgeCause.crashed
             detail = f"compiling the submission failed (exit {result.returncode}) without a Lean error"
             return unavailable(cause, f"{detail}: {_tail(result.output)}")
-        if not compiled.is_file():
+        if not compiled.exists() and not compiled.is_symlink():
             return unavailable(JudgeCause.crashed, "compiling the submission exited 0 but wrote no .olean")
 
         # 3. both outputs copied into a fresh directory; our target's copy must be what our compile wrote
         target_copy, submission_copy = spaces["replay"] / "Target.olean", spaces["replay"] / "Submission.olean"
-        shutil.copyfile(olean, target_copy)
-        shutil.copyfile(compiled, submission_copy)
+        try:
+            await asyncio.to_thread(copy_regular, olean, target_copy)
+            await asyncio.to_thread(copy_regular, compiled, submission_copy)
+        except NotRegular as error:
+            # Lean writes a plain file; a link (to /dev/zero, to another module) or a device is prover code's
+            return unavailable(JudgeCause.sandbox, f"the submission's compile left {error}: no verdict")
         if file_digest(target_copy) != target_hash:
             self._targets.forget(key)  # compiled afresh next time
             return unavailable(
                 JudgeCause.sandbox,
                 "our target's compiled output changed between its compile and the replay: the sandbox did not hold",
             )
+        # 4. the modules each file imports, read by our own script: for a text that begins with our header
+        # Lean records exactly the header's imports, so any other list was written by prover code
+        # (a module importing nothing could define its own `Nat`, and SafeVerify compares by name)
+        result = await run_step(
+            [
+                *lake,
+                "-d",
+                checkout,
+                "env",
+                "lean",
+                "--run",
+                str(IMPORTS_SCRIPT),
+                str(target_copy),
+                str(submission_copy),
+            ],
+            spaces["replay"],
+            sandbox,
+            deadline,
+            read_only=[*tool, IMPORTS_SCRIPT.parent],
+            env=judge_environment(),
+        )
+        failure = step_failure(result, "reading the modules' imports", timeout)
+        if failure is not None:
+            return unavailable(*failure)
+        imports = read_imports(result.output, [target_copy, submission_copy])
+        if result.returncode != 0 or imports is None:
+            return unavailable(
+                JudgeCause.unreadable,
+                f"could not read the compiled modules' imports (exit {result.returncode}): {_tail(result.output)}",
+            )
+        if imports[str(submission_copy)] != imports[str(target_copy)]:
+            return unavailable(
+                JudgeCause.sandbox,
+                f"the submission's compiled module imports {imports[str(submission_copy)]}, not our header's"
+                f" {imports[str(target_copy)]}: Lean did not write it from the submitted text",
+            )
+        # 5. the tool
         result = await run_step(
             [*lake, "-d", checkout, "env", "safe_verify", str(target_copy), str(submission_copy)],
             spaces["replay"],
             sandbox,
             deadline,
             read_only=tool,
+            env=judge_environment(),
         )
         return self._read_replay(request, result, submission_copy, started)
 
@@ -553,6 +657,21 @@ class ByToolchainJudge:
 
     async def judge(self, request: JudgeRequest) -> JudgeVerdict:
         return await self.judge_for(request.toolchain).judge(request)
+
+    def problem(self, toolchain: str) -> tuple[JudgeCause, str] | None:
+        return readiness(self.judge_for(toolchain), toolchain)
+
+    @property
+    def confinement(self) -> str:
+        return str(getattr(self.safeverify, "confinement", ""))
+
+
+def readiness(judge: Judge, toolchain: str) -> tuple[JudgeCause, str] | None:
+    """Why ``judge`` cannot judge ``toolchain`` here (``repro doctor``, before anything runs), or None; a judge
+    without a ``problem`` method (a stand-in from ``judge.factory``) is taken as ready."""
+    problem = getattr(judge, "problem", None)
+    found = problem(toolchain) if callable(problem) else None
+    return found if isinstance(found, tuple) else None
 
 
 def build_judge(settings: JudgeSettings, *, sandbox: str = "bwrap") -> Judge:

@@ -169,6 +169,12 @@ class KiminaTestServer:
         for number, line in enumerate(code.split("\n"), start=1):
             for severity, data in self._lean(line, code):
                 messages.append({"severity": severity, "pos": {"line": number - shift, "column": 0}, "data": data})
+            if line.rstrip().endswith("UNFINISHED"):
+                # Lean's parse error for an unfinished declaration, at the next token: our following sentinel
+                at = {"line": number + 2 - shift, "column": 0}
+                messages.append(
+                    {"severity": "error", "pos": at, "endPos": at, "data": "unexpected token '#print'; expected term"}
+                )
         return {
             "id": snippet["id"],
             "time": round(time.monotonic() - started, 3),

@@ -9,7 +9,7 @@ that protocol as leanprover-community/repl does (``REPL/Main.lean``: each answer
 ``#print "s"`` answers ``s`` as info at its line, ``#eval Lean.versionString`` the Lean of ``lean-toolchain``,
 the Mathlib probe the commit in ``.git/HEAD`` (both read in the current directory, as Lean would),
 ``#print axioms X`` a clean report, a ``theorem``/``lemma`` line ending in ``sorry`` the sorry warning, a line
-holding ``  bad`` an error; ``HANG`` never answers and ``SLOW`` waits ``FAKE_LEAN_SLOW_S`` seconds.
+holding ``  bad`` an error; ``HANG`` never answers (until stdin closes) and ``SLOW`` waits ``FAKE_LEAN_SLOW_S`` seconds.
 Run as a script by path (stdlib only): the Kimina server's environment need not import repro.
 """
 
@@ -92,8 +92,9 @@ def main() -> None:
         request = json.loads("".join(block))
         block = []
         code = str(request.get("cmd", ""))
-        if "HANG" in code:
-            time.sleep(3600)
+        if "HANG" in code:  # never answers; ends when the server closes our stdin (killed, or killed us)
+            sys.stdin.read()
+            return
         if "SLOW" in code:
             time.sleep(float(os.environ.get("FAKE_LEAN_SLOW_S", "2")))
         if "env" in request and not 0 <= int(request["env"]) < environments:
