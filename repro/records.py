@@ -32,6 +32,9 @@ class Stage(StrEnum):
     # prover asked again with Lean's messages; both rank with verify in the funnel
     salvage = "salvage"
     feedback = "feedback"
+    # the kernel judge (repro.judge): what the screen (verify, salvage, feedback) passed is replayed in
+    # Lean's kernel in a sealed process; only its pass makes a proof count
+    judge = "judge"
     answer = "answer"
 
 
@@ -84,6 +87,8 @@ class ReasonCode(StrEnum):
     axiom_violation = "axiom_violation"
     lean_timeout = "lean_timeout"
     lean_unavailable = "lean_unavailable"
+    judge_rejected = "judge_rejected"
+    judge_unavailable = "judge_unavailable"
     answer_not_grounded = "answer_not_grounded"
     answer_not_final = "answer_not_final"
     model_call_failed = "model_call_failed"
@@ -132,6 +137,14 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ),
     ReasonCode.lean_timeout: "The Lean check exceeded its hard timeout.",
     ReasonCode.lean_unavailable: "No Lean backend could check the code (crash, out of memory, unavailable).",
+    ReasonCode.judge_rejected: (
+        "The screen passed the proof, but the kernel judge, replaying it apart from the prover's code, did not:"
+        " another statement, an axiom beyond the standard three, or a Lean error. The judge wins."
+    ),
+    ReasonCode.judge_unavailable: (
+        "The kernel judge gave no verdict (tool not built, timeout, killed, sandbox error): nothing was decided;"
+        " the problem is left unfinished and `--resume` judges it."
+    ),
     ReasonCode.answer_not_grounded: (
         "The proposed answer is not a token sequence of our statement's conclusion, or (for an existential"
         " statement) Lean did not accept it as a witness in our own command."
@@ -227,8 +240,21 @@ class Candidate(Record):
     verifier_is_real_lean: bool = False
     lean_toolchain: str | None = None
     mathlib_revision: str | None = None
+    # the kernel judge that passed the proof (repro.judge): its tool, revision and toolchain, whether it
+    # is a real judge (a stand-in's pass never makes anything verified) and how it confined the compiles.
+    # None on a candidate no judge passed (and on every candidate stored before the judge stage).
+    judge_tool: str | None = None
+    judge_revision: str | None = None
+    judge_toolchain: str | None = None
+    judge_real: bool = False
+    judge_confinement: str | None = None
     models: dict[str, str] = Field(default_factory=dict)
     backends: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        """Retained on a pass of a real kernel judge: the only way a candidate is ever reported verified."""
+        return self.status == CandidateStatus.retained and self.judge_tool is not None and self.judge_real
 
 
 class ModelCallRecord(Record):

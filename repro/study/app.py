@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repro.config import LeanSettings
+from repro.judge.verdict import Judge
 from repro.lean import InfraStatus, build_verifier
 from repro.llm.factory import build_backend
 from repro.llm.protocol import ModelBackend
@@ -95,8 +96,10 @@ async def run_study(
     backend_factory: BackendFactory | None = None,
     lean: LeanSettings | None = None,
     on_progress: ProgressHook | None = None,
+    judge: Judge | None = None,
 ) -> tuple[StudySummary, StoredLeanResults]:
-    """Prove every (prover, statement) pair the store does not have complete yet."""
+    """Prove every (prover, statement) pair the store does not have complete yet; ``judge`` (built from the
+    study's settings unless given) judges every sample the screen passes."""
     settings = store.settings()
     lean_settings = lean or settings.lean
     statements = store.statements()
@@ -117,18 +120,17 @@ async def run_study(
         )
         others = await _toolchain_verifiers(store, provers, lean_settings, header)
         opened.extend(others.values())
+        toolchains = _prover_toolchains(provers, lean_settings)
         runner = StudyRunner(
             store,
             provers,
             backends,
             verifier,
+            judge or _study_judge(settings),
             settings,
             on_progress=on_progress,
-            verifiers={
-                name: others[toolchain]
-                for name, toolchain in _prover_toolchains(provers, lean_settings).items()
-                if toolchain in others
-            },
+            verifiers={name: others[toolchain] for name, toolchain in toolchains.items() if toolchain in others},
+            toolchains=toolchains,
         )
         summary = await runner.run(statements)
     finally:
@@ -136,6 +138,13 @@ async def run_study(
             await other.close()
         await verifier.close()
     return summary, verifier
+
+
+def _study_judge(settings: StudySettings) -> Judge:
+    # TEMP(flow): until the judge helper lands build_judge(settings.judge)
+    from tests.doubles.judge import StandInJudge
+
+    return StandInJudge()
 
 
 async def _refuse_unready(
