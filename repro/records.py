@@ -41,6 +41,15 @@ class Stage(StrEnum):
 # The pipeline's stages in order (the levers are not stages of their own in the funnel).
 STAGE_ORDER: tuple[Stage, ...] = tuple(stage for stage in Stage if stage not in (Stage.salvage, Stage.feedback))
 LEVER_STAGES: tuple[Stage, ...] = (Stage.salvage, Stage.feedback)
+# The screens whose passes the judge judges, in the order that numbers judge attempts: the judgement of
+# attempt n of JUDGED_SCREENS[i] is judge attempt n * len(JUDGED_SCREENS) + i, so the judgements of a raw
+# sample, a salvaged text and a feedback reply never share one (candidate, stage, attempt number).
+JUDGED_SCREENS: tuple[Stage, ...] = (Stage.verify, Stage.salvage, Stage.feedback)
+
+
+def judge_attempt_number(screened_by: Stage, of_attempt: int) -> int:
+    """The judge attempt that judges attempt ``of_attempt`` of the screen stage ``screened_by``."""
+    return of_attempt * len(JUDGED_SCREENS) + JUDGED_SCREENS.index(screened_by)
 
 
 class AttemptStatus(StrEnum):

@@ -14,17 +14,18 @@ header of the run or study, never the prover's; our statement; the text the scre
 from __future__ import annotations
 
 from repro.judge.verdict import Judge, JudgeRequest, JudgeStatus, JudgeVerdict, Verdict
-from repro.records import AttemptStatus, Candidate, ReasonCode, Stage
+from repro.records import AttemptStatus, Candidate, ReasonCode, Stage, judge_attempt_number
 from repro.stages.common import StageResult, Stopwatch, input_hash
 
-# Which screen made the candidate: encoded in the judge attempt's number, so the judgements of a raw
-# sample, a salvaged text, a feedback reply and a study's proof never share one (candidate, stage, number).
-_SOURCES: tuple[Stage, ...] = (Stage.verify, Stage.salvage, Stage.feedback)
-
-
-def judge_attempt_number(screened_by: Stage, of_attempt: int) -> int:
-    """The judge attempt that judges attempt ``of_attempt`` of the screen stage ``screened_by``."""
-    return of_attempt * len(_SOURCES) + _SOURCES.index(screened_by)
+__all__ = [
+    "ask_judge",
+    "judge_attempt_number",
+    "judge_request",
+    "judge_result",
+    "judge_screened",
+    "submission_of",
+    "take_judge_provenance",
+]
 
 
 def submission_of(verdict: Verdict) -> str:
