@@ -34,6 +34,7 @@ from repro.config import (
 )
 from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
 from repro.dirlock import hold_directory
+from repro.exit_codes import ExitCode, ReproError
 from repro.judge.batch import BatchSummary, check_batch, read_rows
 from repro.judge.screen import verify_proof
 from repro.judge.verdict import Judge, Verdict
@@ -62,12 +63,14 @@ if TYPE_CHECKING:
 PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
 
 
-class RunError(RuntimeError):
+class RunError(ReproError, RuntimeError):
     pass
 
 
 class RunInfrastructureError(RunError):
     """The run cannot go on now (Lean cannot check code, an endpoint keeps failing); stored work is kept."""
+
+    exit_code = ExitCode.unfinished
 
 
 class LeanPreflightError(RunInfrastructureError):

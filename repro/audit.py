@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from repro.exit_codes import ReproError
 from repro.records import Candidate, ReasonCode, SourceProblem, Stage, StageAttempt
 from repro.store import RunReader
 
@@ -20,7 +21,7 @@ STAGES = tuple(stage.value for stage in Stage)
 REASONS = tuple(reason.value for reason in ReasonCode)
 
 
-class AuditError(ValueError):
+class AuditError(ReproError, ValueError):
     """An audit filter that can never match (a stage or reason that does not exist)."""
 
 

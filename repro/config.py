@@ -14,8 +14,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from repro.exit_codes import ReproError
 
-class ConfigError(ValueError):
+
+class ConfigError(ReproError, ValueError):
     """A config problem, phrased as key, value and what was expected."""
 
 
@@ -44,8 +46,11 @@ class EngineSettings(_Strict):
     GPU without ``tensor_parallel_size`` and a bounded ``max_model_len``.
     """
 
+    # GPUs the one engine spreads the model over (vLLM only)
     tensor_parallel_size: int = Field(1, ge=1)
+    # share of each GPU's memory vLLM may take for weights and KV cache
     gpu_memory_utilization: float = Field(0.9, gt=0.0, le=1.0)
+    # vLLM reuses the KV cache of a shared prompt prefix (the k samples of one statement share theirs)
     enable_prefix_caching: bool = True
     # the engine's own seed (vLLM `LLM(seed=...)`); per-request seeds come from the stage's `seed`
     seed: int = 0
@@ -53,6 +58,7 @@ class EngineSettings(_Strict):
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = "auto"
     # transformers only: "cuda", "cuda:1", "cpu"; None picks the first GPU when there is one
     device: str | None = None
+    # let the model's own repository code run when it is loaded (transformers/vLLM `trust_remote_code`)
     trust_remote_code: bool = False
 
 
@@ -63,28 +69,45 @@ class ModelSettings(_Strict):
     sampling key the config leaves unset; keys set here override it (recorded in provenance).
     """
 
+    # prover only: a profile of `repro provers` (prompt, statement form, sampling, context, Lean toolchain and
+    # header of its own harness); explicit keys beside it override it, and `repro run` warns about each
     profile: str | None = None
+    # openai: any OpenAI-compatible endpoint (vLLM's server, an API); vllm and transformers: in-process (the
+    # `[vllm]` and `[local]` extras); replay: answers only from the run's response cache, a miss fails;
+    # scripted: canned answers from `script` (the offline demonstration and tests)
     backend: ModelBackendName = ModelBackendName.openai
+    # the model name the endpoint serves (`vllm serve /path` serves the path), or a checkpoint to load in-process
     model: str = "gpt-4o-mini"
+    # openai backend: the endpoint's base URL; the run checks `GET {base_url}/models` before any other call
     base_url: str | None = "https://api.openai.com/v1"
+    # the NAME of the environment variable holding the API key, never the key itself
     api_key_env: str | None = "OPENAI_API_KEY"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     top_p: float = Field(1.0, gt=0.0, le=1.0)
+    # null: not sent
     top_k: int | None = Field(None, ge=-1)
+    # the most tokens one reply may have; lowered per request so that prompt + max_tokens fits max_model_len
     max_tokens: int = Field(2048, ge=1)
     # the context window the model is served with (vLLM's max_model_len): prompt + max_tokens must fit
     max_model_len: int | None = Field(None, ge=1)
+    # the per-request sampling seed
     seed: int | None = 0
+    # ask the endpoint for JSON output (`response_format`), for the stages whose prompt asks for JSON
     json_mode: bool = False
+    # requests in flight to this endpoint at once (size it to the server's KV cache: see docs/gpu-node.md)
     max_concurrency: int = Field(8, ge=1)
     # a request's time besides decoding (prefill, queueing, transfer); it gets max_tokens/min_tokens_per_s more
     timeout_s: float = Field(300.0, gt=0)
     # the slowest decode rate per sequence the timeout allows for, with the server under full load
     min_tokens_per_s: float = Field(8.0, gt=0)
+    # retries of a failed request (with backoff; a 429's Retry-After is honoured) before it counts as failed
     max_retries: int = Field(5, ge=0)
+    # chat: chat messages; completion: the messages rendered with the model's own chat template and sent as
+    # a completion (needs the `[local]` extra for the tokenizer)
     prompt_format: Literal["chat", "completion"] = "chat"
+    # in-process backends (vllm, transformers) only
     engine: EngineSettings = Field(default_factory=EngineSettings)
-    # scripted backend only: a JSONL/YAML file of scripted rules (see repro.llm.scripted)
+    # scripted backend only: a JSONL/YAML file of scripted rules, or `module:function` (see repro.llm.scripted)
     script: str | None = None
 
     @model_validator(mode="before")
@@ -112,19 +135,27 @@ MAX_FEEDBACK_ROUNDS = 8
 
 
 class ProveSettings(_Strict):
+    # proof samples per statement (pass@k); the stored attempts give pass@j for every j <= k
     k: int = Field(3, ge=1, le=MAX_PROVE_K)
+    # parallel: one request with n=k; sequential: one sample at a time, stopping at the first verified proof
     strategy: Literal["parallel", "sequential"] = "parallel"
     # repair near-miss outputs as text (special tokens, restated target, repetition, unclosed fence,
     # trailing junk) and let the gate judge each repair; no model call
     salvage: bool = True
+    # repaired texts checked per failed sample, most repaired first; each is one more Lean check
     salvage_variants: int = Field(4, ge=1, le=MAX_SALVAGE_VARIANTS)
     # rounds that show the prover its own failed proof with Lean's messages and ask again (0: none)
     feedback_rounds: int = Field(0, ge=0, le=MAX_FEEDBACK_ROUNDS)
 
 
 class RetrySettings(_Strict):
+    """A failure at formalize, align, check or prove regenerates from an earlier stage, within these bounds."""
+
+    # rewrites tried per source problem before it is rejected
     rewrites_per_problem: int = Field(2, ge=1)
+    # formalizations tried per rewrite (a compile error, a misaligned or vacuous statement asks again)
     formalizations_per_rewrite: int = Field(2, ge=1)
+    # when all k samples failed, formalize the same rewrite again (within formalizations_per_rewrite)
     regenerate_formalization_after_proof_failure: bool = True
 
 
@@ -138,6 +169,7 @@ class StatementCheckSettings(_Strict):
 
 
 class AlignSettings(_Strict):
+    # the alignment judge is asked this many times at temperature 0; every answer must say Consistent
     asks: int = Field(3, ge=1)
 
 
@@ -159,28 +191,43 @@ class StaticLimits(_Strict):
     its code; the defaults leave about five times that room.
     """
 
+    # characters of one prover reply; past it: reply_too_long
     max_reply_chars: int = Field(400_000, ge=1)
+    # code fences in one reply; past it: too_many_fences
     max_fences: int = Field(1_000, ge=0)
+    # Lean tokens in the checked code; past it: too_many_tokens
     max_tokens: int = Field(60_000, ge=1)
     # wall-clock seconds for the static reading of one reply (off the event loop); past it: static_timeout
     timeout_s: float = Field(30.0, gt=0)
 
 
 class LeanSettings(_Strict):
+    # repl: local LeanInteract REPL workers; kimina: Kimina Lean Server(s) at kimina_url; fake: the offline
+    # stand-in, whose verdicts are never real (`real_lean: false`) and never released as verified
     backend: LeanBackendName = LeanBackendName.repl
     # a name from repro.lean.toolchains (Lean + Mathlib + REPL revisions); each prover profile names its own
     toolchain: str = "v4.15.0"
     # the pinned project of that toolchain; None: `lean_project` for v4.15.0, `lean_project_<toolchain>` otherwise
     project_path: str | None = None
+    # the one header of a run: it compiles formalizations, runs the statement checks and the gate. Unset: the
+    # models.prove.profile's harness header (`maxHeartbeats 0` for Goedel-Prover-V2 and DeepSeek), else this
+    # default. An explicit header that departs from the profile's is warned about; `--resume` refuses a change
     header: str = DEFAULT_HEADER
+    # hard wall-clock limit of one Lean check; past it the check is lean_timeout and the worker is replaced
     timeout_s: float = Field(120.0, gt=0)
+    # memory of one REPL worker (each holds Mathlib: several GB); past it the worker is killed and replaced
     memory_limit_mb: int | None = Field(12288, ge=256)
+    # repl: warm REPL workers (min(cores, RAM / per-worker memory)); kimina: checks in flight per server URL
     workers: int = Field(2, ge=1)
+    # checks a REPL worker serves before it is replaced (recycle points are staggered across workers)
     recycle_after: int = Field(200, ge=1)
+    # kimina backend: the server URL, or several comma-separated (each gets at most `workers` checks at once)
     kimina_url: str = "http://127.0.0.1:8000"
+    # kimina backend: the NAME of the environment variable holding the server's API key, if it has one
     kimina_api_key_env: str | None = None
     # the server's LEAN_SERVER_MAX_WAIT (its wait for a free REPL before a 429); the client outwaits it
     kimina_max_wait_s: float = Field(60.0, ge=0)
+    # let proofs use native_decide (trusts the compiler; refused by policy otherwise)
     allow_native_decide: bool = False
     static_limits: StaticLimits = Field(default_factory=StaticLimits)
     # before a run or study on real Lean: the self-test battery, once per backend + toolchain (cached)
@@ -216,18 +263,33 @@ class LeanSettings(_Strict):
 
 
 class DatasetSettings(_Strict):
+    """The source benchmark and which of its problems a run draws (`--dataset`, `--limit`, `--levels`, ...)."""
+
+    # gsm8k or math (from the Hugging Face hub), or a file path (.jsonl, .json, .csv, optionally .gz)
     name: str = "gsm8k"
+    # a local file to read instead of the hub (name then labels the source)
     path: str | None = None
+    # the hub split to load
     split: str = "test"
+    # the field holding the problem text, when it is not `question` (or MATH's `problem`)
     question_field: str | None = None
+    # the field holding the reference answer, when it is not `answer` (or MATH's `solution`)
     answer_field: str | None = None
+    # the field holding the source id, when it is not `id`, `unique_id` or `idx` (default: line number - 1)
     id_field: str | None = None
+    # at most this many problems, after filters and sampling
     limit: int | None = Field(None, ge=1)
+    # keep only these levels (MATH: "4" or "Level 4")
     levels: list[str] = Field(default_factory=list)
+    # keep only these types (MATH subjects, e.g. Algebra; case-insensitive)
     types: list[str] = Field(default_factory=list)
+    # keep only these source ids (or problem ids)
     ids: list[str] = Field(default_factory=list)
+    # draw a seeded random sample of this many problems (after the filters)
     sample: int | None = Field(None, ge=1)
+    # the sample's seed
     seed: int = 0
+    # skip bad rows (each reason listed by `repro status` and in the dataset card) instead of refusing the file
     skip_bad_rows: bool = False
     # a question longer than this is refused as a bad row: it would be sent whole as a prompt
     max_question_chars: int = Field(20_000, ge=1)
@@ -239,17 +301,26 @@ class DatasetSettings(_Strict):
 class RunConfig(_Strict):
     """Everything that decides what a run does. Stored resolved in the run directory."""
 
+    # the run's name (the dataset card's title)
     name: str = "run"
+    # an offline demonstration: every result is shown NOT VERIFIED and every released row marked unverified
     demonstration: bool = False
     dataset: DatasetSettings = Field(default_factory=DatasetSettings)
+    # one entry per stage: rewrite, screen, formalize, align, prove, extract, classify (extract and classify
+    # default to screen's), repair. The same keys are accepted alone in a YAML file where a command takes one
+    # model: `repro prove-study --prover NAME=FILE.yaml`, `repro evaluate --model NAME=FILE.yaml`
     models: dict[str, ModelSettings] = Field(default_factory=dict)
     prove: ProveSettings = Field(default_factory=ProveSettings)
     retries: RetrySettings = Field(default_factory=RetrySettings)
     align: AlignSettings = Field(default_factory=AlignSettings)
     statement_checks: StatementCheckSettings = Field(default_factory=StatementCheckSettings)
     lean: LeanSettings = Field(default_factory=LeanSettings)
+    # model responses cached in the run store by a hash of model id, input, sampling parameters and sample
+    # index: read_write, read_only (no new entries) or off
     cache: CacheMode = CacheMode.read_write
+    # problems worked on at once (cover the prover's concurrency plus the Lean workers so both stay busy)
     problems_in_flight: int = Field(16, ge=1)
+    # stop drawing problems once this many are retained (`--target`)
     target: int | None = Field(None, ge=1)
     # stop the run once one endpoint has failed this many calls in a row (each after its own retries)
     stop_after_failed_calls: int = Field(20, ge=1)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from repro.cli._common import add_run_dir, console, errors
+from repro.cli._common import add_run_dir, console
 from repro.records import REASON_DESCRIPTIONS
 
 if TYPE_CHECKING:
@@ -130,13 +130,9 @@ def command_status(arguments: argparse.Namespace) -> int:
 
 
 def command_report(arguments: argparse.Namespace) -> int:
-    from repro.report import ReportError, write_report
+    from repro.report import write_report
 
-    try:
-        result = write_report(Path(arguments.directory), Path(arguments.out) if arguments.out else None)
-    except ReportError as error:
-        errors.print(f"error: {error}", style="red")
-        return 2
+    result = write_report(Path(arguments.directory), Path(arguments.out) if arguments.out else None)
     print(
         f"wrote {result.path} ({result.size_bytes / 1e6:.2f} MB; {', '.join(result.kinds)};"
         f" {result.contents}; {result.seconds:.1f} s)"

@@ -27,7 +27,7 @@ With --batch: 3 if any row had an infrastructure failure, else 1 if any was reje
 
 def command_check_proof(arguments: argparse.Namespace) -> int:
     from repro.app import check_proof, check_proof_batch
-    from repro.judge.batch import BatchInputError, ExitCode, verdict_exit_code
+    from repro.judge.batch import ExitCode, verdict_exit_code
 
     lean = lean_settings(arguments)
     single = arguments.statement is not None or arguments.proof is not None
@@ -35,20 +35,16 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
         if single or arguments.out is None:
             errors.print("--batch IN.jsonl needs --out OUT.jsonl and takes no --statement/--proof")
             return ExitCode.usage
-        try:
-            with console.status("checking") as status:
-                summary = asyncio.run(
-                    check_proof_batch(
-                        Path(arguments.batch),
-                        Path(arguments.out),
-                        lean,
-                        progress=lambda done, total: status.update(f"checked {done}/{total}"),
-                        salvage=arguments.salvage,
-                    )
+        with console.status("checking") as status:
+            summary = asyncio.run(
+                check_proof_batch(
+                    Path(arguments.batch),
+                    Path(arguments.out),
+                    lean,
+                    progress=lambda done, total: status.update(f"checked {done}/{total}"),
+                    salvage=arguments.salvage,
                 )
-        except BatchInputError as error:
-            errors.print(f"error: {error}", style="red")
-            return ExitCode.usage
+            )
         if arguments.json:
             print(summary.model_dump_json(indent=2))
         else:

@@ -8,7 +8,6 @@ its toolchain (:mod:`repro.judge.kernel`). ``release --replay`` withholds each r
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -59,31 +58,26 @@ def replay_exit_code(verdicts: list[ReplayVerdict]) -> ExitCode:
 class ReplayFilter:
     """``write_release(keep=...)``: keeps the rows of each page that replayed; remembers the others.
 
-    Rows are the release writer's tuples, one value per column of ``repro.release._COLUMNS`` followed
-    by the provenance fields (a JSON array: models, backends, lean_toolchain, ...)."""
+    Rows are the release writer's tuples, read by name through :class:`repro.release.rows.PageRow`."""
 
-    def __init__(self, backend: ReplayBackend, columns: list[str]) -> None:
+    def __init__(self, backend: ReplayBackend) -> None:
         self.backend = backend
-        self._index = {name: position for position, name in enumerate(columns)}
-        self._provenance = len(columns)
         self.verdicts: list[ReplayVerdict] = []
 
     @property
     def withheld(self) -> list[ReplayVerdict]:
         return [v for v in self.verdicts if not v.passed]
 
-    def _text(self, row: Any, column: str) -> str:
-        value = row[self._index[column]]
-        return value.decode("utf-8") if isinstance(value, bytes) else str(value or "")
-
     def _request(self, row: Any) -> ReplayRequest:
-        provenance = json.loads(row[self._provenance] or "[]")
+        from repro.release.rows import PageRow
+
+        named = PageRow(row)
         return ReplayRequest(
-            key=self._text(row, "instance_id"),
-            header=self._text(row, "lean_header"),  # the run's configured header, not prover text
-            statement=self._text(row, "lean_statement"),
-            proof_code=self._text(row, "verified_code"),
-            toolchain=provenance[2] if len(provenance) > 2 else None,
+            key=named.text("instance_id"),
+            header=named.text("lean_header"),  # the run's configured header, not prover text
+            statement=named.text("lean_statement"),
+            proof_code=named.text("verified_code"),
+            toolchain=named.provenance_field("lean_toolchain"),
         )
 
     def __call__(self, page: list[Any]) -> list[Any]:
@@ -93,9 +87,7 @@ class ReplayFilter:
 
 
 def release_replay_filter(settings: ReplaySettings) -> ReplayFilter:
-    from repro.release import release_columns
-
-    return ReplayFilter(build_replayer(settings), release_columns())
+    return ReplayFilter(build_replayer(settings))
 
 
 def describe(verdict: ReplayVerdict) -> str:

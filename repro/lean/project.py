@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from repro.exit_codes import ExitCode, ReproError
 from repro.lean.toolchains import Toolchain, get_toolchain, lean_version_of
 
 ELAN_INSTALL_HINT = (
@@ -59,7 +60,8 @@ def lean_health(project: Path, toolchain: Toolchain | None = None) -> LeanHealth
     return LeanHealth(lean, lake, found, mathlib.is_dir(), problems)
 
 
-class SetupError(RuntimeError):
+class SetupError(ReproError, RuntimeError):
+    exit_code = ExitCode.unfinished
     pass
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repro.exit_codes import ReproError
 from repro.llm.protocol import ChatMessage
 from repro.prompts import prompt_template
 
@@ -29,7 +30,7 @@ _TRAILING_BY = re.compile(r":=\s*by\s*$")
 _HEADER_LINE = re.compile(r"^(import|set_option|open)")
 
 
-class ProfileError(ValueError):
+class ProfileError(ReproError, ValueError):
     """An unknown profile name, or a statement a profile cannot put in its form."""
 
 

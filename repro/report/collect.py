@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
+from repro.exit_codes import ReproError
 from repro.metrics import run_metrics
 from repro.records import STAGE_ORDER, AttemptStatus, Candidate, CandidateStatus, StageAttempt
 from repro.store import STORE_FILENAME, RunReader
@@ -24,7 +25,7 @@ TEXT_CAP = 2400  # characters kept of one model or Lean text in the page
 SAMPLE_CAP = 1600  # of one prover sample: there are k of them per statement
 
 
-class ReportError(RuntimeError):
+class ReportError(ReproError, RuntimeError):
     pass
 
 

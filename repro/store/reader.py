@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from repro.records import (
     Stage,
     StageAttempt,
 )
+from repro.store.fields import StoredField, expression, json_member, packed_expression
 from repro.store.schema import SCHEMA_VERSION, STORE_FILENAME, StoreError, refuse_newer
 from repro.store.sqlite import written_version
 
@@ -206,23 +207,40 @@ class RunReader:
             yield Candidate.model_validate_json(row["payload"])
 
     def retained_rows(
-        self, select: str, *, where: str = "", parameters: Mapping[str, Any] | Iterable[Any] = (), page: int = 5000
+        self,
+        columns: Sequence[StoredField],
+        *,
+        packed: tuple[StoredField, ...] = (),
+        json_members: Sequence[tuple[str, StoredField]] = (),
+        only_if: Sequence[StoredField] = (),
+        parameters: Mapping[str, Any] | None = None,
+        page: int = 5000,
     ) -> Generator[list[tuple[Any, ...]], None, None]:
         """Retained candidates joined to their problems, in release order (natural order of problem
         id, then of candidate id: ``gsm8k-9`` before ``gsm8k-10``), a page of plain tuples at a time.
 
-        ``select`` and ``where`` are SQL over ``c`` (candidates) and ``p`` (problems), so a caller
-        reads the fields it needs in one pass, extracted by SQLite, without parsing whole payloads.
-        A retained candidate whose problem is not stored is not among them: see :meth:`check_retained_problems`.
+        Each tuple holds one value per field of ``columns`` (text as UTF-8 bytes, booleans as 0 or 1),
+        then, if ``packed`` is given, the JSON array text of those candidate fields, then, if
+        ``json_members`` is given, the UTF-8 JSON object text of those members. Rows whose ``only_if``
+        fields are all true. SQLite extracts the fields in one pass, without any payload parsed in
+        Python. A retained candidate whose problem is not stored is not among them: see
+        :meth:`check_retained_problems`.
         """
+        selected = [expression(field) if field.boolean else f"CAST({expression(field)} AS BLOB)" for field in columns]
+        if packed:
+            selected.append(packed_expression(packed))
+        if json_members:
+            members = ", ".join(json_member(name, field) for name, field in json_members)
+            selected.append(f"CAST(json_object({members}) AS BLOB)")
+        where = "".join(f" AND ({expression(field)})" for field in only_if)
         sql = (
             # natural_key is computed once per row; SQLite's sorter then compares plain strings
             # (spilling to temporary files past its cache), never calling back into Python
-            f"SELECT {select} FROM problems p CROSS JOIN candidates c ON c.problem_id=p.problem_id"
-            f" WHERE c.status='retained'{f' AND ({where})' if where else ''}"
+            f"SELECT {', '.join(selected)} FROM problems p CROSS JOIN candidates c ON c.problem_id=p.problem_id"
+            f" WHERE c.status='retained'{where}"
             " ORDER BY natural_key(p.problem_id), p.problem_id, natural_key(c.candidate_id), c.candidate_id"
         )
-        yield from self._pages(sql, parameters, page=page, named=False)
+        yield from self._pages(sql, dict(parameters or {}), page=page, named=False)
 
     def check_retained_problems(self) -> None:
         """Raise if a retained candidate's problem is not stored (a damaged store)."""

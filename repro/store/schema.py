@@ -7,6 +7,7 @@ refuses a store older or newer than this repro (see :mod:`repro.store.reader`).
 
 from __future__ import annotations
 
+from repro.exit_codes import ReproError
 from repro.records import LEVER_STAGES, STAGE_ORDER, Stage
 from repro.store.sqlite import WriteTransaction, apply_migrations, refuse_newer_version
 
@@ -162,7 +163,7 @@ _MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
-class StoreError(RuntimeError):
+class StoreError(ReproError, RuntimeError):
     pass
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repro.config import LeanSettings
+from repro.exit_codes import ExitCode, ReproError
 from repro.judge.verdict import Judge
 from repro.lean import InfraStatus, build_verifier
 from repro.llm.factory import build_backend
@@ -21,7 +22,7 @@ from repro.study.store import STUDY_FILENAME, StudyStore
 BackendFactory = Callable[[ProverEntry], ModelBackend]
 
 
-class StudyError(RuntimeError):
+class StudyError(ReproError, RuntimeError):
     pass
 
 
@@ -87,7 +88,7 @@ async def _check_prover_endpoints(provers: list[ProverEntry]) -> None:
     failures = [check for check in await check_endpoints(endpoints=endpoints) if not check.ok]
     if failures:
         lines = "\n  ".join(check.describe() for check in failures)
-        raise StudyError(f"prover endpoint check failed; nothing was run:\n  {lines}")
+        raise StudyError(f"prover endpoint check failed; nothing was run:\n  {lines}", exit_code=ExitCode.unfinished)
 
 
 async def run_study(
@@ -155,14 +156,16 @@ async def _refuse_unready(
     probe = await verifier.check("theorem repro_preflight : True := trivial", header)
     if probe.infra_status != InfraStatus.ok or probe.has_error:
         detail = probe.detail or "; ".join(m.text for m in probe.messages[:2])
-        raise StudyError(f"{which} cannot check code: {probe.infra_status}: {detail[:400]}. {remedy}")
+        raise StudyError(
+            f"{which} cannot check code: {probe.infra_status}: {detail[:400]}. {remedy}", exit_code=ExitCode.unfinished
+        )
     if verifier.real_lean and settings.selftest:
         from repro.judge.selftest import SelfTestFailed, backend_of, ensure_selftest
 
         try:
             await ensure_selftest(settings, verifier=backend_of(verifier))
         except SelfTestFailed as failure:
-            raise StudyError(f"{failure} No prover was called.") from None
+            raise StudyError(f"{failure} No prover was called.", exit_code=ExitCode.unfinished) from None
 
 
 def _prover_toolchains(provers: list[ProverEntry], lean: LeanSettings) -> dict[str, str]:

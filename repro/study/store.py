@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from repro.exit_codes import ReproError
 from repro.store.sqlite import SqliteStore
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 
@@ -47,7 +48,7 @@ _MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
-class StudyStoreError(RuntimeError):
+class StudyStoreError(ReproError, RuntimeError):
     pass
 
 
