@@ -313,6 +313,17 @@ class Provenance(Record):
     # (another prover's proof from a prove-study, ``--reprove-with``), so a user can filter them out;
     # None in releases written before this field
     proof_lever: str | None = None
+    # the kernel judge that passed the proof (SafeVerify, comparator, or a stand-in's name); None in releases
+    # written before the judge stage
+    judge_tool: str | None = None
+    # the judge tool's pinned revision (a commit)
+    judge_revision: str | None = None
+    # the Lean toolchain the judge compiled and replayed the proof under
+    judge_toolchain: str | None = None
+    # how the judge confined its compiles and the replay (the sandbox's own description)
+    judge_confinement: str | None = None
+    # whether a real kernel judge (not a stand-in) passed it: a row is verified only when this is true
+    verified_by_real_judge: bool = False
     # SHA-256 of `verified_code`
     proof_hash: str
     # the repro version that wrote the release
@@ -357,8 +368,9 @@ class ReleasedInstance(Record):
     screener_answer: str | None = None
     # the screen's answer differs from new_answer (a flag for audit: the answer comes from Lean)
     answer_disagrees_with_screener: bool = False
-    # true when no real Lean backend checked the proof (or the run was a demonstration): never use such a
-    # row as a verified reference; released only with `repro release --allow-unverified`
+    # true when no real Lean backend screened the proof or no real kernel judge passed it (or the run was a
+    # demonstration): never use such a row as a verified reference; released only with
+    # `repro release --allow-unverified`
     unverified: bool = False
-    # models, toolchain and verifier behind this row
+    # models, toolchain, verifier and kernel judge behind this row
     provenance: Provenance

@@ -367,6 +367,15 @@ class RunReader:
         )
         return [(row["tool"], bool(row["real"]), row["n"]) for row in rows]
 
+    def retained_unjudged(self) -> str | None:
+        """The first retained candidate that no kernel judge passed (none should be: the judge stage retains
+        only what it passed, and the store's migration turns older stores' retained candidates unfinished)."""
+        rows = self._query(
+            "SELECT candidate_id FROM candidates WHERE status='retained'"
+            " AND json_extract(payload, '$.judge_tool') IS NULL ORDER BY natural_key(candidate_id) LIMIT 1"
+        )
+        return rows[0]["candidate_id"] if rows else None
+
     def lever_costs(self) -> dict[str, dict[str, float]]:
         """Per lever stage: attempts, verified, Lean seconds, model calls and tokens it cost."""
         rows = self._query(

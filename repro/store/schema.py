@@ -20,7 +20,7 @@ STAGE_RANK: dict[str, int] = {stage.value: rank for rank, stage in enumerate(STA
 STAGE_RANK.update({lever.value: STAGE_RANK[Stage.verify.value] for lever in LEVER_STAGES})
 _STAGE_RANK_SQL = "CASE stage " + " ".join(f"WHEN '{name}' THEN {rank}" for name, rank in STAGE_RANK.items()) + " END"
 
-# why a problem retained before the judge stage existed is unfinished after migration 4 (no `;` or `'`:
+# why a problem retained before the judge stage existed is unfinished after the judge migration (no `;` or `'`:
 # a migration is split into statements at every `;`)
 _UNJUDGED_CAUSE = (
     "judge: judge_unavailable: retained before the kernel judge existed, so never judged (repro run --resume judges it)"
