@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import secrets
 import shlex
 import shutil
@@ -533,17 +534,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             required=False,
         )
     )
-    from repro.lean.sandbox import detect_sandbox
-
-    sandbox = detect_sandbox()
-    lines.append(
-        DoctorLine(
-            sandbox.network_blocked and sandbox.writes_confined,
-            "sandbox for Lean processes",
-            sandbox.describe() if sandbox.kind != "none" else "MISSING: " + sandbox.describe(),
-            required=False,
-        )
-    )
+    lines.extend(_toolchain_and_confinement_lines(config, project, needs_local_lean))
     if config is not None:
         ready = config.lean.backend == LeanBackendName.fake or (not health.problems and health.mathlib_built)
         if config.lean.backend == LeanBackendName.kimina:
@@ -558,6 +549,52 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
         for check in asyncio.run(check_endpoints(config)):
             models = ", ".join(sorted(set(check.models)))
             lines.append(DoctorLine(check.ok, f"endpoint {check.base_url} ({models})", check.detail))
+    return lines
+
+
+def _toolchain_and_confinement_lines(config: RunConfig | None, project: Path, needed: bool) -> list[DoctorLine]:
+    """Which toolchain ``lake`` resolves to (in the project, and from here: lean audit B1) and which
+    confinement Lean processes get (issue 27 §3): the configured ``lean.sandbox`` and whether it works."""
+    from repro.lean.project import project_lake
+    from repro.lean.sandbox import SandboxUnavailable, confinement, detect_sandbox, resolve_toolchain_binary
+
+    lines = []
+    lake = project_lake(project)
+    lines.append(
+        DoctorLine(
+            lake.path is not None,
+            f"lake for {project}",
+            lake.describe() if lake.path else f"MISSING: {lake.problem}",
+            required=needed,
+        )
+    )
+    here = resolve_toolchain_binary("lake", os.getcwd())
+    lines.append(
+        DoctorLine(
+            True,
+            "lake from the current directory",
+            (here.describe() if here.path else f"none: {here.problem}")
+            + " (informational: repro runs the project's lake above)",
+            required=False,
+        )
+    )
+    mode = config.lean.sandbox if config is not None else "bwrap"
+    try:
+        status = confinement(mode)
+        ok, detail = True, f"lean.sandbox {mode}: {status.describe()}"
+        if not status.writes_confined:
+            detail += " (weaker than bwrap, by the operator's choice)"
+    except SandboxUnavailable as refused:
+        ok, detail = False, f"MISSING: {refused}"
+    best = detect_sandbox()
+    lines.append(
+        DoctorLine(
+            ok,
+            "confinement of Lean processes",
+            f"{detail}; strongest available here: {best.kind}",
+            required=needed,
+        )
+    )
     return lines
 
 

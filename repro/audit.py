@@ -67,6 +67,17 @@ def judge_details(output: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _statement(attempt: StageAttempt, pointed: str | None) -> dict[str, Any]:
+    """The statement this attempt wrote (formalize) or worked on (its ``inputs``), never the candidate's
+    latest one: a later round replaces that, and a judge's reason must sit beside what it judged."""
+    if attempt.stage == Stage.formalize:
+        return {"lean_statement": attempt.output.get("statement"), "statement_from": None}
+    number = attempt.inputs.get(Stage.formalize.value)
+    if number is None:  # before any statement (rewrite, screen), or a store older than attempt inputs
+        return {"lean_statement": None, "statement_from": None}
+    return {"lean_statement": pointed, "statement_from": {"stage": Stage.formalize.value, "attempt": number}}
+
+
 def audit_rows(
     run_dir: Path, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
 ) -> list[dict[str, Any]]:
@@ -104,7 +115,7 @@ def audit_rows(
                 "taxonomy": attempt.taxonomy,
                 "original_question": problem.question,
                 "rewritten_question": candidate.rewritten_question,
-                "lean_statement": output.get("statement") or candidate.lean_statement,
+                **_statement(attempt, row["input_statement"]),
                 "texts": _texts(output),
                 "analysis": output.get("analysis") or output.get("analyses"),
                 "prover_output": prover_output,

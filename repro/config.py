@@ -84,8 +84,17 @@ class ModelSettings(_Strict):
     api_key_env: str | None = "OPENAI_API_KEY"
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     top_p: float = Field(1.0, gt=0.0, le=1.0)
-    # null: not sent
+    # null: not sent, so the server's default applies (vLLM >= 0.8 takes the checkpoint's generation_config.json
+    # for every omitted field); a prover profile sends -1 ("off")
     top_k: int | None = Field(None, ge=-1)
+    # null: not sent (the server's default); a prover profile sends 0.0 ("off")
+    min_p: float | None = Field(None, ge=0.0, le=1.0)
+    # null: not sent (the server's default); a prover profile sends 1.0 ("no penalty")
+    repetition_penalty: float | None = Field(None, gt=0.0)
+    # null: not sent (the server's default); a prover profile sends 0.0
+    presence_penalty: float | None = Field(None, ge=-2.0, le=2.0)
+    # null: not sent (the server's default); a prover profile sends 0.0
+    frequency_penalty: float | None = Field(None, ge=-2.0, le=2.0)
     # the most tokens one reply may have; lowered per request so that prompt + max_tokens fits max_model_len
     max_tokens: int = Field(2048, ge=1)
     # the context window the model is served with (vLLM's max_model_len): prompt + max_tokens must fit
@@ -236,9 +245,22 @@ class LeanSettings(_Strict):
     mathlib_revision: str | None = None
     # fake backend only: JSON rules for the fake REPL (see repro.lean.fake_repl)
     fake_rules: str | None = None
-    # repl backend: run each REPL in repro.lean.sandbox (bubblewrap: no network, writes only to a scratch
-    # directory; unshare: no network); where neither works the REPL runs as before and doctor says so
-    sandbox: bool = True
+    # the confinement of every Lean process repro starts (REPL workers; the judge's compiles), see
+    # repro.lean.sandbox: bwrap (no network, writes only to a fresh scratch directory per worker) is required
+    # unless the operator names a weaker one: unshare (network cut, writes NOT confined) or none (nothing).
+    # A named confinement that does not work here is an error, never a silent fallback. A resume may
+    # tighten it, never loosen it.
+    sandbox: Literal["bwrap", "unshare", "none"] = "bwrap"
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_by_name(cls, value: Any) -> Any:
+        """``true`` (the old default: "whatever works") is ``bwrap``; ``false`` was an explicit opt-out, ``none``."""
+        if value is True:
+            return "bwrap"
+        if value is False:
+            return "none"
+        return value
 
     @field_validator("toolchain")
     @classmethod
@@ -251,10 +273,19 @@ class LeanSettings(_Strict):
             raise ValueError(str(error)) from None
 
     def project_dir(self) -> str:
-        """The Lean project this run checks in: the configured path, or the toolchain's default one."""
+        """The Lean project this run checks in, as an absolute path: the configured one, else the toolchain's
+        default one in the current directory, else where ``repro lean setup`` built it (so a run started from
+        another directory finds it: lean audit M9, LeanInteract resolves a relative project against the
+        current directory and fails with "Unable to determine Lean version")."""
+        from repro.lean.project import registered_projects
         from repro.lean.toolchains import default_project_path
 
-        return self.project_path or default_project_path(self.toolchain)
+        if self.project_path:
+            return str(Path(self.project_path).expanduser().resolve())
+        local = Path(default_project_path(self.toolchain)).resolve()
+        if (local / "lean-toolchain").is_file():
+            return str(local)
+        return registered_projects().get(self.toolchain) or str(local)
 
     def resolved_mathlib_revision(self) -> str:
         from repro.lean.toolchains import get_toolchain
@@ -320,7 +351,8 @@ class RunConfig(_Strict):
     cache: CacheMode = CacheMode.read_write
     # problems worked on at once (cover the prover's concurrency plus the Lean workers so both stay busy)
     problems_in_flight: int = Field(16, ge=1)
-    # stop drawing problems once this many are retained (`--target`)
+    # stop drawing problems once this many are retained (`--target`); problems already in flight still finish,
+    # so a run can retain up to problems_in_flight more
     target: int | None = Field(None, ge=1)
     # stop the run once one endpoint has failed this many calls in a row (each after its own retries)
     stop_after_failed_calls: int = Field(20, ge=1)
@@ -328,7 +360,8 @@ class RunConfig(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _header_from_profile(cls, data: Any) -> Any:
-        """One header per run: the prover profile's harness header unless ``lean.header`` is set.
+        """One header per run: the prover profile's harness header unless ``lean.header`` is set (and its
+        check timeout unless ``lean.timeout_s`` is).
 
         It is the header the prover was evaluated with (Goedel-Prover-V2 and DeepSeek check with
         ``maxHeartbeats 0``), and the same text then compiles formalizations, runs the statement checks
@@ -340,15 +373,17 @@ class RunConfig(_Strict):
         lean = data.get("lean")
         if not isinstance(prove, dict) or not prove.get("profile") or lean is not None and not isinstance(lean, dict):
             return data
-        if "header" in (lean or {}):
-            return data
         from repro.provers import ProfileError, get_profile
 
         try:
             profile = get_profile(str(prove["profile"]))
         except ProfileError:
             return data  # models.prove reports the unknown profile with its own message
-        return {**data, "lean": {**(lean or {}), "header": profile.lean_header}}
+        filled = dict(lean or {})
+        filled.setdefault("header", profile.lean_header)
+        # the harness's check budget (Goedel/DeepSeek 300 s, Kimina's 60 s) unless the config sets its own
+        filled.setdefault("timeout_s", profile.check_timeout_s)
+        return {**data, "lean": filled}
 
     @model_validator(mode="after")
     def _known_stages(self) -> RunConfig:
@@ -523,6 +558,11 @@ def _may_change_on_resume(key: str, old: Any, new: Any) -> bool:
     parts = key.split(".")
     if len(parts) == 3 and parts[0] == "models" and parts[2] in _RESUMABLE_MODEL_KEYS:
         return True
+    if key == "lean.sandbox":
+        from repro.lean.sandbox import at_least_as_strong
+
+        # tightening the confinement only makes later checks safer; loosening it needs a new run
+        return at_least_as_strong(str(new), str(old))
     if key in _GROWABLE_KEYS:
         # a larger (or removed) bound only draws more of the same seeded order
         return new is None or (old is not None and new >= old)

@@ -219,6 +219,12 @@ class StageAttempt(AttemptOutcome):
     problem_id: str
     stage: Stage
     attempt_number: int
+    # the attempts whose products this one worked on, by stage: {"formalize": 1} is the statement of
+    # formalize attempt 1 (what an align, check, prove, verify, salvage, feedback, judge or answer
+    # attempt judged, checked or proved), {"rewrite": 0} the rewritten question, {"check": 1} the
+    # refutation a formalization was told about. Views read inputs through it, never from the
+    # candidate's latest state (which a later round replaces). Empty in stores written before it.
+    inputs: dict[str, int] = Field(default_factory=dict)
     started_at: str = Field(default_factory=utc_now)
 
 

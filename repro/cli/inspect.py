@@ -162,7 +162,8 @@ def command_audit(arguments: argparse.Namespace) -> int:
         console.print(f"  original: {row['original_question']}")
         if row["rewritten_question"]:
             console.print(f"  rewritten: {row['rewritten_question']}")
-        _print_block("statement", row["lean_statement"])
+        source = row["statement_from"]
+        _print_block(f"statement (of formalize #{source['attempt']})" if source else "statement", row["lean_statement"])
         analysis = row["analysis"]
         _print_block("alignment analysis", "\n".join(analysis) if isinstance(analysis, list) else analysis)
         if not row["prover_output"]:

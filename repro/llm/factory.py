@@ -31,7 +31,9 @@ def build_backend(settings: ModelSettings) -> ModelBackend:
     if settings.backend == ModelBackendName.vllm:
         return VLLMBackend(model_id=settings.model, engine=settings.engine, max_model_len=settings.max_model_len)
     if settings.backend == ModelBackendName.transformers:
-        return TransformersBackend(model_id=settings.model, engine=settings.engine)
+        return TransformersBackend(
+            model_id=settings.model, engine=settings.engine, max_model_len=settings.max_model_len
+        )
     if settings.backend == ModelBackendName.replay:
         return ReplayBackend(settings.model)
     if not settings.script:
@@ -58,6 +60,10 @@ def request_from_settings(settings: ModelSettings, **fields: object) -> ModelReq
         "temperature": settings.temperature,
         "top_p": settings.top_p,
         "top_k": settings.top_k,
+        "min_p": settings.min_p,
+        "repetition_penalty": settings.repetition_penalty,
+        "presence_penalty": settings.presence_penalty,
+        "frequency_penalty": settings.frequency_penalty,
         "max_tokens": settings.max_tokens,
         "seed": settings.seed,
         "json_mode": settings.json_mode,

@@ -27,7 +27,7 @@ from repro.llm.protocol import ChatMessage, ModelCallError
 from repro.prompts import render_prompt
 from repro.records import AttemptStatus, ReasonCode
 from repro.stages.common import StageResult, account, input_hash
-from repro.stages.prove import ProofSample, profile_of, prover_output_text
+from repro.stages.prove import ProofSample, profile_of, prover_sample
 
 FEEDBACK_STYLES = ("goedel_v2", "generic")
 # Goedel-Prover-V2 shows at most this many errors (``error_thres``), and this many lines above each
@@ -157,6 +157,5 @@ async def ask_again(
         result.output["error"] = str(error)
         return None, messages, result
     account(result, client, [response])
-    text = prover_output_text(settings, statement, response.texts[0])
-    sample = ProofSample(index=sample_offset, text=text, finish_reason=response.finish_reasons[0])
+    sample = prover_sample(settings, statement, sample_offset, response.texts[0], response.finish_reasons[0])
     return sample, messages, result

@@ -271,8 +271,9 @@ class RunReader:
     def rejected_attempt_rows(
         self, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
     ) -> list[sqlite3.Row]:
-        """Not-passed attempts (any candidate status) with their candidate, problem and, for a
-        verify attempt (or a judge attempt on a raw sample), the prove attempt it checked: one query with
+        """Not-passed attempts (any candidate status) with their candidate, problem, the statement
+        the attempt worked on (the output of the formalize attempt its ``inputs`` point to) and, for
+        a verify attempt (or a judge attempt on a raw sample), the prove attempt it checked: one query with
         LIMIT, never every attempt."""
         clauses, parameters = ["a.status != 'passed'"], []
         for column, value in (("a.stage", stage), ("a.reason", reason)):
@@ -284,7 +285,10 @@ class RunReader:
             " (SELECT q.payload FROM attempts q WHERE q.candidate_id=a.candidate_id AND q.stage='prove'"
             "  AND ((a.stage='verify' AND q.attempt_number=a.attempt_number)"
             "   OR (a.stage='judge' AND json_extract(a.payload, '$.output.screened_by')='verify'"
-            "    AND q.attempt_number=json_extract(a.payload, '$.output.of_attempt')))) AS prove_attempt"
+            "    AND q.attempt_number=json_extract(a.payload, '$.output.of_attempt')))) AS prove_attempt,"
+            " (SELECT json_extract(f.payload, '$.output.statement') FROM attempts f WHERE f.candidate_id=a.candidate_id"
+            "  AND f.stage='formalize' AND f.attempt_number=json_extract(a.payload, '$.inputs.formalize'))"
+            " AS input_statement"
             " FROM attempts a JOIN candidates c ON c.candidate_id=a.candidate_id"
             " JOIN problems p ON p.problem_id=a.problem_id WHERE " + " AND ".join(clauses) + " ORDER BY a.attempt_id"
         )

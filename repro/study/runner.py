@@ -25,7 +25,7 @@ from repro.lean.text import StatementError, read_statement
 from repro.llm.protocol import ModelBackend, ModelCallError
 from repro.records import LeanMessageRecord, ReasonCode
 from repro.stages.judge import ask_judge, judge_request, submission_of
-from repro.stages.prove import prover_output_text, prover_request
+from repro.stages.prove import profile_of, prover_request, prover_sample
 from repro.stages.salvage import salvage_sample
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 from repro.study.store import StudyStore
@@ -263,10 +263,13 @@ class StudyRunner:
         self, prover: ProverEntry, statement: StudyStatement, first_index: int, count: int
     ) -> list[SampleOutcome] | None:
         settings = prover.settings
+        # the prompt shows the header the prover's harness shows (Kimina's maxHeartbeats 400000, Goedel's 0), not
+        # the study's: the proof is still checked under the study's header, which the statements were written for
+        profile = profile_of(settings)
         request = prover_request(
             settings,
             statement.statement,
-            statement.header,
+            statement.header if profile.legacy_prompt else profile.lean_header,
             sample_offset=first_index,
             n=count,
             problem=statement.question,
@@ -280,18 +283,22 @@ class StudyRunner:
             self.summary.errors.append(f"{prover.name} / {statement.id}: {error}")
             return None
         self.summary.fresh_requests += 1
+        outputs = [
+            prover_sample(settings, statement.statement, first_index + position, text, finish)
+            for position, (text, finish) in enumerate(zip(response.texts, response.finish_reasons, strict=True))
+        ]
         samples = [
             SampleOutcome(
                 prover=prover.name,
                 statement_id=statement.id,
-                sample_index=first_index + position,
-                text=prover_output_text(settings, statement.statement, text),
-                finish_reason=finish,
+                sample_index=output.index,
+                text=output.text,
+                finish_reason=output.finish_reason,
                 tokens_in=response.tokens_in if position == 0 else 0,
                 tokens_out=response.tokens_out if position == 0 else 0,
                 model_seconds=round(response.latency_s, 4) if position == 0 else 0.0,
             )
-            for position, (text, finish) in enumerate(zip(response.texts, response.finish_reasons, strict=True))
+            for position, output in enumerate(outputs)
         ]
         self.store.add_samples(samples)
         return samples
