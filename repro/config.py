@@ -293,6 +293,55 @@ class LeanSettings(_Strict):
         return self.mathlib_revision or get_toolchain(self.toolchain).mathlib_rev
 
 
+class JudgeBackendName(StrEnum):
+    auto = "auto"  # by toolchain: SafeVerify at v4.9.0/v4.15.0, comparator from v4.21.0-rc3 on
+    safeverify = "safeverify"
+    comparator = "comparator"
+    factory = "factory"  # ``judge.factory`` names a function that builds the judge (tests select stand-ins so)
+
+
+class JudgeSettings(_Strict):
+    """The kernel judge (:mod:`repro.judge.kernel`): what decides that a screened proof counts.
+
+    The judge compiles our target and the text Lean checked apart, each in a fresh sandboxed directory,
+    and replays the submission in Lean's kernel with the tool pinned for the toolchain. ``tools_dir``
+    holds one built tool checkout per toolchain (``TOOLS_DIR/<toolchain>/``, laid out by
+    ``docker/Dockerfile``); None reads ``$REPRO_SAFEVERIFY_DIR``, else ``~/.cache/repro/safeverify``, when
+    the judge is built, so a stored config stays valid on another machine.
+    """
+
+    # auto: the tool pinned for each proof's toolchain (SafeVerify for v4.9.0 and v4.15.0, comparator from
+    # v4.21.0-rc3 on); safeverify or comparator: that tool only; factory: the judge `judge.factory` builds
+    backend: JudgeBackendName = JudgeBackendName.auto
+    # backend factory only: `package.module:function`, called with these settings, returning a Judge (how the
+    # tests select a stand-in; its verdicts are never real)
+    factory: str | None = None
+    # one built tool checkout per toolchain, `TOOLS_DIR/<toolchain>/`; unset: $REPRO_SAFEVERIFY_DIR, else
+    # ~/.cache/repro/safeverify (docker/Dockerfile builds them in /opt/safeverify)
+    tools_dir: str | None = None
+    # wall-clock seconds for one judgement (target compile, submission compile and replay together); past it
+    # the whole process group is killed and the proof stays unjudged (resumable)
+    timeout_s: float = Field(600.0, gt=0)
+    # judgements run at once (each compiles twice and replays once: about two Lean processes' memory each)
+    workers: int = Field(2, ge=1)
+
+    @model_validator(mode="after")
+    def _factory_named(self) -> JudgeSettings:
+        if self.backend == JudgeBackendName.factory and not self.factory:
+            raise ValueError("judge.factory: required when judge.backend is factory (package.module:function)")
+        if self.factory and self.backend != JudgeBackendName.factory:
+            raise ValueError("judge.factory: only read when judge.backend is factory")
+        if self.factory and ":" not in self.factory:
+            raise ValueError(f"judge.factory: {self.factory!r} is not package.module:function")
+        return self
+
+    def resolved_tools_dir(self) -> Path:
+        import os
+
+        configured = self.tools_dir or os.environ.get("REPRO_SAFEVERIFY_DIR") or "~/.cache/repro/safeverify"
+        return Path(configured).expanduser()
+
+
 class DatasetSettings(_Strict):
     """The source benchmark and which of its problems a run draws (`--dataset`, `--limit`, `--levels`, ...)."""
 
@@ -346,6 +395,7 @@ class RunConfig(_Strict):
     align: AlignSettings = Field(default_factory=AlignSettings)
     statement_checks: StatementCheckSettings = Field(default_factory=StatementCheckSettings)
     lean: LeanSettings = Field(default_factory=LeanSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
     # model responses cached in the run store by a hash of model id, input, sampling parameters and sample
     # index: read_write, read_only (no new entries) or off
     cache: CacheMode = CacheMode.read_write
@@ -534,6 +584,11 @@ _RESUMABLE_KEYS = frozenset(
         "lean.kimina_max_wait_s",
         "lean.selftest",
         "lean.project_path",
+        # where the judge's tools are and how fast it answers; which judge it is (backend, factory) decides
+        # what a candidate is and stays
+        "judge.tools_dir",
+        "judge.timeout_s",
+        "judge.workers",
         "dataset.license",
         "dataset.attribution",
     }

@@ -92,7 +92,8 @@ def _thread(text: str, verdict: Verdict, number: int, messages: list[ChatMessage
     return FeedbackThread(
         messages=messages or [],
         text=text,
-        checked_code=verdict.checked_code or "",
+        # the prover's own code, shown back to it: Lean's positions in what it checked are the same
+        checked_code=verdict.prover_code or verdict.checked_code or "",
         errors=lean_errors(verdict),
         parent_attempt=number,
     )

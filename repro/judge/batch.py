@@ -238,7 +238,7 @@ async def _salvage_row(
     limit: int,
     limits: StaticLimits | None = None,
 ) -> VerdictRow:
-    original = verdict.checked_code if verdict.lean_steps else None
+    original = verdict.prover_code if verdict.lean_steps else None  # the variants are the prover's text too
     labels, static, verified = [], 0, None
     for variant in salvage_variants(row.statement, row.output, row.finish_reason, limit=limit, original_code=original):
         labels.append(variant.label)

@@ -41,7 +41,8 @@ class FeedbackThread(BaseModel):
 
     messages: list[ChatMessage] = Field(default_factory=list)
     text: str  # the prover's last raw reply
-    checked_code: str  # the code the gate checked for it (Lean's positions refer to it)
+    # the prover's code block for it; Lean's positions refer to it (the screen blanks, never moves, what it strips)
+    checked_code: str
     errors: list[tuple[int, int, int | None, int | None, str]] = Field(default_factory=list)
     parent_attempt: int  # attempt number of the sample this chain continues
 

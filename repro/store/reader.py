@@ -458,3 +458,15 @@ class RunReader:
             return json.loads(text) if text is not None else None
         rows = self._query("SELECT result FROM lean_cache WHERE code_hash=?", (code_hash,))
         return json.loads(rows[0]["result"]) if rows else None
+
+    # -- judge verdicts -----------------------------------------------------------------------------
+    def cached_judge_verdict(self, cache_key: str) -> dict[str, Any] | None:
+        if "judge_cache" in self._fresh:
+            text = self._recalled("judge_cache", cache_key)
+            return json.loads(text) if text is not None else None
+        rows = self._query("SELECT verdict FROM judge_cache WHERE cache_key=?", (cache_key,))
+        return json.loads(rows[0]["verdict"]) if rows else None
+
+    def judge_verdict_count(self) -> int:
+        """How many distinct submissions the judge has given a verdict on in this run (each exactly once)."""
+        return int(self._query("SELECT COUNT(*) AS n FROM judge_cache")[0]["n"])

@@ -135,7 +135,12 @@ _MIGRATIONS: tuple[str, ...] = (
             (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts
              WHERE attempts.candidate_id = candidates.candidate_id AND attempts.status = 'passed'), -1);
     """,
-    # 4: the `judge` stage (the kernel judge) sits between verify and answer: ranks from answer on move up
+    # 4: the kernel judge's verdicts (passed or rejected only), keyed by JudgeRequest.cache_key: identical
+    # code is judged once per (tool, revision, toolchain, header, statement), across resumes
+    """
+    CREATE TABLE judge_cache (cache_key TEXT PRIMARY KEY, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
+    """,
+    # 5: the `judge` stage (the kernel judge) sits between verify and answer: ranks from answer on move up
     # by one. A candidate retained before the judge existed was never judged: it is no longer retained but
     # unfinished for want of a judge verdict, and its problem unfinished, so `repro run --resume` judges it
     # (every model answer and Lean result is read back from the store) instead of releasing it unjudged.

@@ -35,7 +35,12 @@ _MIGRATIONS: tuple[str, ...] = (
     );
     CREATE TABLE lean_cache (code_hash TEXT PRIMARY KEY, result TEXT NOT NULL);
     """,
-    # 2: a success is a sample the kernel judge passed, not one the screen passed. What a study stored as
+    # 2: the kernel judge's verdicts (passed or rejected only), keyed by JudgeRequest.cache_key, shared by
+    # every prover of the study: identical code is judged once
+    """
+    CREATE TABLE judge_cache (cache_key TEXT PRIMARY KEY, verdict TEXT NOT NULL);
+    """,
+    # 3: a success is a sample the kernel judge passed, not one the screen passed. What a study stored as
     # verified (the sample or its salvaged text) before the judge existed was never judged: it is unjudged
     # again, so `prove-study --resume` judges it (its text and Lean results are read back, no model call).
     """
@@ -195,3 +200,19 @@ class StudyStore(SqliteStore):
                 "INSERT OR REPLACE INTO lean_cache(code_hash, result) VALUES (?, ?)",
                 (code_hash, json.dumps(result, ensure_ascii=False)),
             )
+
+    # -- judge verdicts ------------------------------------------------------------------------------
+    def cached_judge_verdict(self, cache_key: str) -> dict[str, Any] | None:
+        rows = self._query("SELECT verdict FROM judge_cache WHERE cache_key=?", (cache_key,))
+        return json.loads(rows[0]["verdict"]) if rows else None
+
+    def cache_judge_verdict(self, cache_key: str, verdict: dict[str, Any]) -> None:
+        with self.transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO judge_cache(cache_key, verdict) VALUES (?, ?)",
+                (cache_key, json.dumps(verdict, ensure_ascii=False)),
+            )
+
+    def judge_verdict_count(self) -> int:
+        """How many distinct submissions the judge has given a verdict on for this study (each exactly once)."""
+        return int(self._query("SELECT COUNT(*) AS n FROM judge_cache")[0]["n"])
