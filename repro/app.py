@@ -287,10 +287,12 @@ async def _execute(
 
 
 def _run_judge(config: RunConfig, store: RunStore) -> Judge:
-    # TEMP(flow): until the judge helper lands build_judge(config.judge)
-    from tests.doubles.judge import StandInJudge
+    """The run's kernel judge (``judge:``), its verdicts kept in the run store: identical code is judged once,
+    across resumes. Confined as ``lean.sandbox`` names (``unshare``/``none`` there is the opt-in to run so)."""
+    from repro.judge.cached import CachedJudge
+    from repro.judge.kernel import build_judge
 
-    return StandInJudge()
+    return CachedJudge(build_judge(config.judge, sandbox=config.lean.sandbox), store)
 
 
 def validate_inputs(config: RunConfig) -> LoadReport:

@@ -191,6 +191,8 @@ def world_config(dataset: str, **overrides: Any) -> dict[str, Any]:
         "prove": {"k": 3, "strategy": "parallel"},
         "retries": {"rewrites_per_problem": 1, "formalizations_per_rewrite": 2},
         "lean": {"backend": "fake", "workers": 2, "timeout_s": 20, "fake_rules": None},
+        # the stand-in kernel judge (tests/doubles/judge.py): never real, so nothing here is verified
+        "judge": {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"},
         "problems_in_flight": 8,
     }
     for key, value in overrides.items():

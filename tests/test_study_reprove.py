@@ -26,6 +26,7 @@ from repro.study import (
     reusable,
     write_statements,
 )
+from tests.doubles.judge import STAND_IN_SETTINGS
 from tests.pipeline_world import world_config
 
 CASES = ["retained", "restated_target", "restated_target"]
@@ -84,7 +85,7 @@ def test_statement_commands_on_the_command_line(failed_run: Path, tmp_path: Path
 def _study(tmp_path: Path, statements: Path) -> Path:
     prover = tmp_path / "prover.yaml"
     prover.write_text("backend: scripted\nmodel: statement-prover\nscript: tests.study_world:statement_prover\n")
-    settings = StudySettings(k=2, lean=LeanSettings(backend="fake", workers=1))
+    settings = StudySettings(k=2, lean=LeanSettings(backend="fake", workers=1), judge=STAND_IN_SETTINGS)
     prove_study(
         tmp_path / "study",
         statements_path=statements,

@@ -127,7 +127,7 @@ async def run_study(
             provers,
             backends,
             verifier,
-            judge or _study_judge(settings),
+            judge or _study_judge(settings, store),
             settings,
             on_progress=on_progress,
             verifiers={name: others[toolchain] for name, toolchain in toolchains.items() if toolchain in others},
@@ -141,11 +141,13 @@ async def run_study(
     return summary, verifier
 
 
-def _study_judge(settings: StudySettings) -> Judge:
-    # TEMP(flow): until the judge helper lands build_judge(settings.judge)
-    from tests.doubles.judge import StandInJudge
+def _study_judge(settings: StudySettings, store: StudyStore) -> Judge:
+    """The study's kernel judge (``settings.judge``), its verdicts kept in the study store and shared by every
+    prover: identical code is judged once, across resumes."""
+    from repro.judge.cached import CachedJudge
+    from repro.judge.kernel import build_judge
 
-    return StandInJudge()
+    return CachedJudge(build_judge(settings.judge, sandbox=settings.lean.sandbox), store)
 
 
 async def _refuse_unready(

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repro.config import LeanSettings, ModelSettings
+from repro.config import JudgeSettings, LeanSettings, ModelSettings
 from repro.judge.verdict import JudgeVerdict
 from repro.records import LeanMessageRecord
 
@@ -57,6 +57,9 @@ class StudySettings(_Record):
     # refuses a config that asks for rounds (repro.study.app.refuse_feedback_rounds).
     feedback_rounds: Literal[0] = 0
     lean: LeanSettings = Field(default_factory=LeanSettings)
+    # the kernel judge every sample the screen passes goes to (a study stored before the judge has none:
+    # the defaults, the judge chosen by each prover's toolchain)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
 
 class SampleOutcome(_Record):

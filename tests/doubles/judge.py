@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+from repro.config import JudgeSettings
 from repro.judge.verdict import JudgeRequest, JudgeStatus, JudgeVerdict
 
 REJECT_MARKER = "judge_rejects_this"
@@ -77,3 +78,8 @@ class StandInJudge:
 def stand_in_judge(*_: object, **__: object) -> StandInJudge:
     """For a config's ``judge.factory``: whatever the settings, the stand-in."""
     return StandInJudge()
+
+
+# ``judge:`` of a test config, and the settings, that select the stand-in
+STAND_IN_CONFIG = {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"}
+STAND_IN_SETTINGS = JudgeSettings.model_validate(STAND_IN_CONFIG)
