@@ -501,11 +501,18 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
     ):
         found = importlib.util.find_spec(package) is not None
         fix = f"pip install 'repro[{extra}]'" if extra else "pip install -e ."
+        detail = "installed" if found else f"MISSING: {fix}"
+        if found and extra is not None:
+            from repro.llm.compat import library_version
+
+            version = library_version(package)  # the in-process backends were checked against a range
+            found = bool(version.inside)
+            detail = ("installed " if found else "MISSING: installed ") + version.describe()
         lines.append(
             DoctorLine(
                 found,
                 f"python package {package}" + (f" (optional, extra {extra})" if extra else ""),
-                "installed" if found else f"MISSING: {fix}",
+                detail,
                 required=extra is None or extra in extras,
             )
         )
@@ -551,7 +558,24 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
         for check in asyncio.run(check_endpoints(config)):
             models = ", ".join(sorted(set(check.models)))
             lines.append(DoctorLine(check.ok, f"endpoint {check.base_url} ({models})", check.detail))
+        lines.extend(_sampling_lines(config))
     return lines
+
+
+def _sampling_lines(config: RunConfig) -> list[DoctorLine]:
+    """Per served stage: the sampling values it sends and those the server would otherwise apply (informational)."""
+    from repro.llm.server_defaults import sampling_exposures
+
+    used = []
+    for stage in PIPELINE_STAGES:
+        try:
+            used.append((stage, config.model_for(stage)))
+        except ConfigError:
+            continue
+    return [
+        DoctorLine(True, f"sampling of {exposure.stage} ({exposure.model})", exposure.describe(), required=False)
+        for exposure in asyncio.run(sampling_exposures(used))
+    ]
 
 
 def _toolchain_and_confinement_lines(config: RunConfig | None, project: Path, needed: bool) -> list[DoctorLine]:

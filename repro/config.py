@@ -541,6 +541,30 @@ def config_warnings(config: RunConfig) -> list[str]:
             f"prove.k={config.prove.k} with models.prove.temperature=0: every sample is the same"
             " (greedy decoding); set a temperature > 0 (e.g. 1.0) or prove.k=1"
         )
+    engines = {
+        (settings.model, settings.max_model_len): settings.engine.gpu_memory_utilization
+        for settings in config.models.values()
+        if settings.backend == ModelBackendName.vllm
+    }
+    if len(engines) > 1 and sum(engines.values()) > 0.95:
+        shown = ", ".join(f"{model} ({share})" for (model, _), share in engines.items())
+        warnings.append(
+            f"{len(engines)} in-process vLLM engines load on the same GPUs, each taking its gpu_memory_utilization"
+            f" ({shown}): together they exceed the memory, so a later one fails to load. Serve all but one over HTTP"
+            " (backend: openai) on GPUs of their own, or lower engine.gpu_memory_utilization so the shares fit"
+        )
+    if prove is not None and prove.backend == ModelBackendName.openai:
+        left = [
+            name
+            for name in ("top_k", "min_p", "repetition_penalty", "presence_penalty", "frequency_penalty")
+            if getattr(prove, name) is None
+        ]
+        if left:
+            warnings.append(
+                f"models.prove leaves {', '.join(left)} to the server: vLLM >= 0.8 fills them from the checkpoint's"
+                " generation_config.json unless started with --generation-config vllm (`repro doctor --config FILE`"
+                " shows what it would apply); set them, or name a prover profile, which sends its harness's values"
+            )
     if prove is not None and prove.profile and prove.profile != "custom":
         from repro.provers import get_profile, profile_overrides
 

@@ -83,8 +83,17 @@ def _prover_section(config: RunConfig | None) -> str:
         f"\n## Prover\n\nProofs were sampled with the `{recorded['profile']}` profile ({prove.model if prove else ''})"
     ]
     lines[0] += ", following " + "; ".join(recorded["sources"]) + ".\n"
+    if recorded.get("problem_in_prompt") == "doc comment above the theorem":
+        lines.append(
+            "The prompt showed each rewritten problem as a `/-- ... -/` doc comment above its theorem, as the"
+            " harness's own data carry the informal statement.\n"
+        )
+    if recorded.get("settings_source"):
+        lines.append(f"Settings source: {recorded['settings_source']}.\n")
     for key, value in recorded["overrides"].items():
         lines.append(f"- `{key}`: {value['config']!r} (the harness uses {value['profile']!r})\n")
+    for entry in recorded.get("unsettled") or []:
+        lines.append(f"- not settled by the harness's sources: {entry}\n")
     return "".join(lines)
 
 

@@ -91,6 +91,38 @@ async def _check_prover_endpoints(provers: list[ProverEntry]) -> None:
         raise StudyError(f"prover endpoint check failed; nothing was run:\n  {lines}", exit_code=ExitCode.unfinished)
 
 
+# a prompt's tokens beside the reply when the context is not configured (repro.llm.preflight's least prompt is 256)
+MIN_PROMPT_TOKENS = 2048
+
+
+async def served_workers(provers: list[ProverEntry], settings: StudySettings) -> dict[str, int]:
+    """Per prover on a vLLM server that reports its KV cache: the requests in flight that the cache holds whole.
+
+    A study asks each prover for ``k`` samples of up to ``max_model_len`` tokens per request; more requests than
+    fit wait in vLLM's queue, and a request's timeout (sized for its own decoding) runs out there, losing its
+    samples (vLLM cancels a request whose client left). So the workers are the configured ``max_concurrency``
+    bounded by what the cache holds; a server that does not report its cache keeps ``max_concurrency``.
+    """
+    import httpx
+
+    from repro.config import ModelBackendName
+    from repro.llm.server_defaults import kv_cache_tokens, requests_that_fit
+
+    per_request = settings.k if settings.strategy == "parallel" else 1
+    workers: dict[str, int] = {}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0)) as client:
+        for prover in provers:
+            model = prover.settings
+            if model.backend != ModelBackendName.openai or not model.base_url:
+                continue
+            kv = await kv_cache_tokens(client, model.base_url)
+            if kv is None:
+                continue
+            sequence = model.max_model_len or model.max_tokens + MIN_PROMPT_TOKENS
+            workers[prover.name] = min(model.max_concurrency, requests_that_fit(kv, per_request, sequence))
+    return workers
+
+
 async def run_study(
     store: StudyStore,
     *,
@@ -130,6 +162,7 @@ async def run_study(
             judge or _study_judge(settings, store),
             settings,
             on_progress=on_progress,
+            workers=await served_workers(provers, settings),
             verifiers={name: others[toolchain] for name, toolchain in toolchains.items() if toolchain in others},
             toolchains=toolchains,
         )

@@ -1,7 +1,8 @@
 """Run every prover of a study on every statement, streaming, resumable, every sample through the gate
 and every sample the screen passes through the kernel judge (so coverage and pass@j are judged figures).
 
-Each prover has its own pool of workers (as many as its endpoint's ``max_concurrency``), so a slow
+Each prover has its own pool of workers (as many as its endpoint's ``max_concurrency``, and no more requests
+than its server's KV cache holds whole), so a slow
 prover never holds up a fast one; provers on one Lean toolchain share one Lean backend, whose worker pool
 bounds the checks. Each statement is first elaborated under each prover's toolchain when it is not the
 study's own (``lean.toolchain``, which the statements were written for): one that does not elaborate
@@ -75,6 +76,8 @@ class StudySummary:
     # (prover, statement) pairs whose statement does not elaborate under the prover's toolchain
     incompatible_pairs: int = 0
     errors: list[str] = field(default_factory=list)
+    # requests in flight per prover (its max_concurrency, bounded by its server's KV cache where it reports one)
+    workers: dict[str, int] = field(default_factory=dict)
 
 
 class StudyRunner:
@@ -90,6 +93,7 @@ class StudyRunner:
         on_progress: ProgressHook | None = None,
         verifiers: dict[str, Verifier] | None = None,
         toolchains: dict[str, str] | None = None,
+        workers: dict[str, int] | None = None,
     ) -> None:
         self.store = store
         self.provers = provers
@@ -102,6 +106,8 @@ class StudyRunner:
         self.verifiers = verifiers or {}
         self._compatible: dict[tuple[str, str], str | None] = {}
         self.settings = settings
+        # per prover: the requests in flight its server's KV cache holds (repro.study.app.served_workers)
+        self.workers = workers or {}
         self.on_progress = on_progress or (lambda prover, statement, covered: None)
         self.summary = StudySummary()
 
@@ -364,7 +370,8 @@ class StudyRunner:
             queue: asyncio.Queue[StudyStatement] = asyncio.Queue()
             for statement in statements:
                 queue.put_nowait(statement)
-            workers = max(1, prover.settings.max_concurrency)
+            workers = max(1, self.workers.get(prover.name, prover.settings.max_concurrency))
+            self.summary.workers[prover.name] = workers
             tasks += [asyncio.create_task(worker(prover, queue)) for _ in range(min(workers, len(statements)))]
         await asyncio.gather(*tasks)
         return self.summary
