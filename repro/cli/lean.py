@@ -193,12 +193,25 @@ backend or a stand-in judge (which cannot answer the cases listed as needing a r
 
 
 def command_lean_selftest(arguments: argparse.Namespace) -> int:
-    from repro.judge.selftest import render_report, run_selftest
+    import difflib
+
+    from pydantic import ValidationError
+
+    from repro.config import ConfigError, explain_validation
+    from repro.judge.selftest import CASES, JUDGE_CASES, render_report, run_selftest
 
     lean = lean_settings(arguments)
     if arguments.toolchain:
-        lean = lean.model_copy(update={"toolchain": arguments.toolchain})
-        lean = type(lean).model_validate(lean.model_dump())
+        try:
+            lean = type(lean).model_validate(lean.model_dump() | {"toolchain": arguments.toolchain})
+        except ValidationError as error:
+            raise ConfigError(explain_validation(error, type(lean), where="--toolchain")) from None
+    names = [case.name for case in CASES] + [case.name for case in JUDGE_CASES if arguments.judge]
+    for name in arguments.case or []:
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"--case {name!r}: no such case; {hint}the cases are: {', '.join(names)}")
     judge = None
     if arguments.judge:
         from repro.judge.kernel import build_judge
