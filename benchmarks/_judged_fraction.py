@@ -77,7 +77,8 @@ def study_fraction(statements: int = 60, k: int = 4) -> dict[str, Any]:
         if "judge" in inspect.signature(StudyRunner).parameters:
             inner = judges.safeverify(JudgeSettings(tools_dir=str(directory / "tools"), workers=4))
             runner_options["judge"] = CachedJudge(inner, store)
-        await StudyRunner(store, entries, dict(backends), verifier, StudySettings(k=k), **runner_options).run(rows)
+        runner = StudyRunner(store, entries, dict(backends), verifier, settings=StudySettings(k=k), **runner_options)
+        await runner.run(rows)
         await verifier.close()
         samples = store.samples()
         verified = [s for s in samples if s.verified]
