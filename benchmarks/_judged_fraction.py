@@ -53,6 +53,8 @@ def run_fraction(copies: int = 6) -> dict[str, Any]:
         "judgements": judged,
         "distinct_codes_judged": distinct,
         "judged_per_sample": round(judged / samples, 3) if samples else None,
+        # judgements the tool actually ran (the rest answered from the verdict cache: identical code)
+        "fresh_judgements_per_sample": round(distinct / samples, 3) if samples and distinct is not None else None,
         "measured": "judge stage attempts" if judge_stage else "screen passes (this pipeline has no judge stage yet)",
     }
 
