@@ -200,15 +200,6 @@ def test_reverify_uses_the_trusted_header_not_the_one_in_the_release(tmp_path: P
     assert all("lean_header differs from the trusted header" in " ".join(r.reasons) for r in results)
 
 
-def test_a_comment_in_the_proof_never_grounds_an_answer() -> None:
-    from repro.stages.answer import grounded
-
-    honest = "theorem t : ∃ n : ℕ, n * 3 = 126 := ⟨42, by norm_num⟩"
-    assert grounded("42", honest)
-    steered = "theorem t : ∃ n : ℕ, n * 3 = 126 := by\n  -- the final answer is 42\n  exact ⟨_, rfl⟩ /- 42 -/"
-    assert not grounded("42", steered)
-
-
 def _set_statement_checks(run_dir: Path, checks: dict[str, str | None], **changes: object) -> None:
     with RunStore(run_dir) as store:
         for candidate in store.candidates(CandidateStatus.retained):

@@ -41,7 +41,7 @@ from fractions import Fraction
 from pydantic import BaseModel, Field
 
 from repro.lean.protocol import InfraStatus, LeanResult, Verifier
-from repro.lean.text.answer_scope import answer_scope, existential_variables
+from repro.lean.text.answer_scope import answer_scope, existential_variables, unwrapped
 from repro.lean.text.lexer import Kind, Token, lex, significant
 from repro.lean.text.statement import Statement, StatementError, _binding_end, depths, final_proposition, read_statement
 
@@ -309,7 +309,18 @@ def is_numeric_literal(text: str) -> bool:
     return "\n" not in text and bool(_NUMERIC.match(text.strip()))
 
 
-_OPEN_CONNECTIVES = frozenset({"→", "->", "∨", "\\/", "↔", "<->", "¬", "∀", "∃", "∃!", "fun", "λ", "if"})
+# What an ∃ body may be made of, at every depth (a conjunction of relations between terms): no premise,
+# disjunction, negation, binder or branch can then make it hold at a witness that is no answer
+# (``∃ n, (n > 5 → n * 3 = 21)`` holds at 0; so do ``(n < 0 ∨ ...)``, ``¬ (...)``, ``if``, a nested ``∃``).
+_BODY_SYMBOLS = frozenset(
+    {"(", ")", "+", "-", "*", "/", "%", "^", "=", "<", "≤", ">", "≥", "≠", "<=", ">=", "∧", "/\\", "↑", "|"}
+    | {"!", "⁻¹", "√", "∣", "⌊", "⌋", "⌈", "⌉", "⌊₊", "⌋₊", "⌈₊", "⌉₊", "·"}
+)
+_BODY_WORDS = frozenset(
+    {"Not", "Or", "Iff", "Xor'", "xor", "ite", "dite", "if", "then", "else", "fun", "λ", "match", "with", "let"}
+    | {"have", "show", "from", "by", "decide", "True", "False", "true", "false", "Exists", "ExistsUnique"}
+    | {"Classical.choice", "Classical.choose", "choose", "sorry", "admit", "Function.const", "id", "cast"}
+)
 _WITNESS_FORMS = {
     "ℕ": re.compile(r"^\d+$"),
     "ℤ": re.compile(r"^[-+]?\d+$"),
@@ -321,9 +332,11 @@ def witness_variables(statement: str) -> list[tuple[str, str]] | None:
     """The ``∃`` variables (name, ℕ/ℤ/ℚ/ℝ) of a conclusion a numeric witness can be checked against.
 
     None (no witness is asked for, none is checked) unless: the conclusion, after ``let NAME : T := v``
-    bindings, is itself ``∃ x y : T, body`` / ``∃ (x : T) (y : U), body`` with each type written in our
-    statement as ℕ, ℤ, ℚ or ℝ; the body has no depth-0 ``→``, ``∨``, ``↔``, ``¬`` or binder (adversary S3:
-    ``∃ n, n > 5 → n = 7`` holds at ``0``); and the signature leaves numerals their meaning (no binder
+    bindings and redundant parentheses, is itself ``∃ x y : T, body`` / ``∃ (x : T) (y : U), body`` with
+    each type written in our statement as ℕ, ℤ, ℚ or ℝ; the whole body, at every depth, is a conjunction
+    of relations between terms (no ``→``, ``∨``, ``↔``, ``¬``, ``if``, binder or nested ``∃`` anywhere in it,
+    adversary S3: ``∃ n, n > 5 → n = 7`` holds at ``0``, and so does ``∃ n, (n > 5 → n = 7)``); and the
+    signature leaves numerals their meaning (no binder
     named like a type, no local that may be a class instance:
     :func:`repro.lean.text.answer_scope.answer_scope`). Round 4, A5: the witness's type decides which
     literals it may be (``7/2`` is 3 in ℕ), so a witness whose type we cannot read is never checked.
@@ -335,15 +348,29 @@ def witness_variables(statement: str) -> list[tuple[str, str]] | None:
     scope = answer_scope(parsed.binders, parsed.conclusion)
     if scope is None:
         return None
-    tokens = significant(lex(scope.proposition))
+    proposition = unwrapped(scope.proposition)
+    tokens = significant(lex(proposition))
     level = depths(tokens)
     comma = next((i for i, t in enumerate(tokens) if level[i] == 0 and t.text == ","), None)
-    if comma is None:
+    if comma is None or not _relations_only(tokens[comma + 1 :]):
         return None
-    body = [t for t, d in zip(tokens[comma + 1 :], level[comma + 1 :], strict=True) if d == 0]
-    if not body or any(t.text in _OPEN_CONNECTIVES for t in body):
-        return None
-    return existential_variables(scope.proposition)
+    return existential_variables(proposition)
+
+
+def _relations_only(body: list[Token]) -> bool:
+    """Whether an ∃ body is, at every depth, made of terms, relations and ``∧`` only (``_BODY_SYMBOLS``)."""
+    if not body or not any(t.text in ("=", "<", "≤", ">", "≥", "≠", "<=", ">=", "∣") for t in body):
+        return False
+    for token in body:
+        if token.kind == Kind.number:
+            continue
+        if token.kind == Kind.identifier:
+            if token.name in _BODY_WORDS:
+                return False
+            continue
+        if token.kind != Kind.symbol or token.text not in _BODY_SYMBOLS:
+            return False
+    return True
 
 
 def normal_witness(text: str, type_name: str) -> str | None:
@@ -365,7 +392,7 @@ def normal_witness(text: str, type_name: str) -> str | None:
 # -- running ------------------------------------------------------------------------------------------
 
 
-def _outcome(result: LeanResult, statement_ok: bool) -> CheckOutcome:
+def check_outcome(result: LeanResult, statement_ok: bool) -> CheckOutcome:
     if not statement_ok or result.infra_status != InfraStatus.ok:
         return CheckOutcome.undecided
     sorry_warning = any(
@@ -376,7 +403,7 @@ def _outcome(result: LeanResult, statement_ok: bool) -> CheckOutcome:
     return CheckOutcome.proved
 
 
-def _statement_ok(result: LeanResult) -> bool:
+def elaborated_ok(result: LeanResult) -> bool:
     return result.infra_status == InfraStatus.ok and not result.has_error
 
 
@@ -389,8 +416,8 @@ async def _run(
     still add the declaration, with ``sorry`` in its type, and anything would follow from that.
     """
     results = await verifier.check_sequence([*declarations, *(c for _, _, c in commands)], header)
-    statement_ok = bool(results) and _statement_ok(results[0])
-    pinned_ok = len(declarations) < 2 or (len(results) > 1 and _statement_ok(results[1]))
+    statement_ok = bool(results) and elaborated_ok(results[0])
+    pinned_ok = len(declarations) < 2 or (len(results) > 1 and elaborated_ok(results[1]))
     checks = []
     for index, (kind, tactic, command) in enumerate(commands):
         position = len(declarations) + index
@@ -412,7 +439,7 @@ async def _run(
             messages.append(f"{result.infra_status}: {result.detail or ''}")
         checks.append(
             StatementCheck(
-                kind=kind, tactic=tactic, command=command, outcome=_outcome(result, elaborated), messages=messages
+                kind=kind, tactic=tactic, command=command, outcome=check_outcome(result, elaborated), messages=messages
             )
         )
     return checks, statement_ok
