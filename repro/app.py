@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import secrets
 import shlex
 import shutil
@@ -34,6 +35,7 @@ from repro.config import (
 )
 from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
 from repro.dirlock import hold_directory
+from repro.exit_codes import ExitCode, ReproError
 from repro.judge.batch import BatchSummary, check_batch, read_rows
 from repro.judge.screen import verify_proof
 from repro.judge.verdict import Verdict
@@ -62,12 +64,14 @@ if TYPE_CHECKING:
 PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
 
 
-class RunError(RuntimeError):
+class RunError(ReproError, RuntimeError):
     pass
 
 
 class RunInfrastructureError(RunError):
     """The run cannot go on now (Lean cannot check code, an endpoint keeps failing); stored work is kept."""
+
+    exit_code = ExitCode.unfinished
 
 
 class LeanPreflightError(RunInfrastructureError):
@@ -479,11 +483,18 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
     ):
         found = importlib.util.find_spec(package) is not None
         fix = f"pip install 'repro[{extra}]'" if extra else "pip install -e ."
+        detail = "installed" if found else f"MISSING: {fix}"
+        if found and extra is not None:
+            from repro.llm.compat import library_version
+
+            version = library_version(package)  # the in-process backends were checked against a range
+            found = bool(version.inside)
+            detail = ("installed " if found else "MISSING: installed ") + version.describe()
         lines.append(
             DoctorLine(
                 found,
                 f"python package {package}" + (f" (optional, extra {extra})" if extra else ""),
-                "installed" if found else f"MISSING: {fix}",
+                detail,
                 required=extra is None or extra in extras,
             )
         )
@@ -514,17 +525,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             required=False,
         )
     )
-    from repro.lean.sandbox import detect_sandbox
-
-    sandbox = detect_sandbox()
-    lines.append(
-        DoctorLine(
-            sandbox.network_blocked and sandbox.writes_confined,
-            "sandbox for Lean processes",
-            sandbox.describe() if sandbox.kind != "none" else "MISSING: " + sandbox.describe(),
-            required=False,
-        )
-    )
+    lines.extend(_toolchain_and_confinement_lines(config, project, needs_local_lean))
     if config is not None:
         ready = config.lean.backend == LeanBackendName.fake or (not health.problems and health.mathlib_built)
         if config.lean.backend == LeanBackendName.kimina:
@@ -539,6 +540,69 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
         for check in asyncio.run(check_endpoints(config)):
             models = ", ".join(sorted(set(check.models)))
             lines.append(DoctorLine(check.ok, f"endpoint {check.base_url} ({models})", check.detail))
+        lines.extend(_sampling_lines(config))
+    return lines
+
+
+def _sampling_lines(config: RunConfig) -> list[DoctorLine]:
+    """Per served stage: the sampling values it sends and those the server would otherwise apply (informational)."""
+    from repro.llm.server_defaults import sampling_exposures
+
+    used = []
+    for stage in PIPELINE_STAGES:
+        try:
+            used.append((stage, config.model_for(stage)))
+        except ConfigError:
+            continue
+    return [
+        DoctorLine(True, f"sampling of {exposure.stage} ({exposure.model})", exposure.describe(), required=False)
+        for exposure in asyncio.run(sampling_exposures(used))
+    ]
+
+
+def _toolchain_and_confinement_lines(config: RunConfig | None, project: Path, needed: bool) -> list[DoctorLine]:
+    """Which toolchain ``lake`` resolves to (in the project, and from here: lean audit B1) and which
+    confinement Lean processes get (issue 27 §3): the configured ``lean.sandbox`` and whether it works."""
+    from repro.lean.project import project_lake
+    from repro.lean.sandbox import SandboxUnavailable, confinement, detect_sandbox, resolve_toolchain_binary
+
+    lines = []
+    lake = project_lake(project)
+    lines.append(
+        DoctorLine(
+            lake.path is not None,
+            f"lake for {project}",
+            lake.describe() if lake.path else f"MISSING: {lake.problem}",
+            required=needed,
+        )
+    )
+    here = resolve_toolchain_binary("lake", os.getcwd())
+    lines.append(
+        DoctorLine(
+            True,
+            "lake from the current directory",
+            (here.describe() if here.path else f"none: {here.problem}")
+            + " (informational: repro runs the project's lake above)",
+            required=False,
+        )
+    )
+    mode = config.lean.sandbox if config is not None else "bwrap"
+    try:
+        status = confinement(mode)
+        ok, detail = True, f"lean.sandbox {mode}: {status.describe()}"
+        if not status.writes_confined:
+            detail += " (weaker than bwrap, by the operator's choice)"
+    except SandboxUnavailable as refused:
+        ok, detail = False, f"MISSING: {refused}"
+    best = detect_sandbox()
+    lines.append(
+        DoctorLine(
+            ok,
+            "confinement of Lean processes",
+            f"{detail}; strongest available here: {best.kind}",
+            required=needed,
+        )
+    )
     return lines
 
 

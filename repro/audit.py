@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from repro.exit_codes import ReproError
 from repro.records import Candidate, ReasonCode, SourceProblem, Stage, StageAttempt
 from repro.store import RunReader
 
@@ -19,7 +20,7 @@ STAGES = tuple(stage.value for stage in Stage)
 REASONS = tuple(reason.value for reason in ReasonCode)
 
 
-class AuditError(ValueError):
+class AuditError(ReproError, ValueError):
     """An audit filter that can never match (a stage or reason that does not exist)."""
 
 
@@ -43,6 +44,17 @@ def _texts(output: dict[str, Any]) -> list[str]:
     if isinstance(replies, list):
         texts.extend(str(reply) for reply in replies)
     return texts
+
+
+def _statement(attempt: StageAttempt, pointed: str | None) -> dict[str, Any]:
+    """The statement this attempt wrote (formalize) or worked on (its ``inputs``), never the candidate's
+    latest one: a later round replaces that, and a judge's reason must sit beside what it judged."""
+    if attempt.stage == Stage.formalize:
+        return {"lean_statement": attempt.output.get("statement"), "statement_from": None}
+    number = attempt.inputs.get(Stage.formalize.value)
+    if number is None:  # before any statement (rewrite, screen), or a store older than attempt inputs
+        return {"lean_statement": None, "statement_from": None}
+    return {"lean_statement": pointed, "statement_from": {"stage": Stage.formalize.value, "attempt": number}}
 
 
 def audit_rows(
@@ -79,7 +91,7 @@ def audit_rows(
                 "taxonomy": attempt.taxonomy,
                 "original_question": problem.question,
                 "rewritten_question": candidate.rewritten_question,
-                "lean_statement": output.get("statement") or candidate.lean_statement,
+                **_statement(attempt, row["input_statement"]),
                 "texts": _texts(output),
                 "analysis": output.get("analysis") or output.get("analyses"),
                 "prover_output": prover_output,

@@ -17,13 +17,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from repro.exit_codes import ExitCode, ReproError
 from repro.records import utc_now
 
 LOCK_FILENAME = ".repro.lock"
 
 
-class DirectoryBusyError(RuntimeError):
+class DirectoryBusyError(ReproError, RuntimeError):
     """Another live process holds the directory; the message names its pid and command."""
+
+    exit_code = ExitCode.unfinished
 
 
 def _holder(path: Path) -> str:

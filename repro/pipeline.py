@@ -76,7 +76,8 @@ def _thread(text: str, verdict: Verdict, number: int, messages: list[ChatMessage
     return FeedbackThread(
         messages=messages or [],
         text=text,
-        checked_code=verdict.checked_code or "",
+        # the prover's own code, shown back to it: Lean's positions in what it checked are the same
+        checked_code=verdict.prover_code or verdict.checked_code or "",
         errors=lean_errors(verdict),
         parent_attempt=number,
     )
@@ -106,18 +107,38 @@ class Pipeline:
         self._unfinished_codes: dict[str, str] = {}
         # candidate id -> the last infrastructure failure seen for it: why its problem is unfinished
         self._infrastructure_causes: dict[str, str] = {}
+        # candidate id -> {stage: attempt number} whose products its next attempts work on (StageAttempt.inputs)
+        self._inputs: dict[str, dict[str, int]] = {}
+
+    def _uses(self, candidate: Candidate, stage: Stage, number: int | None) -> None:
+        """From now on the candidate's attempts work on the product of ``stage`` attempt ``number``
+        (``None``: no longer); every attempt stored records these pointers as its ``inputs``."""
+        inputs = self._inputs.setdefault(candidate.candidate_id, {})
+        if number is None:
+            inputs.pop(stage.value, None)
+        else:
+            inputs[stage.value] = number
 
     # -- bookkeeping ---------------------------------------------------------------------------------
     def _record(
-        self, candidate: Candidate, stage: Stage, number: int, result: StageResult, *, candidate_changed: bool = True
+        self,
+        candidate: Candidate,
+        stage: Stage,
+        number: int,
+        result: StageResult,
+        *,
+        candidate_changed: bool = True,
+        also_uses: dict[str, int] | None = None,
     ) -> None:
         """Store one attempt; the candidate row goes with it only when the candidate changed since its
-        last write (a stage transition), not once per prover sample."""
+        last write (a stage transition), not once per prover sample. Its ``inputs`` are the pointers of
+        :meth:`_uses`, plus ``also_uses`` (what only this attempt worked on)."""
         attempt = StageAttempt(
             candidate_id=candidate.candidate_id,
             problem_id=candidate.problem_id,
             stage=stage,
             attempt_number=number,
+            inputs=self._inputs.get(candidate.candidate_id, {}) | (also_uses or {}),
             **dict(result),
         )
         if result.model_id:
@@ -178,6 +199,7 @@ class Pipeline:
                     retained = await self._process_candidate(problem, candidate, previous_rewrite)
             finally:
                 cause = self._infrastructure_causes.pop(candidate.candidate_id, None)
+                self._inputs.pop(candidate.candidate_id, None)
             if retained:
                 self.store.set_problem_outcome(problem.problem_id, "retained")
                 return True
@@ -205,6 +227,7 @@ class Pipeline:
             self._reject(candidate, Stage.rewrite, result.reason or ReasonCode.rewrite_empty)
             return False
         question = candidate.rewritten_question or ""
+        self._uses(candidate, Stage.rewrite, 0)
 
         result = await screen_problem(
             question, self.clients["screen"], config.model_for("screen"), attempt=candidate.rewrite_index
@@ -218,8 +241,10 @@ class Pipeline:
         last_stage, last_reason = Stage.formalize, ReasonCode.no_lean_block
         k = config.prove.k
         feedback = ""
+        refutation_attempt: int | None = None  # the check attempt whose refutation ``feedback`` tells
         for round_index in range(config.retries.formalizations_per_rewrite):
             offset = candidate.rewrite_index * config.retries.formalizations_per_rewrite + round_index
+            self._uses(candidate, Stage.formalize, None)  # this round's statement is not written yet
             result = await formalize(
                 question,
                 candidate.theorem_name or "",
@@ -230,12 +255,14 @@ class Pipeline:
                 attempt=offset,
                 feedback=feedback,
             )
-            self._record(candidate, Stage.formalize, round_index, result)
+            told = {Stage.check.value: refutation_attempt} if refutation_attempt is not None else {}
+            self._record(candidate, Stage.formalize, round_index, result, also_uses=told)
             if not result.passed:
                 last_stage, last_reason = Stage.formalize, result.reason or ReasonCode.no_lean_block
                 continue
             statement = result.output["statement"]
             candidate.lean_statement = statement
+            self._uses(candidate, Stage.formalize, round_index)
 
             result = await check_alignment(
                 question,
@@ -261,7 +288,7 @@ class Pipeline:
                     refutation = await self._refuted(candidate, statement, round_index)
                     if refutation is not None:
                         last_stage, last_reason = Stage.check, ReasonCode.statement_refuted
-                        feedback = refutation
+                        feedback, refutation_attempt = refutation, 2 * round_index + 1
                         continue  # a false statement is a formalization error: formalize again, told why
                 if config.retries.regenerate_formalization_after_proof_failure:
                     continue

@@ -174,6 +174,7 @@ class NoAnswerReason(StrEnum):
 
 class Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    # the record's schema version, so an older store or release is migrated instead of misread
     schema_version: int = RECORD_SCHEMA_VERSION
 
 
@@ -227,6 +228,12 @@ class StageAttempt(AttemptOutcome):
     problem_id: str
     stage: Stage
     attempt_number: int
+    # the attempts whose products this one worked on, by stage: {"formalize": 1} is the statement of
+    # formalize attempt 1 (what an align, check, prove, verify, salvage, feedback, judge or answer
+    # attempt judged, checked or proved), {"rewrite": 0} the rewritten question, {"check": 1} the
+    # refutation a formalization was told about. Views read inputs through it, never from the
+    # candidate's latest state (which a later round replaces). Empty in stores written before it.
+    inputs: dict[str, int] = Field(default_factory=dict)
     started_at: str = Field(default_factory=utc_now)
 
 
@@ -286,16 +293,25 @@ class ModelCallRecord(Record):
 
 
 class StageModel(Record):
+    # a pipeline stage (rewrite, screen, formalize, align, prove, extract, classify)
     stage: str
+    # the model id that stage used
     model: str
+    # the backend that served it (`openai:<base_url>`, `vllm`, `scripted`, ...; `study:NAME` for a proof taken
+    # from a prove-study by `--reprove-with`)
     backend: str
 
 
 class Provenance(Record):
+    # the model and backend of every stage that produced this row
     models: list[StageModel]
+    # the Lean toolchain the proof was checked under (e.g. v4.15.0)
     lean_toolchain: str | None
+    # the Mathlib revision of that project
     mathlib_revision: str | None
+    # the Lean backend that checked the proof (`kimina:<url>`, the local REPL pool's id, ...)
     verifier_backend: str | None
+    # whether a real Lean backend (not the fake or recorded stand-ins) checked it
     verified_by_real_lean: bool
     # our trusted Lean check of the statement before proving (satisfiable / flagged / undecided);
     # None in releases written before the checks existed
@@ -305,29 +321,52 @@ class Provenance(Record):
     # (another prover's proof from a prove-study, ``--reprove-with``), so a user can filter them out;
     # None in releases written before this field
     proof_lever: str | None = None
+    # SHA-256 of `verified_code`
     proof_hash: str
+    # the repro version that wrote the release
     repro_version: str
+    # when the release was written (UTC, ISO 8601)
     released_at: str
 
 
 class ReleasedInstance(Record):
     """One row of a released dataset; every field is flat enough for Parquet and `datasets`."""
 
+    # the candidate's id in the run: `<problem id>#r<rewrite index>`
     instance_id: str
+    # the source benchmark (gsm8k, math, or the local file's name)
     source_dataset: str
+    # the problem's id in that benchmark
     source_id: str
+    # the source's level (MATH: `Level 1` ... `Level 5`), where it has one
     level: str | None = None
+    # the source's type (MATH: its subject, e.g. Algebra), where it has one
     type: str | None = None
+    # the source problem, as the source gives it
     original_question: str
+    # the source's reference answer (GSM8K: the number after `####`; MATH: the last `\boxed{}`)
     original_answer: str
+    # the rewritten problem the model wrote
     rewritten_question: str
+    # the reference answer of the rewritten problem, read from our Lean statement and confirmed by Lean,
+    # never from the prover's text
     new_answer: str
+    # our formal statement, ending `:= by sorry`
     lean_statement: str
+    # the prover's output (or the repaired text) whose code was checked
     lean_proof: str
+    # exactly the code Lean checked after `lean_header`
     verified_code: str
+    # the Lean header (imports, options) the proof was checked under
     lean_header: str
+    # the statement's theorem name
     theorem_name: str
+    # the feasibility screen's own answer to the rewritten question (for audit only; never the reference)
     screener_answer: str | None = None
+    # the screen's answer differs from new_answer (a flag for audit: the answer comes from Lean)
     answer_disagrees_with_screener: bool = False
+    # true when no real Lean backend checked the proof (or the run was a demonstration): never use such a
+    # row as a verified reference; released only with `repro release --allow-unverified`
     unverified: bool = False
+    # models, toolchain and verifier behind this row
     provenance: Provenance

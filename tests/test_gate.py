@@ -66,6 +66,13 @@ def test_every_hole_class_has_at_least_three_refused_variants() -> None:
     for relaxation in ["wf_tactic", "kernel_name", "quote_symbol", "dedent", "named_argument", "modifier"]:
         assert passing[relaxation] >= 3, f"{relaxation} has only {passing[relaxation]} honest variants"
         assert refused[f"{relaxation}_attack"] >= 3, f"{relaxation} has only {refused[relaxation + '_attack']} cheats"
+    # issue 27 §4: Aesop rule clauses refused in every frontend (a literal configuration still passes), and
+    # the screen's false refusals fixed as classes, each with its honest forms and its nearest cheats
+    assert refused["aesop_clause_attack"] >= 3 and passing["aesop_clause"] >= 3
+    screen_classes = ["named_argument", "option", "braces", "simp_suggestion", "column_zero"]
+    for relaxation in [f"screen_{name}" for name in screen_classes]:
+        assert passing[relaxation] >= 3, f"{relaxation} has only {passing[relaxation]} honest variants"
+        assert refused[f"{relaxation}_attack"] >= 3, f"{relaxation} has only {refused[relaxation + '_attack']} cheats"
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[case["name"] for case in CORPUS])

@@ -195,21 +195,76 @@ async def test_a_partial_re_ask_draws_each_missing_sample_with_its_own_seed(tmp_
 async def test_completion_format_renders_chat_messages_with_the_models_template(
     openai_server: OpenAITestServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`prompt_format: completion` must send what the chat template makes, never a plain `[user]` rendering."""
+    """`prompt_format: completion` must send what the chat template makes, never a plain `[user]` rendering,
+    and tell vLLM not to add a second BOS in front of the template's own (its completions route adds special
+    tokens by default: vllm 0.33.0 entrypoints/openai/completion/protocol.py ``add_special_tokens=True``)."""
     import sys
-    import types
 
+    pytest.importorskip("transformers")
     from repro.llm import templates
-    from repro.testing.fake_vllm import FakeTokenizer
+    from tests.doubles import tiny_models
 
-    fake = types.ModuleType("transformers")
-    fake.AutoTokenizer = types.SimpleNamespace(from_pretrained=lambda model_id, **kwargs: FakeTokenizer())  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "transformers", fake)
+    checkpoint = str(tiny_models.checkpoint("deepseek"))  # a real tokenizer with the DeepSeek-V3 chat template
     templates._tokenizer.cache_clear()
-    await backend(openai_server, prompt_format="completion").generate(chat("prove it"))
-    assert openai_server.requests[-1]["prompt"] == "<s><user>prove it<assistant>"
+    model = OpenAIBackend(model_id=checkpoint, base_url=openai_server.base_url, prompt_format="completion")
+    await model.generate(chat("prove it"))
+    sent = openai_server.requests[-1]
+    assert sent["prompt"] == "<｜begin▁of▁sentence｜><｜User｜>prove it<｜Assistant｜>"
+    assert sent["add_special_tokens"] is False
+    await model.generate(ModelRequest(prompt="Complete the following Lean 4 code"))
+    assert "add_special_tokens" not in openai_server.requests[-1], "a raw prompt gets the server's BOS (V1.5)"
     monkeypatch.setitem(sys.modules, "transformers", None)
     templates._tokenizer.cache_clear()
     with pytest.raises(ModelCallError, match=r"chat template, which comes with transformers"):
         await backend(openai_server, prompt_format="completion").generate(chat("prove it"))
     templates._tokenizer.cache_clear()
+
+
+async def test_the_served_model_counts_a_long_prompt_and_max_tokens_fills_exactly_the_rest() -> None:
+    """Goedel-V2 asks for max_tokens = max_model_len: the room left is counted by the server's own tokenizer and
+    template (vLLM POST /tokenize), not bounded by bytes, so a feedback round's think-free history is not starved."""
+    counted: list[dict[str, object]] = []
+
+    def tokenize(body: dict[str, object]) -> int:
+        counted.append(body)
+        return 1200  # what Qwen3's template makes of the history: earlier reasoning dropped
+
+    history = [
+        ChatMessage(role="user", content="Complete the following Lean 4 code"),
+        ChatMessage(role="assistant", content="<think>" + "reasoning " * 3000 + "</think>```lean4\nomega\n```"),
+        ChatMessage(role="user", content="The proof (Round 0) is not correct."),
+    ]
+    with OpenAITestServer(tokenize=tokenize, max_model_len=40960) as server:
+        await backend(server, max_model_len=40960).generate(ModelRequest(messages=history, max_tokens=40960))
+        assert server.requests[-1]["max_tokens"] == 40960 - 1200
+        assert counted[-1]["messages"] == [m.model_dump() for m in history] and counted[-1]["model"] == "test-model"
+        await backend(server, max_model_len=40960).generate(chat("short", max_tokens=1000))
+        assert len(server.tokenize_requests) == 1, "a prompt the byte bound already fits is not counted"
+
+
+async def test_without_a_tokenize_route_the_byte_bound_is_used(openai_server: OpenAITestServer) -> None:
+    history = [ChatMessage(role="user", content="x" * 30000)]
+    await backend(openai_server, max_model_len=40960).generate(ModelRequest(messages=history, max_tokens=40960))
+    assert 40960 - 30100 < openai_server.requests[-1]["max_tokens"] <= 40960 - 30000
+
+
+async def test_a_prompt_past_the_context_is_refused_locally_and_never_trips_the_breaker(
+    openai_server: OpenAITestServer,
+) -> None:
+    from repro.llm.breaker import EndpointBreaker
+    from repro.llm.protocol import PromptTooLong
+
+    breaker = EndpointBreaker(threshold=3)
+    client = ModelClient(backend(openai_server, max_model_len=100), store=None, stage="prove", breaker=breaker)
+    for index in range(5):
+        with pytest.raises(PromptTooLong):
+            await client.generate(chat("x" * 500, seed=index))
+    message = "This model's maximum context length is 4096 tokens. However, you requested 5000 tokens"
+    openai_server.faults = [Fault(status=400, body=json.dumps({"error": {"message": message}}))] * 5
+    for index in range(5):
+        with pytest.raises(PromptTooLong):
+            await ModelClient(backend(openai_server), store=None, stage="prove", breaker=breaker).generate(
+                chat(f"q{index}")
+            )
+    assert breaker.reason() is None and not openai_server.faults
+    await client.generate(chat("fits"))

@@ -179,7 +179,7 @@ def test_shipped_configs_use_the_goedel_profile_on_its_own_toolchain_and_warn_on
 
 
 def test_the_dataset_card_names_the_profile_its_harness_and_each_override() -> None:
-    from repro.release import _prover_section
+    from repro.release.card import _prover_section
 
     repo = Path(__file__).resolve().parent.parent
     config = load_config(repo / "configs" / "gsm8k.yaml", ["models.prove.max_tokens=16384"])

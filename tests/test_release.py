@@ -183,7 +183,8 @@ def test_reverify_uses_the_trusted_header_not_the_one_in_the_release(tmp_path: P
     that spoofs ``#print axioms``) in the released rows must not become the header Lean checks with."""
     import pyarrow.parquet as parquet
 
-    from repro.release import MANIFEST, _sha256, release_files
+    from repro.release.files import MANIFEST, release_files
+    from repro.release.files import sha256 as _sha256
 
     synthetic_run(tmp_path / "run", real_lean=True)
     out = tmp_path / "out"

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -13,19 +14,12 @@ import datasets
 import pyarrow.parquet as parquet
 import pytest
 
+from repro import __version__
 from repro.config import RunConfig, dump_config
 from repro.natural import natural_key
 from repro.records import Candidate, CandidateStatus, SourceProblem
-from repro.release import (
-    _ROW_FIELDS,
-    ReleaseError,
-    _arrow_schema,
-    _feature_dict,
-    _feature_yaml,
-    instance_from_candidate,
-    read_release,
-    write_release,
-)
+from repro.release import ReleaseError, instance_from_candidate, read_release, write_release
+from repro.release.rows import ROW_FIELDS, arrow_schema, feature_dict, feature_yaml
 from repro.store import RunStore, StoreError
 
 
@@ -75,9 +69,9 @@ def _datasets_features() -> datasets.Features:
 
 def test_the_declared_schema_is_what_datasets_writes_and_describes() -> None:
     features = _datasets_features()
-    assert _feature_dict(_ROW_FIELDS) == features.to_dict()
-    assert _feature_yaml(_ROW_FIELDS) == features._to_yaml_list()
-    assert _arrow_schema().equals(features.arrow_schema, check_metadata=True)
+    assert feature_dict(ROW_FIELDS) == features.to_dict()
+    assert feature_yaml(ROW_FIELDS) == features._to_yaml_list()
+    assert arrow_schema().equals(features.arrow_schema, check_metadata=True)
 
 
 def _candidate(problem_id: str, index: int, **changes: object) -> Candidate:
@@ -138,7 +132,7 @@ def _reference_rows(run_dir: Path, *, header: str, demonstration: bool = False) 
         )
         return [
             instance_from_candidate(
-                candidate, store, header, released_at="then", demonstration=demonstration
+                candidate, store.problem(candidate.problem_id), header, released_at="then", demonstration=demonstration
             ).model_dump(mode="json")
             for candidate in retained
         ]
@@ -173,6 +167,56 @@ def test_bulk_rows_are_the_reference_rows_in_natural_order(tmp_path: Path, demon
     by_id = {row["instance_id"]: row for row in released}
     assert [model["backend"] for model in by_id["gsm8k:1#r3"]["provenance"]["models"]] == ["unknown"] * 3  # type: ignore[index]
     assert by_id["gsm8k:5#r5"]["provenance"]["models"] == []  # type: ignore[index]
+
+
+def test_a_released_row_is_what_its_records_say(tmp_path: Path) -> None:
+    """An oracle apart from the code's column table: one row spelled out field by field."""
+    _mixed_run(tmp_path / "run")
+    write_release(tmp_path / "run", tmp_path / "out", allow_unverified=True)
+    row = next(row for row in _released_rows(tmp_path / "out") if row["instance_id"] == "gsm8k:9#r2")
+    statement = "theorem t2 (h₀ : x = 2) : x * 2 = 4 := by"
+    assert row == {
+        "schema_version": 1,
+        "instance_id": "gsm8k:9#r2",
+        "source_dataset": "gsm8k",
+        "source_id": "9",
+        "level": None,
+        "type": None,
+        "original_question": "Zweite? ℕ",
+        "original_answer": "2",
+        "rewritten_question": 'Ein Zug fährt 2 km — wie weit? "quoted" \\ back\tslash',
+        "new_answer": "4",
+        "lean_statement": statement,
+        "lean_proof": "  subst h₀\n  norm_num",
+        "verified_code": f"{statement}\n  subst h₀\n  norm_num\n",
+        "lean_header": RunConfig().lean.header,
+        "theorem_name": "t2",
+        "screener_answer": "4",
+        "answer_disagrees_with_screener": True,
+        "unverified": False,
+        "provenance": {
+            "schema_version": 1,
+            "models": [
+                {"schema_version": 1, "stage": "align", "model": "qwen", "backend": "unknown"},
+                {
+                    "schema_version": 1,
+                    "stage": "prove",
+                    "model": "Goedel-Prover-V2-32B",
+                    "backend": "openai:http://127.0.0.1:8001/v1",
+                },
+                {"schema_version": 1, "stage": "rewrite", "model": "gpt-4o-mini", "backend": "openai:https://api"},
+            ],
+            "lean_toolchain": "leanprover/lean4:v4.15.0",
+            "mathlib_revision": "v4.15.0",
+            "verifier_backend": "lean-interact-repl",
+            "verified_by_real_lean": True,
+            "statement_check": "satisfiable",
+            "proof_lever": "none",
+            "proof_hash": hashlib.sha256(f"{statement}\n  subst h₀\n  norm_num\n".encode()).hexdigest(),
+            "repro_version": __version__,
+            "released_at": "then",
+        },
+    }
 
 
 def test_withheld_rows_are_left_out_and_counted(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from repro.evaluate import grade_response
 from repro.release import write_release
-from repro.release_exports import write_release_exports
+from repro.release.exports import write_release_exports
 from tests import evaluate_world as world
 from tests.test_release import synthetic_run
 

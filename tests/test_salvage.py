@@ -332,6 +332,8 @@ async def test_salvage_without_its_policy_unmasks_no_cheat_the_gate_refused() ->
         "config_attack_true_in_where_block",
         # a column-0 `simp_wf` and an unknown word after the theorem's indented block (round-4 false refusals)
         "wf_simp_wf_at_column_zero_with_no_block_open",
+        # issue 27 §4: a blanked `#check by` and a column-0 command after the theorem's same-line block
+        "column_zero_check_of_by_does_not_open_a_block",
     }
     assert set(verified) == set(RESCUED) | after_an_honest_proof, verified
     for name in after_an_honest_proof:

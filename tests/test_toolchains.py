@@ -52,9 +52,10 @@ def test_the_shipped_project_pins_the_mathlib_of_its_own_lean_and_claims_no_prov
 
 
 def test_config_names_a_toolchain_and_each_toolchain_has_its_own_project() -> None:
-    assert LeanSettings().toolchain == "v4.15.0" and LeanSettings().project_dir() == "lean_project"
+    # absolute, so that LeanInteract (which resolves against the current directory) finds it anywhere
+    assert LeanSettings().toolchain == "v4.15.0" and LeanSettings().project_dir() == str(Path("lean_project").resolve())
     old = LeanSettings(toolchain="4.9.0")
-    assert old.toolchain == "v4.9.0" and old.project_dir() == "lean_project_v4.9.0"
+    assert old.toolchain == "v4.9.0" and Path(old.project_dir()).name == "lean_project_v4.9.0"
     assert old.resolved_mathlib_revision() == "v4.9.0"
     assert LeanSettings(toolchain="v4.9.0", project_path="/srv/lean").project_dir() == "/srv/lean"
     with pytest.raises(ConfigError, match="lean.toolchain"):
@@ -106,9 +107,17 @@ def test_the_repl_config_names_the_repl_revision_and_elaboration_options(monkeyp
             assert set(options) <= set(accepted), set(options) - set(accepted)
             received.update(options)
 
+    from repro.lean import project as project_module
+    from repro.lean.sandbox import ToolchainBinary
+
     monkeypatch.setattr(lean_interact, "LeanREPLConfig", Recording)
+    lake = "/opt/elan/toolchains/leanprover--lean4---v4.9.0/bin/lake"
+    monkeypatch.setattr(
+        project_module, "project_lake", lambda project: ToolchainBinary(program="lake", path=lake, source="test")
+    )
     toolchain = get_toolchain("v4.9.0")
     repl_config("/srv/p", toolchain, memory_limit_mb=4096)
+    assert received["lake_path"] == lake and received["project"].lake_path == lake  # never elan's shim (B1)
     assert received["repl_rev"] == toolchain.interact_repl_rev and received["repl_git"] == toolchain.interact_repl_git
     assert received["enable_parallel_elaboration"] is False
     assert received["enable_incremental_optimization"] is toolchain.incrementality
@@ -138,3 +147,17 @@ async def test_the_pool_builds_one_repl_config_before_its_workers_start(monkeypa
         await template.close()
     assert result.ok
     assert len(built) == 1 and pool.started == 3
+
+
+def test_the_installed_lean_interact_is_the_release_this_code_was_read_against() -> None:
+    """repro passes lean-interact keywords and relies on its internals (``check_lake`` without ``cwd``,
+    ``LeanServer.start``'s command line, ``DEFAULT_REPL_VERSION``) as read in 0.11.6; pyproject pins
+    ``>=0.11.6,<0.12``. A release outside that range must be read again before it is allowed."""
+    from importlib.metadata import version
+
+    import lean_interact.utils
+    from packaging.version import Version
+
+    installed = Version(version("lean-interact"))
+    assert Version("0.11.6") <= installed < Version("0.12"), installed
+    assert get_toolchain("v4.15.0").interact_repl_rev == lean_interact.utils.DEFAULT_REPL_VERSION

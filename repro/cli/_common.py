@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from repro.config import ConfigError, RunConfig, load_config
-from repro.data import DataError
-from repro.exit_codes import EXIT_CODES_HELP, ExitCode
+from repro.config import RunConfig, load_config
+from repro.exit_codes import EXIT_CODES_HELP, ExitCode, ReproError
 from repro.runlog import DEFAULT_INTERVAL_S, sigterm_as_sigint
 from repro.waiting import describe as describe_waits
 
@@ -95,30 +94,6 @@ def lean_settings(arguments: argparse.Namespace) -> Any:
     return lean
 
 
-def _user_errors() -> tuple[type[BaseException], ...]:
-    """Errors that mean bad input or setup, reported in one line. Evaluated only when an exception
-    is raised, so no command imports a module (the repair package pulls in scipy) just to catch it."""
-    from repro.app import RunError
-    from repro.audit import AuditError
-    from repro.release import ReleaseError
-    from repro.store import StoreError
-
-    found: list[type[BaseException]] = [ConfigError, DataError, RunError, ReleaseError, StoreError, AuditError]
-    runner = sys.modules.get("repro.repair.runner")  # loaded only if the repair command ran
-    if runner is not None:
-        found.append(runner.RepairInputError)
-    return tuple(found)
-
-
-def _infrastructure_errors() -> tuple[type[BaseException], ...]:
-    """Errors that mean "not now": an endpoint down, the directory held by another live process."""
-    from repro.app import RunInfrastructureError
-    from repro.dirlock import DirectoryBusyError
-    from repro.llm.preflight import EndpointPreflightError
-
-    return (EndpointPreflightError, DirectoryBusyError, RunInfrastructureError)
-
-
 def describe_os_error(error: OSError) -> str:
     """``FILE: reason`` (never a bare errno), with a hint when the place is read-only."""
     where = error.filename if error.filename is not None else "?"
@@ -134,20 +109,18 @@ def resume_hint(arguments: argparse.Namespace) -> str | None:
 
 
 def run_handler(handler: Handler, arguments: argparse.Namespace) -> int:
-    """Run one command with the exit-code scheme: a user error is one line and status 2, an endpoint
-    down or a busy directory one line and 3, an interrupt (Ctrl-C or SIGTERM) 130 with how to go on."""
+    """Run one command with the exit-code scheme: a :class:`ReproError` is one line and the status it
+    carries (2 bad input, 3 an endpoint down or a busy directory), an interrupt (Ctrl-C or SIGTERM)
+    130 with how to go on."""
     stop = threading.Event()
     if getattr(arguments, "heartbeat", False):
         threading.Thread(target=_heartbeat, args=(stop, _heartbeat_interval()), daemon=True).start()
     try:
         with sigterm_as_sigint():
             return int(handler(arguments))
-    except _infrastructure_errors() as error:
+    except ReproError as error:  # each says what it means: 2 bad input, 3 not now (an endpoint, Lean, a lock)
         errors.print(f"error: {error}", style="red")
-        return ExitCode.unfinished
-    except _user_errors() as error:
-        errors.print(f"error: {error}", style="red")
-        return ExitCode.usage
+        return error.exit_code
     except BrokenPipeError:
         # the reader went away (`repro audit --json | head`): stop quietly, as other Unix tools do
         devnull = os.open(os.devnull, os.O_WRONLY)

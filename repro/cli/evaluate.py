@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 def command_evaluate(arguments: argparse.Namespace) -> int:
     from rich.progress import Progress
 
-    from repro.evaluate import EvalStoreError, EvaluationError, EvaluationPlan, parse_model_argument, run_evaluation
+    from repro.evaluate import EvaluationPlan, parse_model_argument, run_evaluation
 
     sampling = {
         key: value
@@ -49,15 +49,11 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         concurrency=arguments.concurrency,
         include_unverified=arguments.include_unverified,
     )
-    try:
-        with Progress(console=errors) as progress:
-            task = progress.add_task("evaluate", total=None)
-            summary = asyncio.run(
-                run_evaluation(plan, progress=lambda done, total: progress.update(task, completed=done, total=total))
-            )
-    except (EvaluationError, EvalStoreError) as error:
-        errors.print(f"error: {error}", style="red")
-        return ExitCode.usage
+    with Progress(console=errors) as progress:
+        task = progress.add_task("evaluate", total=None)
+        summary = asyncio.run(
+            run_evaluation(plan, progress=lambda done, total: progress.update(task, completed=done, total=total))
+        )
     console.print(
         f"{summary.items} items (models x instances x 2 questions): {summary.already_done} already"
         f" done, {summary.answered} answered now, {summary.failed} failed"
@@ -93,16 +89,12 @@ def _interval(low: float, high: float) -> str:
 
 
 def command_evaluate_report(arguments: argparse.Namespace) -> int:
-    from repro.evaluate import EvalStoreError, ReportInputError, build_report, read_solutions, write_report_tables
+    from repro.evaluate import build_report, read_solutions, write_report_tables
 
-    try:
-        solutions = read_solutions(Path(arguments.solutions)) if arguments.solutions else None
-        report = build_report(
-            arguments.eval_dir, solutions=solutions, resamples=arguments.resamples, seed=arguments.bootstrap_seed
-        )
-    except (EvalStoreError, ReportInputError) as error:
-        errors.print(f"error: {error}", style="red")
-        return 2
+    solutions = read_solutions(Path(arguments.solutions)) if arguments.solutions else None
+    report = build_report(
+        arguments.eval_dir, solutions=solutions, resamples=arguments.resamples, seed=arguments.bootstrap_seed
+    )
     tables = write_report_tables(arguments.eval_dir, report)
     if arguments.json:
         print(report.model_dump_json(indent=2))
@@ -141,7 +133,7 @@ def command_evaluate_report(arguments: argparse.Namespace) -> int:
         p_value = (confound.note or "n/a") if confound.p_value is None else f"{confound.p_value:.3g}"
         confounds.add_row(confound.metric, str(confound.instances), rho, p_value)
     console.print(confounds)
-    console.print("metric definitions: README, section 'Evaluate a release' (also in --json)")
+    console.print("metric definitions: docs/evaluate.md (also in --json)")
     console.print(f"wrote {tables} (tables for `repro report`)")
     return 0
 

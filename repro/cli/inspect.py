@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.table import Table
 
-from repro.cli._common import add_run_dir, console, errors
+from repro.cli._common import add_run_dir, console
 from repro.records import REASON_DESCRIPTIONS
 
 if TYPE_CHECKING:
@@ -125,13 +125,9 @@ def command_status(arguments: argparse.Namespace) -> int:
 
 
 def command_report(arguments: argparse.Namespace) -> int:
-    from repro.report import ReportError, write_report
+    from repro.report import write_report
 
-    try:
-        result = write_report(Path(arguments.directory), Path(arguments.out) if arguments.out else None)
-    except ReportError as error:
-        errors.print(f"error: {error}", style="red")
-        return 2
+    result = write_report(Path(arguments.directory), Path(arguments.out) if arguments.out else None)
     print(
         f"wrote {result.path} ({result.size_bytes / 1e6:.2f} MB; {', '.join(result.kinds)};"
         f" {result.contents}; {result.seconds:.1f} s)"
@@ -161,7 +157,8 @@ def command_audit(arguments: argparse.Namespace) -> int:
         console.print(f"  original: {row['original_question']}")
         if row["rewritten_question"]:
             console.print(f"  rewritten: {row['rewritten_question']}")
-        _print_block("statement", row["lean_statement"])
+        source = row["statement_from"]
+        _print_block(f"statement (of formalize #{source['attempt']})" if source else "statement", row["lean_statement"])
         analysis = row["analysis"]
         _print_block("judge analysis", "\n".join(analysis) if isinstance(analysis, list) else analysis)
         if not row["prover_output"]:

@@ -27,7 +27,7 @@ With --batch: 3 if any row had an infrastructure failure, else 1 if any was reje
 
 def command_check_proof(arguments: argparse.Namespace) -> int:
     from repro.app import check_proof, check_proof_batch
-    from repro.judge.batch import BatchInputError, ExitCode, verdict_exit_code
+    from repro.judge.batch import ExitCode, verdict_exit_code
 
     lean = lean_settings(arguments)
     single = arguments.statement is not None or arguments.proof is not None
@@ -35,20 +35,16 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
         if single or arguments.out is None:
             errors.print("--batch IN.jsonl needs --out OUT.jsonl and takes no --statement/--proof")
             return ExitCode.usage
-        try:
-            with console.status("checking") as status:
-                summary = asyncio.run(
-                    check_proof_batch(
-                        Path(arguments.batch),
-                        Path(arguments.out),
-                        lean,
-                        progress=lambda done, total: status.update(f"checked {done}/{total}"),
-                        salvage=arguments.salvage,
-                    )
+        with console.status("checking") as status:
+            summary = asyncio.run(
+                check_proof_batch(
+                    Path(arguments.batch),
+                    Path(arguments.out),
+                    lean,
+                    progress=lambda done, total: status.update(f"checked {done}/{total}"),
+                    salvage=arguments.salvage,
                 )
-        except BatchInputError as error:
-            errors.print(f"error: {error}", style="red")
-            return ExitCode.usage
+            )
         if arguments.json:
             print(summary.model_dump_json(indent=2))
         else:
@@ -145,7 +141,13 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
         markup=False,
     )
     try:
-        setup_lean_project(project, toolchain, on_step=lambda step: console.print(f"OK {step}", markup=False))
+        setup_lean_project(
+            project,
+            toolchain,
+            on_step=lambda step: console.print(f"OK {step}", markup=False),
+            build_mathlib=arguments.build_mathlib,
+            step_timeout_s=arguments.step_timeout,
+        )
     except SetupError as error:
         errors.print(f"lean setup failed: {error}", style="red")
         return ExitCode.unfinished
@@ -242,6 +244,20 @@ def register(commands: Commands) -> None:
     setup.add_argument("--config", help="take lean.toolchain and lean.project_path from this config")
     setup.add_argument(
         "--project", default=None, help="where (default: lean_project for v4.15.0, lean_project_<toolchain> otherwise)"
+    )
+    setup.add_argument(
+        "--build-mathlib",
+        action="store_true",
+        help="where Mathlib's prebuilt cache is missing or partial, compile the rest from source (hours) instead"
+        " of stopping with the cause",
+    )
+    setup.add_argument(
+        "--step-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="seconds each setup step may take before its processes are killed (default 3600; a source build of"
+        " Mathlib gets at least 6 h)",
     )
     setup.set_defaults(handler=command_lean_setup)
 

@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from repro.cli._common import ExitCode, console, errors
+from repro.cli._common import ExitCode, console
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
@@ -15,13 +15,9 @@ if TYPE_CHECKING:
 def command_provers(arguments: argparse.Namespace) -> int:
     from rich.table import Table
 
-    from repro.provers import ProfileError, get_profile, list_profiles
+    from repro.provers import get_profile, list_profiles
 
-    try:
-        profiles = [get_profile(arguments.name)] if arguments.name else list_profiles()
-    except ProfileError as error:
-        errors.print(f"error: {error}", style="red")
-        return ExitCode.usage
+    profiles = [get_profile(arguments.name)] if arguments.name else list_profiles()
     if arguments.json:
         print(json.dumps([profile.model_dump(mode="json") for profile in profiles], indent=2))
         return ExitCode.ok

@@ -11,23 +11,27 @@ from repro.cli._common import ExitCode, add_lean_options, add_run_dir, console, 
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
-    from repro.judge.kernel import ReplaySettings
+    from repro.config import JudgeSettings
 
 
-def _replay_settings(arguments: argparse.Namespace) -> ReplaySettings:
-    from repro.judge.kernel import ReplaySettings
+def _judge_settings(arguments: argparse.Namespace) -> JudgeSettings:
+    from repro.config import ConfigError, JudgeSettings
 
-    settings = ReplaySettings(backend=arguments.replay_backend)
-    return (
-        settings.model_copy(update={"tools_dir": Path(arguments.replay_tools)}) if arguments.replay_tools else settings
-    )
+    try:
+        return JudgeSettings(
+            backend=arguments.replay_backend,
+            factory=arguments.replay_factory,
+            tools_dir=str(Path(arguments.replay_tools)) if arguments.replay_tools else None,
+        )
+    except ValueError as error:
+        raise ConfigError(str(error)) from None
 
 
 def command_release(arguments: argparse.Namespace) -> int:
-    from repro.judge.release import describe, release_replay_filter
+    from repro.judge.release import describe, release_judge_filter
     from repro.release import write_release
 
-    replay = release_replay_filter(_replay_settings(arguments)) if arguments.replay else None
+    replay = release_judge_filter(_judge_settings(arguments)) if arguments.replay else None
     summary = write_release(
         arguments.run_dir,
         arguments.out,
@@ -39,13 +43,13 @@ def command_release(arguments: argparse.Namespace) -> int:
     )
     if replay is not None:
         for verdict in replay.withheld:
-            errors.print(f"withheld (not replayed): {describe(verdict)}", style="yellow")
+            errors.print(f"withheld (not passed by the judge): {describe(verdict)}", style="yellow")
         console.print(
-            f"replay: {len(replay.verdicts) - len(replay.withheld)} of {len(replay.verdicts)} rows replayed by"
-            f" {replay.backend.name}; {len(replay.withheld)} withheld"
+            f"judge: {len(replay.verdicts) - len(replay.withheld)} of {len(replay.verdicts)} rows passed by"
+            f" {replay.judge.name}; {len(replay.withheld)} withheld"
         )
-        if not replay.backend.real:
-            errors.print("the replay backend is the CI fake: it replays nothing", style="yellow")
+        if not replay.judge.real:
+            errors.print("the judge is a stand-in: its verdicts judge nothing", style="yellow")
     if summary.unfinished_problems:
         errors.print(
             f"warning: {summary.unfinished_problems} problems of this run are unfinished; the release holds only"
@@ -62,7 +66,7 @@ def command_release(arguments: argparse.Namespace) -> int:
         why = (
             "every retained instance was withheld as unverified"
             if summary.withheld_unverified
-            else "every retained instance was withheld as not replayed"
+            else "every retained instance was withheld as not passed by the judge"
             if summary.withheld_by_keep
             else "no retained instance"
         )
@@ -77,14 +81,10 @@ def command_release(arguments: argparse.Namespace) -> int:
 
 
 def command_reverify(arguments: argparse.Namespace) -> int:
-    from repro.release import LeanUnavailableError, reverify_release
+    from repro.release import reverify_release
 
     lean = lean_settings(arguments)
-    try:
-        results = asyncio.run(reverify_release(arguments.release_dir, lean))
-    except LeanUnavailableError as error:
-        errors.print(f"error: {error}", style="red")
-        return ExitCode.unfinished
+    results = asyncio.run(reverify_release(arguments.release_dir, lean))  # LeanUnavailableError: exit 3
     for result in results:
         if not result.passed:
             label = "NO VERDICT" if result.infrastructure else "NOT verified"
@@ -107,22 +107,23 @@ def command_reverify(arguments: argparse.Namespace) -> int:
     else:
         code = ExitCode.fake_backend if fake else ExitCode.ok
     if arguments.replay:
-        from repro.judge.kernel import build_replayer
-        from repro.judge.release import describe, replay_exit_code, replay_release
+        from repro.judge.kernel import build_judge
+        from repro.judge.release import describe, judge_exit_code, judge_release
 
-        replayer = build_replayer(_replay_settings(arguments))
-        verdicts = asyncio.run(replay_release(arguments.release_dir, lean.header, replayer))
+        judge = build_judge(_judge_settings(arguments))
+        verdicts = asyncio.run(judge_release(arguments.release_dir, lean.header, judge))
         for verdict in verdicts:
             if not verdict.passed:
-                console.print(f"NOT replayed: {describe(verdict)}")
-        replayed = sum(verdict.passed for verdict in verdicts)
+                console.print(f"NOT passed by the judge: {describe(verdict)}")
+        passed_judge = sum(verdict.passed for verdict in verdicts)
+        confinement = sorted({verdict.confinement for verdict in verdicts if verdict.confinement})
         console.print(
-            f"{replayed} of {len(verdicts)} instances replayed by {replayer.name} (pinned per toolchain;"
-            f" sandbox: {replayer.sandbox.describe()})"
+            f"{passed_judge} of {len(verdicts)} instances passed by {judge.name} (pinned per toolchain;"
+            f" sandbox: {'; '.join(confinement) or 'not run'})"
         )
-        if not replayer.real:
-            errors.print("the replay backend is the CI fake: it replays nothing", style="yellow")
-        replay_code = ExitCode(int(replay_exit_code(verdicts)))
+        if not judge.real:
+            errors.print("the judge is a stand-in: its verdicts judge nothing", style="yellow")
+        replay_code = ExitCode(int(judge_exit_code(verdicts)))
         # a refusal or a missing verdict of the gate stays the answer; else the replay's can only lower it
         if code == ExitCode.ok or (code == ExitCode.fake_backend and replay_code != ExitCode.ok):
             code = replay_code
@@ -143,13 +144,13 @@ def register(commands: Commands) -> None:
     )
     release.add_argument("--license", help="license of the source dataset (SPDX id), for sources repro does not know")
     release.add_argument("--attribution", help="who made the source dataset and where it is from (for the card)")
-    _replay_options(release, "withhold every row that SafeVerify does not replay (rebuilt and replayed in the kernel)")
+    _replay_options(release, "withhold every row the kernel judge does not pass (rebuilt and replayed in the kernel)")
     release.set_defaults(handler=command_release)
 
     reverify = commands.add_parser("reverify", help="re-check every proof of a released dataset with Lean")
     reverify.add_argument("release_dir", help="a directory written by repro release")
     add_lean_options(reverify)
-    _replay_options(reverify, "also replay every row with SafeVerify (rebuilt from source, replayed in the kernel)")
+    _replay_options(reverify, "also judge every row with the kernel judge (rebuilt from source, replayed in kernel)")
     reverify.set_defaults(handler=command_reverify, heartbeat=True)
 
 
@@ -157,10 +158,12 @@ def _replay_options(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--replay", action="store_true", help=what)
     parser.add_argument(
         "--replay-backend",
-        choices=["safeverify", "fake"],
-        default="safeverify",
-        help="safeverify: the pinned SafeVerify of each row's toolchain; fake: the CI stand-in (replays nothing)",
+        choices=["auto", "safeverify", "comparator", "factory"],
+        default="auto",
+        help="auto: the tool pinned for each row's toolchain (SafeVerify for v4.9.0/v4.15.0, comparator from"
+        " v4.21.0-rc3); factory: the judge --replay-factory builds",
     )
+    parser.add_argument("--replay-factory", help="with --replay-backend factory: package.module:function")
     parser.add_argument(
         "--replay-tools",
         help="directory with one built SafeVerify checkout per toolchain (default: $REPRO_SAFEVERIFY_DIR"

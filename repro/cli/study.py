@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from repro.cli._common import ExitCode, add_lean_options, add_run_dir, console, errors, lean_settings, quoted
 from repro.dirlock import hold_directory
+from repro.exit_codes import ReproError
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
@@ -18,13 +19,9 @@ if TYPE_CHECKING:
 
 
 def command_statements(arguments: argparse.Namespace) -> int:
-    from repro.study import StatementSetError, export_statements
+    from repro.study import export_statements
 
-    try:
-        written = export_statements(Path(arguments.run_dir), Path(arguments.out))
-    except StatementSetError as error:
-        errors.print(f"error: {error}", style="red")
-        return 2
+    written = export_statements(Path(arguments.run_dir), Path(arguments.out))
     console.print(f"wrote {written} aligned statements to {arguments.out}")
     return 0
 
@@ -34,10 +31,6 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
 
     from repro.llm.preflight import preflight_models
     from repro.study import (
-        ProverSpecError,
-        StatementSetError,
-        StudyError,
-        StudyStoreError,
         feedback_rounds_refusal,
         parse_prover_spec,
         read_statements,
@@ -56,38 +49,26 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
         if refusal is not None:
             errors.print(f"error: {refusal}", style="red", soft_wrap=True)
             return ExitCode.usage
-    try:
-        provers = [parse_prover_spec(spec, api_key_env=arguments.api_key_env) for spec in arguments.prover or []]
-    except ProverSpecError as error:
-        errors.print(f"error: {error}", style="red")
-        return ExitCode.usage
+    provers = [parse_prover_spec(spec, api_key_env=arguments.api_key_env) for spec in arguments.prover or []]
     if not arguments.resume:  # a new study creates nothing until its input reads and every endpoint answers
         if arguments.statements is not None:
-            try:
-                read_statements(arguments.statements)  # bad input is named first (2), before any endpoint (3)
-            except StatementSetError as error:
-                errors.print(f"error: {error}", style="red")
-                return ExitCode.usage
+            read_statements(arguments.statements)  # bad input is named first (2), before any endpoint (3)
         preflight_models([(f"prover {prover.name}", prover.settings) for prover in provers])
     created = not study_dir.exists()
     with hold_directory(study_dir, command="repro prove-study"):
         try:
             store = _open(arguments, study_dir, provers)
-        except (ProverSpecError, StatementSetError, StudyError, StudyStoreError) as error:
+        except ReproError:
             if created:
                 shutil.rmtree(study_dir, ignore_errors=True)
-            errors.print(f"error: {error}", style="red")
-            return ExitCode.usage
+            raise
         try:
             pairs, _ = study_size(store)
             with Progress(console=console) as progress:
                 task = progress.add_task("(prover, statement) pairs", total=pairs)
-                summary, verifier = asyncio.run(
+                summary, verifier = asyncio.run(  # a prover endpoint or Lean that cannot answer: StudyError, 3
                     run_study(store, on_progress=lambda prover, statement, covered: progress.advance(task))
                 )
-        except StudyError as error:  # a prover endpoint or Lean cannot answer: nothing was run
-            errors.print(f"error: {error}", style="red")
-            return ExitCode.unfinished
         finally:
             store.close()
     console.print(
@@ -135,14 +116,10 @@ def _on_interrupt(arguments: argparse.Namespace) -> str:
 
 
 def command_study_report(arguments: argparse.Namespace) -> int:
-    from repro.study import StudyStoreError, study_report
+    from repro.study import study_report
     from repro.study.render import report_tables
 
-    try:
-        report = study_report(Path(arguments.study_dir))
-    except StudyStoreError as error:
-        errors.print(f"error: {error}", style="red")
-        return 2
+    report = study_report(Path(arguments.study_dir))
     if arguments.json:
         print(report.model_dump_json(indent=2))
         return 0

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from repro.exit_codes import ReproError
 
-class DataError(ValueError):
+
+class DataError(ReproError, ValueError):
     """A source row that cannot be used, named by file, line and field."""
 
     def __init__(self, source: str, line: int | None, field: str | None, problem: str) -> None:

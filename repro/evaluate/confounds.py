@@ -1,4 +1,4 @@
-"""Per-instance confound metrics of App. I of the RePro paper, defined once here and in the README.
+"""Per-instance confound metrics of App. I of the RePro paper, defined once here and in docs/evaluate.md.
 
 Tokens are regex tokens (runs of word characters, or single other non-space characters); numeric
 literals are digit runs with optional thousands separators and decimals; logs are natural.

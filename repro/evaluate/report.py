@@ -21,11 +21,12 @@ from repro.evaluate.statistics import (
     spearman,
 )
 from repro.evaluate.store import EvalStore
+from repro.exit_codes import ReproError
 from repro.jsonl import BadRows, iter_json_objects
 from repro.records import ReleasedInstance
 
 
-class ReportInputError(ValueError):
+class ReportInputError(ReproError, ValueError):
     pass
 
 

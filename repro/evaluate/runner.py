@@ -20,6 +20,7 @@ from repro.dirlock import hold_directory
 from repro.evaluate.grading import grade_response
 from repro.evaluate.records import EvalAnswer, EvalModel, Variant
 from repro.evaluate.store import EVAL_STORE_FILENAME, EvalStore
+from repro.exit_codes import ReproError
 from repro.llm.cache import cache_key
 from repro.llm.client import ModelClient
 from repro.llm.factory import build_backend, request_from_settings
@@ -35,7 +36,7 @@ PROMPT_NAME = "evaluate"
 MODEL_CACHE_DIR = "model_cache"
 
 
-class EvaluationError(RuntimeError):
+class EvaluationError(ReproError, RuntimeError):
     pass
 
 

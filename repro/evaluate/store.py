@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.evaluate.records import EvalAnswer, EvalModel, Variant
+from repro.exit_codes import ReproError
 from repro.records import ReleasedInstance
 from repro.store.sqlite import SqliteStore
 
@@ -37,7 +38,7 @@ _MIGRATIONS: tuple[str, ...] = (
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
-class EvalStoreError(RuntimeError):
+class EvalStoreError(ReproError, RuntimeError):
     pass
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field, ValidationError
 
 from repro.config import StaticLimits
-from repro.exit_codes import ExitCode
+from repro.exit_codes import ExitCode, ReproError
 from repro.jsonl import BadRows, iter_json_objects
 from repro.judge.screen import verify_proof
 from repro.judge.verdict import Verdict
@@ -29,7 +29,7 @@ from repro.waiting import about
 INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout})
 
 
-class BatchInputError(ValueError):
+class BatchInputError(ReproError, ValueError):
     """A batch input file or row is unusable; the message names file, line and field."""
 
 
@@ -238,7 +238,7 @@ async def _salvage_row(
     limit: int,
     limits: StaticLimits | None = None,
 ) -> VerdictRow:
-    original = verdict.checked_code if verdict.lean_steps else None
+    original = verdict.prover_code if verdict.lean_steps else None  # the variants are the prover's text too
     labels, static, verified = [], 0, None
     for variant in salvage_variants(row.statement, row.output, row.finish_reason, limit=limit, original_code=original):
         labels.append(variant.label)

@@ -1,46 +1,75 @@
-"""Gold-standard re-check of a verified proof: rebuild it from source and replay it in Lean's kernel.
+"""The kernel judge: our target and the submission compiled apart, the submission replayed in Lean's kernel.
 
 Lean's reference manual ("Validating a Lean Proof") escalates for untrusted, possibly malicious proofs
 from ``#print axioms`` to kernel replay of the compiled environment (``lean4checker``) to
 ``leanprover/comparator`` (build in a sandbox, export, replay in the kernel, compare the statement with
-the challenge). Our gate is the first layer; this module is the last one.
+the challenge). The screen (:mod:`repro.judge.screen`) is the cheap first layer; this module decides.
 
 Which tool, and why (read from the sources, not assumed):
 
-- ``leanprover/comparator`` cannot serve our pinned toolchains: its first commit is built with
-  ``leanprover/lean4:v4.21.0-rc3`` (``lean-toolchain`` at 437574b, 2025-06-06) and it has only moved
-  forward since (v4.34.0-rc2 at HEAD); it needs ``lean4export`` at a matching version and ``landrun``.
-  Provers use v4.9.0 (DeepSeek-Prover-V1.5/V2) and v4.15.0 (Kimina, Goedel-Prover-V2).
-- ``leanprover/lean4checker`` has ``v4.9.0`` and ``v4.15.0`` tags, but only replays a module's
-  declarations; it does not compare the proved statement with ours.
-- ``GasStationManager/SafeVerify`` does both, at exactly our toolchains: branch
-  ``minif2f-deepseek-check`` (Lean v4.9.0, Mathlib v4.9.0) and ``minif2f-kimina-check`` (Lean v4.15.0,
-  Mathlib v4.15.0). It replays the target (our statement with ``sorry``) and the submission with
+- ``leanprover/comparator`` starts at ``leanprover/lean4:v4.21.0-rc3`` (``lean-toolchain`` at 437574b,
+  2025-06-06) and moves with Lean (v4.34.0-rc2 at 19e111e); it needs ``lean4export`` at a matching
+  version and ``landrun``. :mod:`repro.judge.comparator` adapts it for toolchains from v4.21.0-rc3 on.
+- Provers use v4.9.0 (DeepSeek-Prover-V1.5/V2, Goedel-Prover-V2) and v4.15.0 (Kimina). For them,
+  ``GasStationManager/SafeVerify``: branch ``minif2f-deepseek-check`` (Lean v4.9.0, Mathlib v4.9.0) and
+  ``minif2f-kimina-check`` (Lean v4.15.0, Mathlib v4.15.0), pinned in :data:`SAFEVERIFY_PINS`. Its
+  ``Main.lean`` replays the target (our statement with ``sorry``) and the submission with
   ``Environment.replay`` (lean4checker's code), then checks that every target theorem exists in the
-  submission with the same kind, type and universe parameters, that the submission's constants use
-  only ``propext``, ``Quot.sound`` and ``Classical.choice``, and refuses ``partial``/``unsafe``
-  definitions. Usage (its ``verify.py``): ``lake env lean -o X.olean X.lean`` for both files, then
-  ``lake env safe_verify target.olean submission.olean``; exit 0 and "Finished with no errors." mean
-  accepted.
+  submission with the same kind, type and universe parameters (``equivThm``: ``tval₁.type ==
+  tval₂.type``, structural), that it uses only ``propext``, ``Quot.sound`` and ``Classical.choice``
+  (``checkAxioms``, ``CollectAxioms.collect``), and refuses ``partial``/``unsafe`` definitions. Usage, as
+  its ``verify.py`` runs it: ``lake env lean -o X.olean X.lean`` for both files, then ``lake env
+  safe_verify target.olean submission.olean``; exit 0 after ``Finished with no errors.`` is acceptance,
+  every refusal is an ``IO.userError`` that the runtime prints as ``uncaught exception: ...`` (exit 1).
 
-So replay here is SafeVerify, pinned per toolchain (``SAFEVERIFY_PINS``), with every compile and
-replay run in the sandbox of :mod:`repro.lean.sandbox` (elaborating the submission runs prover code).
+What the judge does on our side (issue 27 §1, §3; audit B2, M1, M9):
+
+1. Each judgement gets a fresh directory with three fresh sub-directories: ``target/``, ``submission/``,
+   ``replay/``. The target (trusted header + our statement ``:= by sorry``) is compiled in ``target/``,
+   sandboxed with only ``target/`` writable; its ``.olean`` is hashed. The submission (trusted header +
+   the text the screen's Lean check compiled, verbatim) is compiled in ``submission/``, sandboxed with
+   only ``submission/`` writable: nothing the prover's code can write reaches ``target/``, the tool
+   checkout, or anything run later.
+2. Both ``.olean`` files are copied into ``replay/``; the copy of the target is hashed again and must
+   match the hash taken right after its compile, or there is no verdict. ``safe_verify`` then runs
+   sandboxed in ``replay/``.
+3. Only SafeVerify's own refusals (the ``throw`` sites of ``Main.lean``, after ``found a problem in
+   <submission>``) and Lean *errors* in the submission's compile (``<file>:l:c: error:``) are
+   ``rejected``. A tool never built, a signal or an out-of-memory kill, no output, a sandbox error,
+   output we cannot read, or a timeout (the whole process group is killed) is ``unavailable`` with a
+   :class:`~repro.judge.verdict.JudgeCause`: no verdict, resumable.
+4. Every verdict records the tool, its pinned revision, the toolchain and the confinement; the judge
+   refuses to run where writes are not confined unless the operator opted in by name.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
+import hashlib
+import importlib
+import re
 import shutil
 import tempfile
 import time
-from enum import StrEnum
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from repro.lean.sandbox import SandboxStatus, detect_sandbox, sandboxed, toolchain_binary
+from repro.config import JudgeBackendName, JudgeSettings
+from repro.judge.runner import Confinement, StepResult, run_step, signal_name
+from repro.judge.verdict import (
+    STRUCTURAL_NOTE,
+    Judge,
+    JudgeCause,
+    JudgeRefusal,
+    JudgeRequest,
+    JudgeStatus,
+    JudgeVerdict,
+)
+from repro.lean.sandbox import SandboxStatus, toolchain_binary
+from repro.lean.toolchains import DEFAULT_TOOLCHAIN
 
 SAFEVERIFY_REPOSITORY = "https://github.com/GasStationManager/SafeVerify"
 
@@ -67,216 +96,420 @@ SAFEVERIFY_PINS: dict[str, SafeVerifyPin] = {
         mathlib="v4.15.0",
     ),
 }
+# ``lake build`` puts the executable here (SafeVerify README, "Building an executable"; lakefile.toml
+# ``[[lean_exe]] name = "safe_verify"``); without it, ``lake env safe_verify`` cannot start.
+SAFEVERIFY_BINARY = Path(".lake") / "build" / "bin" / "safe_verify"
+FINISHED = "Finished with no errors."  # Main.lean:145, printed last, then ``return 0``
+COMPARATOR_FIRST = "v4.21.0-rc3"  # leanprover/comparator@437574b lean-toolchain
+
+# SafeVerify's own refusals: the ``throw <| IO.userError s!"..."`` sites of Main.lean (both pinned
+# branches; line numbers at 577e953), as the runtime prints them after ``uncaught exception: ``.
+_REFUSALS: tuple[tuple[re.Pattern[str], JudgeRefusal], ...] = (
+    (re.compile(r"^(?P<name>.+) is not in the allowed set of standard axioms$"), JudgeRefusal.axiom),  # :33
+    (re.compile(r"^unsafe/partial function (?P<name>.+) detected$"), JudgeRefusal.unsafe),  # :104
+    (
+        re.compile(r"^\w+ (?P<name>.+) is not the same kind as the requirement \w+ .+$"),
+        JudgeRefusal.kind_mismatch,
+    ),  # :110
+    (re.compile(r"^theorem (?P<name>.+) does not have the same type as the requirement$"), JudgeRefusal.type_mismatch),
+    (re.compile(r"^definition (?P<name>.+) does not match the requirement$"), JudgeRefusal.definition_mismatch),
+    (re.compile(r"^(?P<name>.+) not found in submission$"), JudgeRefusal.not_found),  # :121
+    # Environment.replay: the kernel refused one of the submission's declarations
+    (re.compile(r"^\(kernel\) .+"), JudgeRefusal.kernel),
+)
 
 
-class ReplayStatus(StrEnum):
-    replayed = "replayed"  # rebuilt, replayed in the kernel, same statement, standard axioms only
-    rejected = "rejected"  # the tool said no: the proof does not stand on its own
-    unavailable = "unavailable"  # no pinned tool for this toolchain, or it is not built here
-    timeout = "timeout"
-    error = "error"  # the tool crashed or said something we cannot read: never a pass
-
-
-class ReplayRequest(BaseModel):
-    key: str  # the row's id, for messages
-    header: str  # trusted header (imports, opens), never the row's own
-    statement: str  # our statement, ending ``:= by sorry``
-    proof_code: str  # the code the gate verified: our statement with the prover's proof
-    toolchain: str | None = None
-
-
-class ReplayVerdict(BaseModel):
-    key: str
-    status: ReplayStatus
-    tool: str
-    tool_revision: str | None = None
-    toolchain: str | None = None
-    real: bool  # False for the CI fake: its verdict replays nothing
-    sandbox: str = ""
-    detail: str = ""
-    elapsed_s: float = 0.0
-
-    @property
-    def passed(self) -> bool:
-        return self.status == ReplayStatus.replayed
-
-
-@runtime_checkable
-class ReplayBackend(Protocol):
-    name: str
-    real: bool
-
-    async def replay(self, request: ReplayRequest) -> ReplayVerdict: ...
-
-
-class ReplaySettings(BaseModel):
-    backend: Literal["safeverify", "fake"] = "safeverify"
-    # one SafeVerify checkout per toolchain: TOOLS_DIR/<toolchain>/ (built with `lake build`)
-    tools_dir: Path = Field(
-        default_factory=lambda: Path(os.environ.get("REPRO_SAFEVERIFY_DIR", "~/.cache/repro/safeverify")).expanduser()
-    )
-    default_toolchain: str = "v4.15.0"
-    timeout_s: float = Field(600.0, gt=0)
-    workers: int = Field(2, ge=1)
-
-
-def toolchain_key(toolchain: str | None, default: str) -> str:
-    """``leanprover/lean4:v4.15.0`` (provenance) or ``v4.15.0`` (profiles) -> ``v4.15.0``."""
+def toolchain_key(toolchain: str | None) -> str:
+    """``leanprover/lean4:v4.15.0`` (provenance), ``4.15.0`` or ``v4.15.0`` (profiles) -> ``v4.15.0``."""
     if not toolchain:
-        return default
-    return toolchain.rsplit(":", 1)[-1].strip()
+        return DEFAULT_TOOLCHAIN
+    name = toolchain.rsplit(":", 1)[-1].strip()
+    return name if name.startswith("v") else f"v{name}"
 
 
-def _source(header: str, body: str) -> str:
-    return f"{header.rstrip()}\n\n{body.strip()}\n"
+def release_order(toolchain: str) -> tuple[int, int, int, int] | None:
+    """``v4.21.0-rc3`` -> (4, 21, 0, 3); a release sorts after its release candidates. None: not a release tag."""
+    found = re.fullmatch(r"v?(\d+)\.(\d+)\.(\d+)(?:-rc(\d+))?", toolchain_key(toolchain))
+    if not found:
+        return None
+    major, minor, patch, rc = found.groups()
+    return int(major), int(minor), int(patch), int(rc) if rc is not None else 1 << 30
 
 
-class SafeVerifyReplay:
-    """Subprocesses to the pinned SafeVerify of the row's toolchain, each in the sandbox.
+def tool_for(toolchain: str | None) -> str | None:
+    """Which tool judges ``toolchain``: ``safeverify`` (a pinned branch), ``comparator`` (>= v4.21.0-rc3), or None."""
+    key = toolchain_key(toolchain)
+    if key in SAFEVERIFY_PINS:
+        return "safeverify"
+    order = release_order(key)
+    first = release_order(COMPARATOR_FIRST)
+    if order is not None and first is not None and order >= first:
+        return "comparator"
+    return None
 
-    ``lake`` is the program run for both steps (``lake -d CHECKOUT env lean -o …`` and ``lake -d CHECKOUT
-    env safe_verify …``); the CI fake (:mod:`repro.lean.fake_safe_verify`) is a ``lake`` that speaks the
-    same command lines, so everything here but Lean itself runs in the tests.
+
+def target_source(header: str, statement: str) -> str:
+    """Our target: the trusted header, then our statement (ending ``:= by sorry``)."""
+    return f"{header.rstrip()}\n\n{statement.strip()}\n"
+
+
+def submission_source(header: str, submission: str) -> str:
+    """The trusted header, then the text the screen's Lean check compiled, verbatim (its positions kept)."""
+    return f"{header.rstrip()}\n\n{submission}" + ("" if submission.endswith("\n") else "\n")
+
+
+def submission_line_offset(header: str) -> int:
+    """Lines before the submission's first line in :func:`submission_source` (to map Lean's positions back)."""
+    return header.rstrip().count("\n") + 2
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def checkout_revision(checkout: Path) -> str | None:
+    """The commit a git checkout is at (detached, or on a branch), read from its files; None if unknown."""
+    git = checkout / ".git"
+    if git.is_file():  # a worktree or submodule: ``gitdir: PATH``
+        text = git.read_text(encoding="utf-8", errors="replace").strip()
+        if not text.startswith("gitdir:"):
+            return None
+        git = (checkout / text.removeprefix("gitdir:").strip()).resolve()
+    head = git / "HEAD"
+    if not head.is_file():
+        return None
+    text = head.read_text(encoding="utf-8", errors="replace").strip()
+    if re.fullmatch(r"[0-9a-f]{40}", text):
+        return text
+    if not text.startswith("ref:"):
+        return None
+    ref = text.removeprefix("ref:").strip()
+    loose = git / ref
+    if loose.is_file():
+        return loose.read_text(encoding="utf-8", errors="replace").strip() or None
+    packed = git / "packed-refs"
+    if packed.is_file():
+        for line in packed.read_text(encoding="utf-8", errors="replace").splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[1] == ref:
+                return parts[0]
+    return None
+
+
+def lean_errors(output: str, source: Path, offset: int = 0) -> list[str]:
+    """Lean's ``<file>:l:c: error: ...`` lines for ``source``, lines renumbered to the submission's own."""
+    pattern = re.compile(rf"^{re.escape(str(source))}:(\d+):(\d+): error:\s?(.*)$")
+    found = []
+    for line in output.splitlines():
+        match = pattern.match(line.strip())
+        if match:
+            row = int(match.group(1)) - offset
+            found.append(f"line {row}:{match.group(2)}: {match.group(3)}")
+    return found
+
+
+def read_refusal(output: str, submission: Path) -> tuple[JudgeRefusal, str] | None:
+    """SafeVerify's refusal of the submission, in its own words, or None when the output holds none.
+
+    A refusal counts only after ``found a problem in <submission>`` (Main.lean:143): an exception while
+    replaying our own target, or a file it could not read, is no refusal of the proof."""
+    if f"found a problem in {submission}" not in output:
+        return None
+    message = _exception(output)
+    if message is None:
+        return None
+    for pattern, kind in _REFUSALS:
+        if pattern.match(message):
+            return kind, message
+    return None
+
+
+def _exception(output: str) -> str | None:
+    for line in reversed(output.strip().splitlines()):
+        if "uncaught exception:" in line:
+            return line.split("uncaught exception:", 1)[1].strip()
+    return None
+
+
+def _tail(output: str, limit: int = 800) -> str:
+    text = output.strip()
+    return text if len(text) <= limit else "..." + text[-limit:]
+
+
+def step_failure(result: StepResult, what: str, timeout_s: float) -> tuple[JudgeCause, str] | None:
+    """Why a step gave no usable answer, whatever it printed; None when it ended on its own with an exit code."""
+    if result.start_error is not None:
+        return JudgeCause.crashed, f"{what} could not start: {result.start_error}"
+    if result.timed_out:
+        return JudgeCause.timeout, f"{what}: no answer within {timeout_s:g} s (its process group was killed)"
+    number = result.signal
+    if number is not None:
+        hint = " (an out-of-memory kill is SIGKILL)" if signal_name(number) == "SIGKILL" else ""
+        return JudgeCause.killed, f"{what} was killed by {signal_name(number)}{hint}: {_tail(result.output, 300)}"
+    if result.output.lstrip().startswith("bwrap:"):
+        return JudgeCause.sandbox, f"{what}: the sandbox failed: {_tail(result.output, 300)}"
+    return None
+
+
+class SafeVerifyJudge:
+    """Subprocesses to the pinned SafeVerify of the request's toolchain, each step sandboxed apart.
+
+    ``lake`` is the program run for the steps (``lake -d CHECKOUT env lean -o …`` and ``lake -d CHECKOUT
+    env safe_verify …``); the stand-in of ``tests/doubles/fake_safe_verify.py`` is a ``lake`` that speaks
+    the same command lines, so everything here but Lean itself runs in the tests.
     """
 
     name = "SafeVerify"
 
     def __init__(
         self,
-        settings: ReplaySettings,
+        settings: JudgeSettings,
         *,
-        lake: list[str] | None = None,
+        lake: Sequence[str] | None = None,
         real: bool = True,
         sandbox: SandboxStatus | None = None,
+        named_sandbox: str = "bwrap",
     ) -> None:
         self.settings = settings
+        self.tools_dir = settings.resolved_tools_dir()
         self.real = real
         self._default_lake = lake is None
-        self.lake = lake or [shutil.which("lake") or "lake"]
-        self.sandbox = sandbox or detect_sandbox()
+        self.lake = list(lake) if lake is not None else [shutil.which("lake") or "lake"]
+        # ``lean.sandbox``, the operator's named confinement: bwrap unless a weaker one is named (the opt-in)
+        self.confined = Confinement(named_sandbox, sandbox)
         self._slots = asyncio.Semaphore(settings.workers)
 
-    def checkout(self, toolchain: str) -> Path:
-        return self.settings.tools_dir / toolchain
+    @property
+    def confinement(self) -> str:
+        return self.confined.describe()
 
-    def _missing(self, toolchain: str) -> str | None:
-        if toolchain not in SAFEVERIFY_PINS:
-            return f"no pinned SafeVerify for toolchain {toolchain} (pinned: {', '.join(SAFEVERIFY_PINS)})"
-        if not (self.checkout(toolchain) / "lakefile.toml").is_file():
-            return (
-                f"SafeVerify for {toolchain} is not set up at {self.checkout(toolchain)}"
-                " (docker/Dockerfile builds it; or set REPRO_SAFEVERIFY_DIR)"
+    def revision(self, toolchain: str) -> str | None:
+        pin = SAFEVERIFY_PINS.get(toolchain_key(toolchain))
+        return pin.commit if pin else None
+
+    def checkout(self, toolchain: str) -> Path:
+        return self.tools_dir / toolchain_key(toolchain)
+
+    def problem(self, toolchain: str) -> tuple[JudgeCause, str] | None:
+        """Why this judge cannot judge ``toolchain`` here (before anything runs), or None."""
+        key = toolchain_key(toolchain)
+        pin = SAFEVERIFY_PINS.get(key)
+        if pin is None:
+            pinned = ", ".join(SAFEVERIFY_PINS)
+            return JudgeCause.missing, f"no pinned SafeVerify for toolchain {key} (pinned: {pinned})"
+        checkout = self.checkout(key)
+        if not (checkout / "lakefile.toml").is_file():
+            return JudgeCause.missing, (
+                f"SafeVerify for {key} is not set up at {checkout} (docker/Dockerfile builds it: {pin.branch} at"
+                f" {pin.commit[:7]}; or set judge.tools_dir / REPRO_SAFEVERIFY_DIR)"
             )
+        if not (checkout / SAFEVERIFY_BINARY).is_file():
+            return JudgeCause.missing, (
+                f"SafeVerify at {checkout} was never built: {SAFEVERIFY_BINARY} is missing (run `lake build"
+                " safe_verify` there)"
+            )
+        found = checkout_revision(checkout)
+        if found is not None and found != pin.commit:
+            return JudgeCause.missing, f"SafeVerify at {checkout} is at {found[:12]}, not the pinned {pin.commit[:12]}"
         if self.real and not shutil.which(self.lake[0]):
-            return f"{self.lake[0]} not found: no Lean toolchain on this machine"
+            return JudgeCause.missing, f"{self.lake[0]} not found: no Lean toolchain on this machine"
+        sandbox = self.confined.problem()
+        if sandbox is not None:
+            return JudgeCause.unconfined, sandbox
         return None
 
-    async def _run(self, command: list[str], work: Path, deadline: float) -> tuple[int, str]:
-        process = await asyncio.create_subprocess_exec(
-            *sandboxed(command, work, self.sandbox),
-            cwd=work,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
+    def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
+        toolchain = toolchain_key(request.toolchain)
+        return JudgeVerdict(
+            key=request.key,
+            status=status,
+            tool=self.name,
+            tool_revision=self.revision(toolchain),
+            toolchain=toolchain,
+            real=self.real,
+            confinement=self.confinement,
+            elapsed_s=round(time.monotonic() - started, 3),
+            **fields,
         )
-        try:
-            output, _ = await asyncio.wait_for(process.communicate(), timeout=max(deadline - time.monotonic(), 0.1))
-        except TimeoutError:
-            process.kill()
-            await process.wait()
-            raise
-        return process.returncode or 0, output.decode("utf-8", "replace")
 
-    async def replay(self, request: ReplayRequest) -> ReplayVerdict:
-        toolchain = toolchain_key(request.toolchain, self.settings.default_toolchain)
-        pin = SAFEVERIFY_PINS.get(toolchain)
-        base = {
-            "key": request.key,
-            "tool": self.name,
-            "tool_revision": pin.commit if pin else None,
-            "toolchain": toolchain,
-            "real": self.real,
-            "sandbox": self.sandbox.describe(),
-        }
-        missing = self._missing(toolchain)
-        if missing:
-            return ReplayVerdict(status=ReplayStatus.unavailable, detail=missing, **base)
+    async def judge(self, request: JudgeRequest) -> JudgeVerdict:
+        started = time.monotonic()
+        toolchain = toolchain_key(request.toolchain)
+        problem = self.problem(toolchain)
+        if problem is not None:
+            cause, detail = problem
+            return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
+        async with self._slots:
+            with tempfile.TemporaryDirectory(prefix="repro-judge-") as directory:
+                return await self._judge_in(request, toolchain, Path(directory), started)
+
+    async def _judge_in(self, request: JudgeRequest, toolchain: str, root: Path, started: float) -> JudgeVerdict:
         checkout = str(self.checkout(toolchain).resolve())
+        sandbox = self.confined.status()
+        assert sandbox is not None  # problem() said it works
         # the checkout's own toolchain (elan's shim would pick one from the work directory instead)
         lake = [toolchain_binary("lake", checkout)] if self._default_lake else self.lake
-        started = time.monotonic()
         deadline = started + self.settings.timeout_s
-        async with self._slots:
-            with tempfile.TemporaryDirectory(prefix="repro-replay-") as directory:
-                work = Path(directory)
-                target, submission = work / "Target.lean", work / "Submission.lean"
-                target.write_text(_source(request.header, request.statement), encoding="utf-8")
-                submission.write_text(_source(request.header, request.proof_code), encoding="utf-8")
-                try:
-                    for source in (target, submission):
-                        olean = source.with_suffix(".olean")
-                        code, output = await self._run(
-                            [*lake, "-d", checkout, "env", "lean", "-o", str(olean), str(source)], work, deadline
-                        )
-                        if code != 0 or not olean.is_file():
-                            status = ReplayStatus.rejected if source is submission else ReplayStatus.error
-                            return ReplayVerdict(
-                                status=status,
-                                detail=f"{source.name} did not compile (exit {code}): {output.strip()[-800:]}",
-                                elapsed_s=round(time.monotonic() - started, 3),
-                                **base,
-                            )
-                    code, output = await self._run(
-                        [*lake, "-d", checkout, "env", "safe_verify", str(target.with_suffix(".olean")),
-                         str(submission.with_suffix(".olean"))],
-                        work,
-                        deadline,
-                    )  # fmt: skip
-                except TimeoutError:
-                    return ReplayVerdict(
-                        status=ReplayStatus.timeout,
-                        detail=f"no answer within {self.settings.timeout_s:g} s",
-                        elapsed_s=round(time.monotonic() - started, 3),
-                        **base,
-                    )
-                except OSError as error:
-                    return ReplayVerdict(status=ReplayStatus.error, detail=f"could not start: {error}", **base)
-        elapsed = round(time.monotonic() - started, 3)
-        if code == 0 and "Finished with no errors." in output:
-            return ReplayVerdict(status=ReplayStatus.replayed, detail="", elapsed_s=elapsed, **base)
-        if code == 0:  # a zero exit without the closing line is not an acceptance we can read
-            return ReplayVerdict(status=ReplayStatus.error, detail=output.strip()[-800:], elapsed_s=elapsed, **base)
-        return ReplayVerdict(status=ReplayStatus.rejected, detail=_reason(output), elapsed_s=elapsed, **base)
+        timeout = self.settings.timeout_s
+
+        def unavailable(cause: JudgeCause, detail: str) -> JudgeVerdict:
+            return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
+
+        spaces = {name: root / name for name in ("target", "submission", "replay")}
+        for space in spaces.values():
+            space.mkdir()
+        target = spaces["target"] / "Target.lean"
+        submission = spaces["submission"] / "Submission.lean"
+        target.write_text(target_source(request.header, request.statement), encoding="utf-8")
+        submission.write_text(submission_source(request.header, request.submission), encoding="utf-8")
+
+        # 1. our target, alone in its directory
+        olean = target.with_suffix(".olean")
+        command = [*lake, "-d", checkout, "env", "lean", "-o", str(olean), str(target)]
+        tool = [Path(checkout)]
+        result = await run_step(command, spaces["target"], sandbox, deadline, read_only=tool)
+        failure = step_failure(result, "compiling our target", timeout)
+        if failure is not None:
+            return unavailable(*failure)
+        if result.returncode != 0 or not olean.is_file():
+            return unavailable(
+                JudgeCause.target,
+                f"our target did not compile (exit {result.returncode}): {_tail(result.output)}",
+            )
+        target_hash = file_digest(olean)
+
+        # 2. the submission, alone in its directory: nothing it writes reaches target/ or the checkout
+        compiled = submission.with_suffix(".olean")
+        result = await run_step(
+            [*lake, "-d", checkout, "env", "lean", "-o", str(compiled), str(submission)],
+            spaces["submission"],
+            sandbox,
+            deadline,
+            read_only=tool,
+        )
+        failure = step_failure(result, "compiling the submission", timeout)
+        if failure is not None:
+            return unavailable(*failure)
+        if result.returncode != 0:
+            errors = lean_errors(result.output, submission, submission_line_offset(request.header))
+            if errors:
+                return self._verdict(
+                    request,
+                    JudgeStatus.rejected,
+                    started,
+                    refusal=JudgeRefusal.compile_error,
+                    detail="the submission does not compile: " + " | ".join(errors[:5])[:1500],
+                )
+            cause = JudgeCause.no_output if result.silent else JudgeCause.crashed
+            detail = f"compiling the submission failed (exit {result.returncode}) without a Lean error"
+            return unavailable(cause, f"{detail}: {_tail(result.output)}")
+        if not compiled.is_file():
+            return unavailable(JudgeCause.crashed, "compiling the submission exited 0 but wrote no .olean")
+
+        # 3. both outputs copied into a fresh directory; our target's copy must be what our compile wrote
+        target_copy, submission_copy = spaces["replay"] / "Target.olean", spaces["replay"] / "Submission.olean"
+        shutil.copyfile(olean, target_copy)
+        shutil.copyfile(compiled, submission_copy)
+        if file_digest(target_copy) != target_hash:
+            return unavailable(
+                JudgeCause.sandbox,
+                "our target's compiled output changed between its compile and the replay: the sandbox did not hold",
+            )
+        result = await run_step(
+            [*lake, "-d", checkout, "env", "safe_verify", str(target_copy), str(submission_copy)],
+            spaces["replay"],
+            sandbox,
+            deadline,
+            read_only=tool,
+        )
+        return self._read_replay(request, result, submission_copy, started)
+
+    def _read_replay(self, request: JudgeRequest, result: StepResult, submission: Path, started: float) -> JudgeVerdict:
+        failure = step_failure(result, "safe_verify", self.settings.timeout_s)
+        if failure is not None:
+            cause, detail = failure
+            return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
+        lines = [line.strip() for line in result.output.strip().splitlines() if line.strip()]
+        if result.returncode == 0:
+            if lines and lines[-1] == FINISHED:
+                return self._verdict(request, JudgeStatus.passed, started)
+            return self._verdict(
+                request,
+                JudgeStatus.unavailable,
+                started,
+                cause=JudgeCause.no_output if not lines else JudgeCause.unreadable,
+                detail=f"safe_verify exited 0 without {FINISHED!r} as its last line: {_tail(result.output)}",
+            )
+        refusal = read_refusal(result.output, submission)
+        if refusal is not None:
+            kind, message = refusal
+            detail = f"{message} ({STRUCTURAL_NOTE})" if kind == JudgeRefusal.type_mismatch else message
+            return self._verdict(request, JudgeStatus.rejected, started, refusal=kind, detail=detail)
+        return self._verdict(
+            request,
+            JudgeStatus.unavailable,
+            started,
+            cause=JudgeCause.no_output if not lines else JudgeCause.unreadable,
+            detail=f"safe_verify failed (exit {result.returncode}) without one of its refusals: {_tail(result.output)}",
+        )
 
 
-def _reason(output: str) -> str:
-    """SafeVerify's own words: the uncaught exception's message, else the output's tail."""
-    for line in reversed(output.strip().splitlines()):
-        if "uncaught exception:" in line:
-            return line.split("uncaught exception:", 1)[1].strip()
-    return output.strip()[-800:]
+def load_factory(spec: str) -> Any:
+    """``package.module:function`` -> the function (``judge.factory``)."""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"judge.factory: cannot load {spec!r}: {error}") from None
 
 
-def build_replayer(settings: ReplaySettings) -> SafeVerifyReplay:
-    """The real SafeVerify, or the CI fake (a ``lake`` stand-in, verdicts marked not real)."""
-    if settings.backend == "fake":
-        import sys
+class ByToolchainJudge:
+    """``judge.backend: auto``: each request goes to the tool pinned for its own toolchain (a release may
+    hold rows of several), SafeVerify for v4.9.0/v4.15.0 and comparator from v4.21.0-rc3 on."""
 
-        _fake_checkouts(settings.tools_dir)
-        script = Path(__file__).parents[1] / "lean" / "fake_safe_verify.py"
-        return SafeVerifyReplay(settings, lake=[sys.executable, str(script)], real=False)
-    return SafeVerifyReplay(settings)
+    name = "kernel judge (SafeVerify or comparator by toolchain)"
+    real = True
+
+    def __init__(self, safeverify: Judge, comparator: Judge) -> None:
+        self.safeverify = safeverify
+        self.comparator = comparator
+
+    def judge_for(self, toolchain: str | None) -> Judge:
+        return self.comparator if tool_for(toolchain) == "comparator" else self.safeverify
+
+    def revision(self, toolchain: str) -> str | None:
+        return self.judge_for(toolchain).revision(toolchain)
+
+    async def judge(self, request: JudgeRequest) -> JudgeVerdict:
+        return await self.judge_for(request.toolchain).judge(request)
 
 
-def _fake_checkouts(tools_dir: Path) -> None:
-    """One directory per pinned toolchain, where the real setup leaves a SafeVerify checkout."""
-    for toolchain, pin in SAFEVERIFY_PINS.items():
-        marker = tools_dir / toolchain / "lakefile.toml"
-        if not marker.is_file():
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.write_text(f"# fake SafeVerify checkout (CI), standing for {pin.branch} at {pin.commit}\n")
+def build_judge(settings: JudgeSettings, *, sandbox: str = "bwrap") -> Judge:
+    """The judge ``settings`` name. ``sandbox`` is ``lean.sandbox``, the confinement the operator named: the
+    judge runs where it works and, for ``bwrap``, confines writes; ``unshare`` or ``none`` named there is the
+    opt-in to run unconfined (else such a judge answers ``unavailable``, cause ``unconfined``)."""
+    from repro.judge.comparator import ComparatorJudge
+
+    if settings.backend == JudgeBackendName.factory:
+        assert settings.factory is not None  # JudgeSettings validates it
+        judge = load_factory(settings.factory)(settings)
+        if not isinstance(judge, Judge):
+            raise ValueError(f"judge.factory: {settings.factory} returned {type(judge).__name__}, not a Judge")
+        return judge
+    if settings.backend == JudgeBackendName.safeverify:
+        return SafeVerifyJudge(settings, named_sandbox=sandbox)
+    if settings.backend == JudgeBackendName.comparator:
+        return ComparatorJudge(settings, named_sandbox=sandbox)
+    return ByToolchainJudge(
+        SafeVerifyJudge(settings, named_sandbox=sandbox),
+        ComparatorJudge(settings, named_sandbox=sandbox),
+    )
 
 
-async def replay_all(backend: ReplayBackend, requests: list[ReplayRequest]) -> list[ReplayVerdict]:
-    """Every request replayed (concurrency bounded by the backend), in the order given."""
-    return list(await asyncio.gather(*(backend.replay(request) for request in requests)))
+async def judge_all(judge: Judge, requests: list[JudgeRequest]) -> list[JudgeVerdict]:
+    """Every request judged (concurrency bounded by the judge), in the order given."""
+    return list(await asyncio.gather(*(judge.judge(request) for request in requests)))

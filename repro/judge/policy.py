@@ -15,6 +15,8 @@ from functools import lru_cache
 
 from repro.lean.syntax import SyntaxTables, UnknownToolchainError, gate_tables, keyword_key
 from repro.lean.tables import (
+    AESOP_RULE_CLAUSES,
+    AESOP_RULE_TACTICS,
     ALLOWED_MODIFIERS,
     ALLOWED_OPTIONS,
     COMMAND_KEYWORDS,
@@ -41,6 +43,7 @@ from repro.lean.tables import (
     PROP_CLASSES,
     RESERVED_PREFIX,
     SEARCH_TACTICS,
+    SIMP_SUGGESTION_FORMS,
 )
 from repro.lean.text import Kind, LeanCode, Token, check_time, identifier_parts, lean_code
 
@@ -232,6 +235,8 @@ def scan(
             )
         elif token.kind == Kind.quotation:
             result.refuse(f"name literal or syntax quotation ({source.where(token)})")
+        elif token.kind == Kind.symbol and token.text == "(":
+            _aesop_rule_clause(source, index, result, tables)
         elif token.kind == Kind.identifier:
             index = _identifier(
                 source,
@@ -277,6 +282,8 @@ def _identifier(
         result.refuse(f"search tactic {text} ({source.where(token)}; every `?` form of a keyword is refused)")
         result.uses_search_tactic = True
     following = words[index + 1] if index + 1 < len(words) else None
+    if text in AESOP_RULE_TACTICS and _adds_forward_rules(words, index):
+        result.refuse(f"{text} with rules or rule sets ({source.where(token)}; no Aesop rule may be added or changed)")
     if text == "decide" and _configured(source, index):
         _refuse_kernel_decide(source, token, result, "decide with a configuration")
     percent = following if following is not None and following.text == "%" and following.start == token.end else None
@@ -290,8 +297,7 @@ def _identifier(
         option = words[index + 1] if index + 1 < len(words) else None
         value = words[index + 2] if index + 2 < len(words) else None
         option_name = option.name if option is not None and option.kind == Kind.identifier else "?"
-        scoped = index + 3 < len(words) and words[index + 3].text == "in"
-        if not _allowed_option(option_name, value, scoped):
+        if not _allowed_option(option_name, value):
             result.refuse(
                 f"set_option {option.text if option else ''} ({source.where(token)}; only resource limits,"
                 " pp.*, linter.* and tactic.hygienic)"
@@ -468,8 +474,9 @@ def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[in
     even if a table were wrong about a word, the word must also stand where a column-0 block is
     open: after a ``by``/``decreasing_by`` that ends its line and is followed by a column-0 token,
     and before any column-0 line that is not such a tactic (a command, ``where``, an unknown word).
-    Symbol-led lines (``·``, ``<;>``, ``_``, ``|``) and ``open``/``set_option`` lines (tactics too, with
-    ``in``; judged by their own rules wherever they stand) leave the state unchanged. A nested ``by`` with
+    Symbol-led lines (``·``, ``<;>``, ``_``, ``|``), ``open``/``set_option`` lines (tactics too, with
+    ``in``; judged by their own rules wherever they stand) and the ``#check``/``#print axioms`` lines
+    that :func:`scan` blanks (Lean never sees them) leave the state unchanged. A nested ``by`` with
     its block at column 0 is a parse error in Lean (``checkColGt``), never a command. Nothing is
     trusted from the tactic itself: every token of it is judged by the other rules wherever it stands.
     """
@@ -490,6 +497,8 @@ def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[in
         line_start = token
         if token.kind == Kind.symbol or token.text in ("open", "set_option"):
             continue  # ``open X in``/``set_option o v in``: a tactic in the block, judged by its own rule
+        if token.kind == Kind.hash_command and _informational_command_end(source, index) is not None:
+            continue  # ``#check h`` alone on its line is blanked: Lean sees spaces there, the block goes on
         if open_block and token.kind == Kind.identifier and _is_layout_tactic(token.text, tables):
             accepted.add(index)
         else:
@@ -546,12 +555,22 @@ def _refuse_kernel_decide(source: LeanCode, token: Token, result: ScanResult, wh
     result.refuse(f"{what} ({source.where(token)}; kernel reduction is refused: leanprover/lean4#8060)")
 
 
-def _allowed_option(option: str, value: Token | None, scoped: bool) -> bool:
-    """Resource limits; linter and hygiene switches; ``pp.*`` only scoped to the prover's command by ``in``.
+def _allowed_option(option: str, value: Token | None) -> bool:
+    """Resource limits (numbers); linter and hygiene switches (booleans); ``pp.*`` (booleans or numbers).
 
-    Options set without ``in`` stay set for our own bridge and ``#print axioms`` (the REPL keeps them,
-    the Kimina server joins the commands into one file); printing options must not reach the axiom
-    report we read.
+    Why ``pp.*`` may be set without ``in`` (issue 27 §4; 21 of Seed-Prover's published miniF2F/IMO files
+    set ``pp.funBinderTypes`` and ``pp.numericTypes`` so): Lean keeps options in the *scope*, and our
+    section ends before our own commands read anything. ``set_option`` writes only the innermost scope's
+    ``opts`` (leanprover/lean4 ``src/Lean/Elab/BuiltinCommand.lean``, ``elabSetOption``: ``modifyScope fun
+    scope => { scope with opts := options }``, v4.9.0 to v4.15.0), every command reads its options from
+    that scope, and ``end`` pops it (``elabEnd``). The prover's code runs inside ``section <reserved>``
+    (:mod:`repro.judge.scopes`), which our command (2) ends before the bridge and ``#print axioms`` (on the
+    REPL and on Kimina's joined file alike), so what the prover set is gone when they run: the same
+    mechanism as ``set_option ... in``, which Lean expands to ``section ... end`` (``expandInCmd``). A
+    printing option changes no elaboration and nothing the kernel checks; the prover's own messages are
+    read by severity and by the fixed text of the sorry warning, which no printing option changes. The
+    kernel judge compiles the submission in a file of its own and reads axioms from the replayed
+    environment, never from printed text.
     """
     if value is None:
         return False
@@ -561,7 +580,7 @@ def _allowed_option(option: str, value: Token | None, scoped: bool) -> bool:
     if option in DISPLAY_OPTIONS or option.startswith("linter."):
         return boolean
     if option.startswith(DISPLAY_OPTION_PREFIXES):
-        return scoped and (boolean or value.kind == Kind.number)
+        return boolean or value.kind == Kind.number
     return False
 
 
@@ -746,6 +765,8 @@ def _search_form(text: str, tables: SyntaxTables) -> bool:
     a dot: a keyword is never dotted, while ``List.head?`` and ``Nat.find?`` are ordinary functions
     (Lean's ``identFn`` admits ``?`` and ``!`` inside names, leanprover/lean4 ``src/Lean/Parser/Basic.lean``).
     """
+    if text in SIMP_SUGGESTION_FORMS:
+        return False  # the simp family's ``?`` forms only report the call they ran (tables.SIMP_SUGGESTION_FORMS)
     if "." in text or text in SEARCH_TACTICS or not text.rstrip("!").endswith("?"):
         return False
     return tables.category(text) is not None
@@ -897,6 +918,7 @@ def configurations(source: LeanCode, result: ScanResult, tables: SyntaxTables | 
             and option.kind == Kind.identifier
             and words[index + 2].text == ":="
             and option.text not in CONFIG_TACTIC_CLAUSES
+            and option.name != _RULE_SETS_CLAUSE
         ):
             index += 1
             continue
@@ -937,8 +959,9 @@ def configurations(source: LeanCode, result: ScanResult, tables: SyntaxTables | 
 # application's head (``exact foo (n := 3)``, ``have h := foo (n := 3)``, ``simpa using foo (n := 3)``).
 # Each is followed by a term, but a bare ``rcases`` may end a tactic line, so the head must share its
 # line (red team round 6). ``+``/``-`` are left out (``simp +arith
-# (config := e)``: a glued flag), ``*`` (``simp at *``) and ``(`` (a tactic block ``(tac (config := e))``),
-# ``=>``, ``|``, ``;``, ``<;>``, ``·`` (a tactic may follow each).
+# (config := e)``: a glued flag), ``*`` (``simp at *``) and ``(`` (a tactic block ``(tac (config := e))``:
+# a ``(`` counts only when :func:`_opens_term` shows it opens a term), ``=>``, ``|``, ``;``, ``<;>``, ``·``
+# (a tactic may follow each).
 _TERM_BEFORE_WORDS = frozenset(
     {"exact", "apply", "refine", "refine'", "use", "exists", "show", "from", "using", "specialize", "convert"}
     | {"exact_mod_cast", "apply_mod_cast", "rcases", "cases", "induction", "calc"}
@@ -954,7 +977,7 @@ _NAMED_ARGUMENT_REACH = 64  # tokens walked back over an application before givi
 _OPENING = {")": "(", "]": "[", "}": "{", "⟩": "⟨"}
 
 
-def _named_argument(source: LeanCode, index: int, tables: SyntaxTables) -> bool:
+def _named_argument(source: LeanCode, index: int, tables: SyntaxTables, nesting: int = 0) -> bool:
     """Whether the ``( name :=`` at ``index`` is a named argument of a term application, not a tactic's
     configuration item.
 
@@ -968,7 +991,8 @@ def _named_argument(source: LeanCode, index: int, tables: SyntaxTables) -> bool:
     is (Lean's ``identFn`` takes a keyword only when a table token covers the whole identifier), so
     the whole can only be a term; or (b) the token before it puts it in term position
     (:data:`_TERM_BEFORE_WORDS`, :data:`_TERM_BEFORE_SYMBOLS`, an element of a ``[...]`` list after a
-    name or a numeral, as in ``rw [foo (n := 3)]``). Any keyword on the way (``aesop (add ...)
+    name or a numeral, as in ``rw [foo (n := 3)]``, or a plain ``(`` that itself opens a term:
+    :func:`_opens_term`, ``exact (mul_pos (a := a) ha)``, issue 27 §4). Any keyword on the way (``aesop (add ...)
     (config := e)``), a head at a tactic position (a tactic the tables miss: ``aesop_cat (config := e)``)
     or a walk longer than :data:`_NAMED_ARGUMENT_REACH` keeps the literal-only rule (fail closed).
     """
@@ -1022,7 +1046,93 @@ def _named_argument(source: LeanCode, index: int, tables: SyntaxTables) -> bool:
         return True
     if before.kind == Kind.symbol and before.text == ":=":
         return _after_binding_assignment(words, start - 1)
+    if before.kind == Kind.symbol and before.text == "(":
+        return _opens_term(source, start - 1, tables, nesting)  # ``(mul_pos (a := a) ha)``: if that ``(`` is a term's
     return before.kind == Kind.symbol and before.text in ("[", ",") and _in_term_list(words, head - 1)
+
+
+_RULE_SETS_CLAUSE = "rule_sets"  # judged by _aesop_rule_clause, not by the configuration rule
+
+
+def _aesop_rule_clause(source: LeanCode, index: int, result: ScanResult, tables: SyntaxTables) -> None:
+    """``(add ...)``, ``(erase ...)`` and ``(rule_sets := ...)`` wherever Lean would read an Aesop clause.
+
+    Aesop's clauses (``tables.AESOP_RULE_CLAUSES``) follow ``aesop``, ``aesop?`` or any Mathlib frontend
+    that forwards them, and such a frontend may be a macro no table knows; so the clause is refused by
+    its own shape, whatever word precedes it, unless the parenthesis is a term (:func:`_opens_term`
+    for ``(add a b)``, :func:`_named_argument` for ``f (rule_sets := x)``), where Lean reads no clause.
+    The keywords are Aesop's non-reserved symbols ``&"add"``, ``&"erase"``, ``&"rule_sets"``, matched on
+    the identifier's text (leanprover/lean4 ``src/Lean/Parser/Basic.lean``, ``nonReservedSymbolFnAux``);
+    its quoted form is compared too (fail closed). ``(add := e)``/``(erase := e)`` are configuration
+    items, judged by :func:`configurations`.
+    """
+    words = source.significant
+    if index + 1 >= len(words) or words[index + 1].kind != Kind.identifier:
+        return
+    clause = words[index + 1].name
+    if clause not in AESOP_RULE_CLAUSES:
+        return
+    assigns = index + 2 < len(words) and words[index + 2].text == ":="
+    if clause == _RULE_SETS_CLAUSE:
+        if assigns and _named_argument(source, index, tables):
+            return  # ``f (rule_sets := x)``: a term's named argument
+    elif assigns or _opens_term(source, index, tables):
+        return
+    result.refuse(
+        f"Aesop rule clause ({clause} ...) ({source.where(words[index])}; no Aesop rule may be added, erased or"
+        " switched: an added rule can run a prover declaration as a tactic)"
+    )
+
+
+def _adds_forward_rules(words: list[Token], index: int) -> bool:
+    """``saturate``/``forward`` followed by a rule list or ``using`` (after ``saturate``'s optional depth).
+
+    Both are keywords once Aesop is imported (``Aesop/Frontend/Saturate.lean``: ``elab "saturate "``,
+    ``macro "forward "``), so the word is that tactic or a parse error; the bare tactic uses the default
+    rule sets only. A line break does not end the arguments (the syntax has no column check).
+    """
+    cursor = index + 1
+    if words[index].text == "saturate" and cursor < len(words) and words[cursor].kind == Kind.number:
+        cursor += 1
+    return cursor < len(words) and words[cursor].text in ("[", "using")
+
+
+_PAREN_NESTING = 8  # plain parentheses followed outwards before giving up (fail closed)
+
+
+def _opens_term(source: LeanCode, paren: int, tables: SyntaxTables, nesting: int = 0) -> bool:
+    """Whether the plain ``(`` at ``paren`` (not a ``( name :=`` item) opens a term, never a tactic block.
+
+    Lean reads ``(`` as a term (parentheses, tuple or type ascription, leanprover/lean4
+    ``src/Lean/Parser/Term.lean``) wherever a term is expected, and as the tactic block ``(tacticSeq)``
+    (``src/Init/Tactics.lean``, ``paren``) where a tactic is: ``(unknown_tac (config := e))`` on a
+    tactic line is a tactic with a configuration. So the parenthesis opens a term when what stands
+    before it on its line asks for a term: a word or symbol after which Lean reads a term
+    (:data:`_TERM_BEFORE_WORDS`, :data:`_TERM_BEFORE_SYMBOLS`), the ``:=`` of a binding, an element of a
+    term list, an enclosing parenthesis that opens a term itself, or an application whose head is a term
+    (:func:`_named_argument` applied to the parenthesis, as to any argument). A ``(`` that starts its
+    line, or follows ``by``, ``;``, ``<;>``, ``|``, ``=>``, a tactic keyword or anything else, is no term
+    here, nor is one nested deeper than :data:`_PAREN_NESTING` (fail closed).
+    """
+    words, text = source.significant, source.text
+    if nesting >= _PAREN_NESTING or paren <= 0 or words[paren].text != "(":
+        return False
+    if paren + 2 < len(words) and words[paren + 1].kind == Kind.identifier and words[paren + 2].text == ":=":
+        return False  # a ``( name :=`` item: a clause or a configuration, never a plain term here
+    before = words[paren - 1]
+    if "\n" in text[before.end : words[paren].start]:
+        return False  # a ``(`` that begins its line may begin a tactic
+    if before.kind == Kind.identifier and before.text in _TERM_BEFORE_WORDS:
+        return True  # ``exact (...)``
+    if before.kind == Kind.symbol and before.text in _TERM_BEFORE_SYMBOLS:
+        return True
+    if before.kind == Kind.symbol and before.text == ":=":
+        return _after_binding_assignment(words, paren - 1)
+    if before.kind == Kind.symbol and before.text == "(":
+        return _opens_term(source, paren - 1, tables, nesting + 1)
+    if before.kind == Kind.symbol and before.text in ("[", ",") and _in_term_list(words, paren - 1):
+        return True
+    return _named_argument(source, paren, tables, nesting + 1)  # ``exact f (...)``: an argument of a term
 
 
 def _after_binding_assignment(words: list[Token], assign: int) -> bool:

@@ -150,7 +150,10 @@ async def verify_proof(
     truncated = output.truncated
     if truncated:
         verdict.add(ReasonCode.generation_truncated, "the output hit the token limit before its code was closed")
-    verdict.checked_code = output.code.text
+    verdict.prover_code = output.code.text
+    # the text Lean checks (imports and ``#`` commands blanked), the same whatever the verdict: salvage,
+    # feedback and the judge read it, and Lean's positions in it are the prover's
+    verdict.checked_code = None if static.unterminated else static.lean_code
     _judge_static(verdict, static, parsed, truncated)
     verdict.static_passed = not verdict.reasons
     if static.uses_native_decide and not allow_native_decide:

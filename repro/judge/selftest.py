@@ -21,6 +21,7 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -58,6 +59,10 @@ class SelfTestReport(BaseModel):
     # the backend answered no check at all (Lean missing, server down): no case was run
     unreachable: str | None = None
     outcomes: list[CaseOutcome]
+    # which `lake` the project's toolchain resolves to, and how Lean processes are confined (lean audit B1;
+    # issue 27 §3); None where repro starts no Lean process of its own (fake, Kimina)
+    lake: str | None = None
+    confinement: str | None = None
 
     @property
     def failed(self) -> list[CaseOutcome]:
@@ -78,8 +83,10 @@ class SelfTestFailed(RuntimeError):
     def __init__(self, report: SelfTestReport) -> None:
         self.report = report
         names = ", ".join(f"{o.name} ({o.detail[:200]})" for o in report.failed)
+        # the backend answered nothing (no toolchain, no REPL, no sandbox): that reason is the message (M4)
+        why = names or f"the backend answered no check: {(report.unreachable or '')[:600]}"
         super().__init__(
-            f"the Lean self-test failed on {report.backend_id} ({report.toolchain}): {names}. "
+            f"the Lean self-test failed on {report.backend_id} ({report.toolchain}): {why}. "
             "Nothing was run; `repro lean selftest` shows every case."
         )
 
@@ -200,14 +207,26 @@ async def _sentinel(context: _Context) -> tuple[bool, str]:
     return ok, f"expected one info message {SENTINEL!r} at line 3, got {shapes} ({result.infra_status})"
 
 
-async def _timeout(context: _Context) -> tuple[bool, str]:
-    budget = min(context.settings.timeout_s, TIMEOUT_BUDGET_S)
+async def _spin(context: _Context, budget: float) -> Any:
     quick = context.make_verifier(context.settings.model_copy(update={"timeout_s": budget, "workers": 1}))
     try:
-        result = await quick.check(SPIN, context.header)
+        return await quick.check(SPIN, context.header)
     finally:
         await quick.close()
-    return result.infra_status == InfraStatus.timeout, f"a {budget:.0f} s budget gave {result.infra_status}"
+
+
+async def _timeout(context: _Context) -> tuple[bool, str]:
+    budget = min(context.settings.timeout_s, TIMEOUT_BUDGET_S)
+    result = await _spin(context, budget)
+    said = f"a {budget:.0f} s budget gave {result.infra_status}"
+    if result.infra_status == InfraStatus.unavailable and "header" in (result.detail or "").lower():
+        # a Kimina server runs the header (import Mathlib) of a fresh REPL under the request's own timeout
+        # (server/routers/check.py): a cold REPL cannot import Mathlib in 10 s, which says nothing about
+        # timeouts. Again with the configured budget, which is what every real check gives the header (M7)
+        budget = context.settings.timeout_s
+        result = await _spin(context, budget)
+        said += f"; the header timed out, so again with {budget:.0f} s: {result.infra_status}"
+    return result.infra_status == InfraStatus.timeout, said
 
 
 async def _toolchain(context: _Context) -> tuple[bool, str]:
@@ -297,7 +316,10 @@ async def run_selftest(
             except Exception as error:  # a case that cannot even run has failed
                 passed, detail = False, f"{type(error).__name__}: {error}"
             outcomes.append(CaseOutcome(name=case.name, expects=case.expects, passed=passed, detail=detail))
+        lake, confinement = local_lean_facts(settings, active)
         return SelfTestReport(
+            lake=lake,
+            confinement=confinement,
             backend=str(settings.backend),
             backend_id=active.backend_id,
             real_lean=active.real_lean,
@@ -310,6 +332,22 @@ async def run_selftest(
     finally:
         if own:
             await outer.close()
+
+
+def local_lean_facts(settings: LeanSettings, verifier: Verifier) -> tuple[str | None, str | None]:
+    """(the toolchain ``lake`` resolves to in the project, the confinement in force) for the repl backend."""
+    if settings.backend != LeanBackendName.repl:
+        return None, None
+    from repro.lean.project import project_lake
+
+    lake = project_lake(settings.project_dir()).describe()
+    sandbox = getattr(verifier, "sandbox", None)
+    refused = getattr(verifier, "refused", None)
+    if sandbox is not None:
+        confinement = f"lean.sandbox {settings.sandbox}: {sandbox.status.describe()}"
+    else:
+        confinement = f"lean.sandbox {settings.sandbox}: " + (refused or "no sandbox: chosen by the operator")
+    return lake, confinement
 
 
 # -- once per backend + toolchain, before a run that claims real Lean ------------------------------------
@@ -378,6 +416,10 @@ def render_report(report: SelfTestReport) -> list[str]:
         f"{report.reported_toolchain}, Mathlib {report.mathlib_revision}; "
         f"real Lean: {'yes' if report.real_lean else 'NO'})"
     ]
+    if report.lake:
+        lines.append(f"  lake: {report.lake}")
+    if report.confinement:
+        lines.append(f"  confinement: {report.confinement}")
     for outcome in report.outcomes:
         mark = "PASS" if outcome.passed else "FAIL" if outcome.passed is False else "n/a "
         lines.append(

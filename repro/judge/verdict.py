@@ -22,7 +22,13 @@ class Verdict(BaseModel):
     taxonomy: list[TaxonomyFact] = Field(default_factory=list)
     details: list[str] = Field(default_factory=list)
     theorem_name: str | None = None
+    # The text the screen's Lean check compiled (after the trusted header): the prover's code block with its
+    # leading imports (within the header's) and informational ``#`` commands blanked to spaces, so Lean's
+    # positions in it are the prover's. It is what a candidate stores as ``verified_code`` and what the
+    # kernel judge compiles after the header (audit B2). None when the static layer could not read the code.
     checked_code: str | None = None
+    # the prover's code block as it wrote it (its imports included): what reports show beside its output
+    prover_code: str | None = None
     prover_statement_matches: bool | None = None
     axioms: list[str] | None = None
     messages: list[LeanMessage] = Field(default_factory=list)
@@ -46,6 +52,41 @@ class JudgeStatus(StrEnum):
     passed = "passed"  # replayed in the kernel: our statement, standard axioms only
     rejected = "rejected"  # the tool's own refusal, or a Lean error compiling the submission
     unavailable = "unavailable"  # no verdict (tool missing, timeout, killed, sandbox error, unreadable): resumable
+
+
+class JudgeCause(StrEnum):
+    """Why there is no verdict (``unavailable``): each is infrastructure, never the proof's fault."""
+
+    missing = "missing"  # no pinned tool for the toolchain, the tool not set up or never built, no Lean
+    unconfined = "unconfined"  # writes would not be confined and the operator did not opt in by name
+    sandbox = "sandbox"  # the sandbox failed to start, or our target's output changed under it
+    timeout = "timeout"  # past judge.timeout_s: the whole process group was killed
+    killed = "killed"  # ended by a signal (an out-of-memory kill is SIGKILL)
+    crashed = "crashed"  # could not start, or failed without a Lean error or a refusal of the tool
+    no_output = "no_output"  # ended without printing anything
+    unreadable = "unreadable"  # printed something that is neither a pass nor one of the tool's refusals
+    target = "target"  # our own target (header + statement) did not compile: the trusted side failed
+
+
+class JudgeRefusal(StrEnum):
+    """What kind of ``rejected``: the tool's own refusal, or a Lean error in the submission's compile."""
+
+    compile_error = "compile_error"  # ``Submission.lean:l:c: error: ...``
+    type_mismatch = "type_mismatch"  # same name, another type: the judge compares types structurally (audit M3)
+    not_found = "not_found"  # our theorem's name is not in the submission
+    kind_mismatch = "kind_mismatch"  # declared as another kind (a def, an axiom)
+    axiom = "axiom"  # depends on an axiom outside propext, Classical.choice, Quot.sound (sorryAx, ofReduceBool, ...)
+    unsafe = "unsafe"  # an unsafe or partial definition
+    definition_mismatch = "definition_mismatch"
+    kernel = "kernel"  # the kernel refused a declaration on replay
+
+
+# What the verdict's detail says when the judge refused a type the screen's bridge accepted: the bridge
+# (``type_of% @target := @name``) accepts a definitionally equal restatement, the judge does not.
+STRUCTURAL_NOTE = (
+    "the judge compares the theorem's type with our target's structurally; the screen's bridge accepts a"
+    " definitionally equal restatement (such as `3 ≤ x` for `x ≥ 3`), the judge does not, and the judge decides"
+)
 
 
 class JudgeRequest(BaseModel):
@@ -74,7 +115,10 @@ class JudgeVerdict(BaseModel):
     real: bool  # False for every stand-in (a fake tool, a recording): such a pass never makes a row verified
     confinement: str = ""  # how the compiles and the replay were confined (the sandbox's own description)
     detail: str = ""  # the tool's own words for a refusal, or why there is no verdict
-    cause: str | None = None  # for ``unavailable``: missing, timeout, killed, sandbox, unreadable, crashed
+    cause: str | None = None  # for ``unavailable``: a :class:`JudgeCause`
+    # for ``rejected``: a :class:`JudgeRefusal`; ``type_mismatch`` where the screen passed is the case the
+    # screen's definitional bridge and the judge's structural comparison disagree on (the judge wins)
+    refusal: str | None = None
     elapsed_s: float = 0.0
     cached: bool = False
 

@@ -11,7 +11,7 @@ from repro.lean.fleet import KiminaFleet, split_urls
 from repro.lean.kimina import KiminaVerifier
 from repro.lean.project import SetupError, toolchain_mismatch
 from repro.lean.repl_pool import ReplPoolVerifier
-from repro.lean.sandbox import sandbox_launcher
+from repro.lean.sandbox import SandboxUnavailable, WorkerSandbox, confinement
 from repro.lean.toolchains import get_toolchain
 from repro.store import RunStore
 
@@ -51,6 +51,10 @@ def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> Cac
         mismatch = toolchain_mismatch(project, toolchain)
         if mismatch:
             raise SetupError(mismatch)
+        try:
+            sandbox: WorkerSandbox | SandboxUnavailable = WorkerSandbox(confinement(settings.sandbox))
+        except SandboxUnavailable as refusal:
+            sandbox = refusal
         inner = ReplPoolVerifier(
             workers=settings.workers,
             timeout_s=settings.timeout_s,
@@ -60,6 +64,7 @@ def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> Cac
             toolchain=toolchain.elan_toolchain,
             mathlib_revision=mathlib_revision,
             lean_toolchain=toolchain,
-            launcher=sandbox_launcher() if settings.sandbox else None,
+            sandbox=sandbox if isinstance(sandbox, WorkerSandbox) else None,
+            refused=str(sandbox) if isinstance(sandbox, SandboxUnavailable) else None,
         )
     return CachedVerifier(inner, store)  # type: ignore[arg-type]

@@ -21,15 +21,15 @@ import functools
 import json
 import os
 import shutil
-import signal
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from repro.lean.framing import FramingError, frame_command, new_nonce, sentinel_text, unframe_reply
 from repro.lean.protocol import InfraStatus, LeanResult, infrastructure_failure, result_from_repl_json
+from repro.lean.sandbox import WorkerSandbox, kill_process_group
 from repro.lean.toolchains import DEFAULT_TOOLCHAIN, Toolchain, get_toolchain
 
 _T = TypeVar("_T")
@@ -46,7 +46,8 @@ class _Worker:
     header: str
     checks: int = 0
     serial: int = 0
-    pids: list[int] = field(default_factory=list)
+    # the process LeanInteract started (the sandbox launcher, which names the worker's scratch directory)
+    pid: int | None = None
     # checks after which this worker is recycled (staggered across the first generation)
     recycle_at: int = 0
     # a replacement is being started; this worker keeps serving until it is ready
@@ -62,7 +63,7 @@ def _kill_process_group(server: Any) -> None:
     process = getattr(server, "_proc", None)
     if process is not None:
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-            os.killpg(os.getpgid(process.pid), signal.SIGKILL)
+            kill_process_group(os.getpgid(process.pid))
     with contextlib.suppress(Exception):
         server.kill()
 
@@ -96,12 +97,15 @@ class ReplPoolVerifier:
         start_timeout_s: float = 600.0,
         owned_directory: str | None = None,
         lean_toolchain: Toolchain | None = None,
-        launcher: Callable[[Any], None] | None = None,
+        sandbox: WorkerSandbox | None = None,
+        refused: str | None = None,
     ) -> None:
         self.worker_count = workers
-        # applied to the LeanREPLConfig once built, e.g. repro.lean.sandbox.sandbox_launcher: every REPL
-        # process LeanInteract starts then runs inside the sandbox
-        self._launcher = launcher
+        # applied to the LeanREPLConfig once built (repro.lean.sandbox.WorkerSandbox): every REPL process
+        # LeanInteract starts then runs inside the sandbox, each worker in a scratch directory of its own
+        self.sandbox = sandbox
+        # why no worker may start at all (the configured sandbox does not work here): every check says so
+        self.refused = refused
         self.timeout_s = timeout_s
         self.recycle_after = recycle_after
         self._repl_config = repl_config
@@ -130,6 +134,8 @@ class ReplPoolVerifier:
     # -- workers ---------------------------------------------------------------------------------
     def _config(self) -> Any:
         """The pool's one ``LeanREPLConfig``; built once, before any worker starts (see ``_ensure_pool``)."""
+        if self.refused:
+            raise LeanUnavailable(self.refused)
         if self._repl_config is None:
             from repro.lean.project import repl_config
 
@@ -148,27 +154,32 @@ class ReplPoolVerifier:
                     "Run `repro lean setup` (needs network once) and `repro doctor`."
                 ) from error
             self.toolchain = self.toolchain or getattr(self._repl_config, "lean_version", None)
-            if self._launcher is not None:
-                self._launcher(self._repl_config)
+        if self.sandbox is not None and self.sandbox.real_lake is None:
+            self.sandbox.prepare(self._repl_config, str(self._repl_config.lake_path))
         return self._repl_config
 
     def _start_worker_sync(self, header: str) -> _Worker:
         from lean_interact import Command, LeanServer
 
         config = self._config()
+        if self.sandbox is not None:
+            self.sandbox.verify()  # the launcher is what we wrote, or no worker starts (issue 27 §3)
         server = LeanServer(config)
         self._serial += 1
-        worker = _Worker(server=server, header_env=None, header=header, serial=self._serial)
+        process = getattr(server, "_proc", None)
+        worker = _Worker(
+            server=server, header_env=None, header=header, serial=self._serial, pid=getattr(process, "pid", None)
+        )
         if header.strip():
             try:
                 reply = server.run(Command(cmd=header), timeout=self.start_timeout_s)
             except Exception:
-                _kill_process_group(server)
+                self._end_worker(worker)
                 raise
             env = getattr(reply, "env", None)
             errors = [m for m in getattr(reply, "messages", []) or [] if m.severity == "error"]
             if env is None or errors:
-                _kill_process_group(server)
+                self._end_worker(worker)
                 detail = getattr(reply, "message", None) or "; ".join(m.data for m in errors)
                 raise LeanUnavailable(f"the header did not elaborate: {detail}")
             worker.header_env = env
@@ -248,8 +259,14 @@ class ReplPoolVerifier:
                 continue
             return worker
 
+    def _end_worker(self, worker: _Worker) -> None:
+        """Kill the worker's process group and remove its scratch directory."""
+        _kill_process_group(worker.server)
+        if self.sandbox is not None:
+            self.sandbox.release(worker.pid)
+
     def _kill_in_background(self, worker: _Worker) -> None:
-        self._in_background(self._off_loop(_kill_process_group, worker.server))
+        self._in_background(self._off_loop(self._end_worker, worker))
 
     def _retire(self, worker: _Worker, header: str) -> None:
         """A broken worker (timeout, crash, garbage, memory): kill it now, start another."""
@@ -301,11 +318,11 @@ class ReplPoolVerifier:
         return used_mb > 0.9 * self.memory_limit_mb
 
     # -- checks --------------------------------------------------------------------------------
-    def _run_sync(self, worker: _Worker, commands: list[str]) -> list[dict[str, Any]]:
+    def _run_sync(self, worker: _Worker, commands: list[str], replies: list[dict[str, Any]]) -> None:
         """Each command in the environment the previous one produced (the first in the header's), framed
-        by a sentinel of ours (:mod:`repro.lean.framing`); raises :class:`FramingError` for a reply that
-        is not Lean's answer to it."""
-        replies: list[dict[str, Any]] = []
+        by a sentinel of ours (:mod:`repro.lean.framing`), its reply appended to ``replies`` as it comes;
+        raises :class:`FramingError` for a reply that is not Lean's answer to it (``replies`` then holds
+        the answers before it)."""
         env = worker.header_env
         nonce = new_nonce()
         for index, code in enumerate(commands):
@@ -322,14 +339,28 @@ class ReplPoolVerifier:
             env = reply.get("env")
             if not isinstance(env, int):
                 break  # the REPL refused the command: nothing later can run in its environment
-        return replies
 
     async def check(self, code: str, header: str) -> LeanResult:
         return (await self.check_sequence([code], header))[0]
 
+    def _results(self, replies: list[dict[str, Any]], elapsed: float) -> list[LeanResult]:
+        return [
+            result_from_repl_json(
+                reply,
+                backend_id=self.backend_id,
+                real_lean=self.real_lean,
+                elapsed_s=elapsed / max(len(replies), 1),
+                toolchain=self.toolchain,
+                mathlib_revision=self.mathlib_revision,
+            )
+            for reply in replies
+        ]
+
     async def check_sequence(self, commands: list[str], header: str) -> list[LeanResult]:
+        """The results of ``commands`` in order; an infrastructure failure ends the list, last, after the
+        results that came before it (the :class:`~repro.lean.protocol.Verifier` contract; lean audit M5)."""
         attempts = 0
-        last: LeanResult | None = None
+        last: list[LeanResult] | None = None
         while attempts <= self.infra_retries:
             attempts += 1
             worker = await self._take_worker(header)
@@ -340,8 +371,9 @@ class ReplPoolVerifier:
                     )
                 ]
             started = time.perf_counter()
+            replies: list[dict[str, Any]] = []
             try:
-                replies = await self._in_executor(self._run_sync, worker, commands)
+                await self._in_executor(self._run_sync, worker, commands, replies)
             except (
                 TimeoutError,
                 ConnectionAbortedError,
@@ -354,32 +386,23 @@ class ReplPoolVerifier:
             ) as error:
                 status = _classify_exception(error)
                 self._retire(worker, header)
-                last = infrastructure_failure(
-                    self,
-                    status,
-                    f"{type(error).__name__}: {str(error)[:500]}",
-                    elapsed_s=time.perf_counter() - started,
+                elapsed = time.perf_counter() - started
+                failure = infrastructure_failure(
+                    self, status, f"{type(error).__name__}: {str(error)[:500]}", elapsed_s=elapsed
                 )
+                last = self._results(replies, elapsed) + [failure]
                 if status == InfraStatus.timeout:
-                    return [last]  # a proof that hangs hangs again; do not pay the timeout twice
+                    return last  # a proof that hangs hangs again; do not pay the timeout twice
+                if isinstance(error, FramingError) and error.deterministic:
+                    return last  # Lean placed a message where the code made it: a fresh worker says the same
                 continue
             elapsed = time.perf_counter() - started
-            results = [
-                result_from_repl_json(
-                    reply,
-                    backend_id=self.backend_id,
-                    real_lean=self.real_lean,
-                    elapsed_s=elapsed / max(len(replies), 1),
-                    toolchain=self.toolchain,
-                    mathlib_revision=self.mathlib_revision,
-                )
-                for reply in replies
-            ]
+            results = self._results(replies, elapsed)
             worker.checks += 1
             await self._release(worker, header, results)
             return results
         assert last is not None
-        return [last]
+        return last
 
     async def close(self) -> None:
         for task in list(self._background):
@@ -387,10 +410,13 @@ class ReplPoolVerifier:
         servers = []
         for queue in self._idle.values():
             while not queue.empty():
-                servers.append(queue.get_nowait().server)
+                worker = queue.get_nowait()
+                servers.append(worker.server)
         self._idle.clear()
         if servers:
             await asyncio.gather(*(self._off_loop(_kill_process_group, server) for server in servers))
+        if self.sandbox is not None:
+            await self._off_loop(self.sandbox.close)
         if self._owned_directory:
             await self._off_loop(shutil.rmtree, self._owned_directory, True)
         for executor in (self._check_executor, self._lifecycle_executor):

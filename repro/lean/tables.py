@@ -144,8 +144,9 @@ ALLOWED_MODIFIERS = frozenset({"private", "noncomputable"})
 # Resource limits only: none changes what Lean accepts as a proof.
 ALLOWED_OPTIONS = frozenset({"maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats"})
 # Options that change only printing, linting or the hygiene of tactic-made names, never what the kernel
-# accepts; set to ``true``/``false`` (or a number for ``pp.*``, which must be scoped by ``in``). Every
-# other option is refused.
+# accepts; set to ``true``/``false`` (or a number for ``pp.*``), with or without ``in``: the prover's code
+# runs inside our section, so an option it sets ends there (``repro.judge.policy._allowed_option`` says
+# why). Every other option is refused.
 DISPLAY_OPTION_PREFIXES = ("pp.", "linter.")
 DISPLAY_OPTIONS = frozenset({"tactic.hygienic"})
 # Informational commands a prover leaves in its output: blanked (Lean never runs them), not refused,
@@ -211,18 +212,13 @@ FORBIDDEN_NAMES = {
 # and which only reports; one rule cannot be played by picking the form the gate misjudges.
 # (Names from Lean core ``src/Lean/Parser/Tactic.lean``/``Init/Tactics.lean`` and Mathlib
 # ``Mathlib/Tactic/{Says,Observe,Hint,RewriteSearch,ShowTerm}.lean``, v4.15.0 era.)
+# The exception is :data:`SIMP_SUGGESTION_FORMS` (issue 27 §4), read per form in the pinned sources.
 SEARCH_TACTICS = frozenset(
     {
         "exact?",
         "apply?",
         "rw?",
         "rw??",
-        "simp?",
-        "simp?!",
-        "simp_all?",
-        "simp_all?!",
-        "dsimp?",
-        "dsimp?!",
         "simp_arith?",
         "simp_arith?!",
         "aesop?",
@@ -248,6 +244,15 @@ SEARCH_TACTICS = frozenset(
         "erw?",
     }
 )
+# The ``?`` forms of the simp family, which run exactly the ``simp`` call they name and add a "Try this:
+# simp only [...]" suggestion (an info message): no search over the environment, no admitted goal. Lean
+# core ``src/Init/Tactics.lean`` (``syntax (name := simpTrace) "simp?" "!"? simpTraceArgsRest``, the
+# ``simp?!``, ``simp_all?``, ``simp_all?!``, ``dsimp?``, ``dsimp?!`` macros and syntaxes, and conv's
+# ``simp?``/``dsimp?`` in ``src/Init/Conv.lean``) with ``src/Lean/Elab/Tactic/SimpTrace.lean``
+# (``evalSimpTrace``: ``mkSimpContext`` of the same arguments, ``simpLocation``, then ``addSuggestion``),
+# v4.9.0 and v4.15.0 alike. Their arguments (configuration, discharger, lemma list) are judged by the
+# rules that judge ``simp``'s. ``simp_arith?`` is not among them: not read in the pinned sources.
+SIMP_SUGGESTION_FORMS = frozenset({"simp?", "simp?!", "simp_all?", "simp_all?!", "dsimp?", "dsimp?!"})
 FORBIDDEN_NAMES.update({name: f"search tactic {name}" for name in sorted(SEARCH_TACTICS)})
 NATIVE_NAMES = frozenset({"native_decide", "native"})
 # Ways into I/O and threads from a term (adversary round 4, A2): a tactic configuration is run by
@@ -445,6 +450,8 @@ _CORE_TACTICS = {
     # newer in the same file than the stored version read (v4.15 era): simp_arith, decide, calc, funext,
     # exact_mod_cast, apply_mod_cast, rw_mod_cast (src/Init/Tactics.lean, src/Lean/Elab/Tactic/Calc.lean)
     "src/Init/Tactics.lean (v4.15)": "simp_arith decide calc funext exact_mod_cast apply_mod_cast rw_mod_cast",
+    # issue 27 §4: ``macro "erw " s:rwRuleSeq loc:(location)? : tactic`` (same file, namespace Parser.Tactic)
+    "src/Init/Tactics.lean (erw)": "erw",
     "src/Init/RCases.lean": "rcases obtain rintro",
     "src/Init/ByCases.lean": "by_cases",
     "src/Init/Ext.lean": "ext",
@@ -495,6 +502,13 @@ _MATHLIB_TACTICS = {
     "Mathlib/Tactic/WLOG.lean": "wlog",
     "Mathlib/Tactic/Nontriviality/Core.lean": "nontriviality",
     "Mathlib/Tactic/CasesM.lean": "casesm constructorm",
+    # issue 27 §4, each read in the file named: ``syntax (name := funPropTacStx) "fun_prop" ...``,
+    # ``macro "measurability" (config)? : tactic``, ``syntax (name := inhabit) "inhabit " ...``,
+    # ``syntax (name := tfaeHave) "tfae_have " ...`` and ``syntax (name := tfaeFinish) "tfae_finish"``
+    "Mathlib/Tactic/FunProp/Elab.lean": "fun_prop",
+    "Mathlib/Tactic/Measurability.lean": "measurability",
+    "Mathlib/Tactic/Inhabit.lean": "inhabit",
+    "Mathlib/Tactic/TFAE.lean": "tfae_have tfae_finish",
 }
 LAYOUT_TACTICS_BY_SOURCE: dict[str, tuple[str, ...]] = {
     **{f"leanprover/lean4 {path}": tuple(words.split()) for path, words in _CORE_TACTICS.items()},
@@ -523,6 +537,23 @@ KERNEL_CONFIG_FIELDS = frozenset({"kernel"})
 # ``valConfigItem`` (``notFollowedBy(&"discharger" <|> &"disch")``, ``src/Init/Tactics.lean``): those
 # clauses hold a tactic sequence, which every other rule judges.
 CONFIG_TACTIC_CLAUSES = frozenset({"discharger", "disch"})
+# Aesop's clauses that add or change the rules of one call (issue 27 §4). Aesop's frontend
+# (leanprover-community/aesop ``Aesop/Frontend/Tactic.lean`` at the tags ``v4.9.0`` and ``v4.15.0``, the
+# revision Mathlib v4.15.0's manifest pins being 2689851f, the tag ``v4.15.0``) declares five
+# ``Aesop.tactic_clause`` forms for ``aesop``/``aesop?`` and every Mathlib frontend that forwards
+# ``Aesop.tactic_clause*`` (``aesop_cat``, ``aesop_graph``, ``aesop_mat``, ...):
+# ``" (" &"add " Aesop.rule_expr,+,? ")"``, ``" (" &"erase " ...``, ``" (" &"rule_sets" " := " "[" ...``,
+# ``" (" &"config" " := " term ")"`` and ``" (" &"simp_config" " := " term ")"``. An ``(add ...)`` rule
+# with the ``tactic`` builder makes Aesop evaluate a prover declaration (a ``TacGen`` or ``TacticM``
+# value, ``Aesop/Builder/Tactic.lean``) and run the tactic text it returns, which no static rule sees; the
+# other two change which rules a call uses. So the first three are refused wherever Lean would read a
+# clause (``policy._aesop_rule_clause``); ``config``/``simp_config`` keep the literal-only rule of every
+# configuration.
+AESOP_RULE_CLAUSES = frozenset({"add", "erase", "rule_sets"})
+# Aesop's forward-reasoning frontends (``Aesop/Frontend/Saturate.lean``, tags ``v4.9.0``/``v4.15.0``):
+# ``saturate [depth] [rules] [using rule_sets]`` and its macro ``forward [rules] [using ...]`` add the
+# listed rules to the call and enable rule sets: the other rule-changing clause form, refused likewise.
+AESOP_RULE_TACTICS = frozenset({"saturate", "forward"})
 # The enumeration constructors a configuration may name with a leading dot (``.reducible``): the values of
 # ``Lean.Meta.TransparencyMode`` (``all default reducible instances``, ``src/Init/MetaTypes.lean``),
 # ``Lean.Meta.EtaStructMode`` (``all notClasses none``, same file), Mathlib's ``RingNF.RingMode``

@@ -31,6 +31,8 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repro.exit_codes import ReproError
+
 DEFAULT_TOOLCHAIN = "v4.15.0"
 
 MATHLIB_GIT = "https://github.com/leanprover-community/mathlib4"
@@ -114,7 +116,7 @@ _TOOLCHAINS: dict[str, Toolchain] = {
 }
 
 
-class UnknownToolchain(ValueError):
+class UnknownToolchain(ReproError, ValueError):
     pass
 
 

@@ -40,18 +40,28 @@ class ContextTooSmallError(ValueError):
     """The prompt alone does not leave room for a single generated token."""
 
 
-def fit_to_context(request: ModelRequest, max_model_len: int | None) -> ModelRequest:
-    """``request`` with ``max_tokens`` lowered so that prompt + max_tokens fits ``max_model_len``."""
+def fit_to_prompt(request: ModelRequest, prompt_tokens: int, max_model_len: int | None) -> ModelRequest:
+    """``request`` with ``max_tokens`` lowered so that ``prompt_tokens`` + max_tokens fits ``max_model_len``.
+
+    ``prompt_tokens`` is either the exact count (the model's own tokenizer and chat template: the in-process
+    engines, or the server's ``/tokenize``) or :func:`prompt_token_bound`."""
     if max_model_len is None:
         return request
-    room = max_model_len - prompt_token_bound(request)
+    room = max_model_len - prompt_tokens
     if room < 1:
         raise ContextTooSmallError(
-            f"the prompt (up to {prompt_token_bound(request)} tokens) does not fit max_model_len={max_model_len}"
+            f"the prompt ({prompt_tokens} tokens) does not fit max_model_len={max_model_len} with room for an answer"
         )
     if request.max_tokens <= room:
         return request
     return request.model_copy(update={"max_tokens": room})
+
+
+def fit_to_context(request: ModelRequest, max_model_len: int | None) -> ModelRequest:
+    """:func:`fit_to_prompt` with the byte bound, for when no tokenizer can count the prompt."""
+    if max_model_len is None:
+        return request
+    return fit_to_prompt(request, prompt_token_bound(request), max_model_len)
 
 
 def generation_timeout_s(request: ModelRequest, *, floor_s: float, min_tokens_per_s: float) -> float:

@@ -136,7 +136,8 @@ class ModelClient:
             with waiting_on(f"request to {self.stage} model {self.backend.model_id} ({self.backend.backend_id})"):
                 fresh = await self.backend.generate(partial)
         except ModelCallError as error:
-            if self.breaker is not None:
+            # a refusal of this request alone (its prompt does not fit the context) says nothing about the endpoint
+            if self.breaker is not None and error.endpoint_fault:
                 self.breaker.failure(self.backend.backend_id, error.cause)
             self._account(
                 keys[first], cache_hit=False, samples=len(run), error=str(error), retries=max(error.attempts - 1, 0)

@@ -11,13 +11,13 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from repro.config import EngineSettings
-from repro.llm.budget import ContextTooSmallError, fit_to_context
-from repro.llm.protocol import FinishReason, ModelCallError, ModelRequest, ModelResponse
+from repro.llm.budget import ContextTooSmallError, fit_to_prompt
+from repro.llm.protocol import FinishReason, ModelCallError, ModelRequest, ModelResponse, PromptTooLong
 
 
 def _missing(extra: str, package: str) -> ModelCallError:
@@ -26,20 +26,51 @@ def _missing(extra: str, package: str) -> ModelCallError:
     )
 
 
+def _token_list(value: Any, what: str) -> list[int]:
+    """Token ids from whatever a tokenizer returned: a list, a ``BatchEncoding`` (transformers >= 5 returns one
+    from ``apply_chat_template(tokenize=True)`` unless ``return_dict=False``), a tensor, a batch of one."""
+    if isinstance(value, Mapping) and "input_ids" in value:
+        value = value["input_ids"]
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list | tuple) and len(value) == 1 and isinstance(value[0], list | tuple):
+        value = value[0]
+    if not isinstance(value, list | tuple) or not all(isinstance(token, int) for token in value):
+        raise ModelCallError("tokenizer", f"{what} did not return token ids (got {type(value).__name__})")
+    return [int(token) for token in value]
+
+
 def prompt_token_ids(tokenizer: Any, request: ModelRequest) -> list[int]:
     """The prompt as token ids, with exactly one BOS.
 
     A chat template's text already starts with the BOS token (DeepSeek's and Llama's do); handing that
     text to a tokenizer that adds special tokens puts a second BOS in front, which the model never saw
-    in training. So a chat is tokenised by the template itself, and only a raw prompt gets the
-    tokenizer's special tokens.
+    in training. So a chat is tokenised by the template itself (which encodes the rendered text with
+    ``add_special_tokens=False``), and only a raw prompt gets the tokenizer's special tokens.
+
+    ``return_dict=False`` is explicit: transformers 5.0 made ``True`` the default, which returns a
+    ``BatchEncoding`` (transformers 5.24.0 tokenization_utils_base.py, ``apply_chat_template``); 4.x accepts
+    the keyword with ``False`` as its default. vLLM's ``get_tokenizer()`` hands back the same HF class
+    (vllm 0.33.0 vllm/tokenizers/hf.py), so both in-process backends go through here.
     """
     if request.prompt is not None:
-        return list(tokenizer.encode(request.prompt, add_special_tokens=True))
+        return _token_list(tokenizer.encode(request.prompt, add_special_tokens=True), "encode")
     ids = tokenizer.apply_chat_template(
-        [message.model_dump() for message in request.messages or []], tokenize=True, add_generation_prompt=True
+        [message.model_dump() for message in request.messages or []],
+        tokenize=True,
+        add_generation_prompt=True,
+        return_dict=False,
     )
-    return [int(token) for token in ids]
+    return _token_list(ids, "apply_chat_template")
+
+
+def fit_tokens(request: ModelRequest, prompt_ids: list[int], max_model_len: int | None, where: str) -> ModelRequest:
+    """``request`` with ``max_tokens`` lowered to the room the counted prompt leaves in the context, or
+    :class:`PromptTooLong` (never an endpoint failure) when it leaves none."""
+    try:
+        return fit_to_prompt(request, len(prompt_ids), max_model_len)
+    except ContextTooSmallError as error:
+        raise PromptTooLong(where, str(error)) from error
 
 
 @dataclass
@@ -102,10 +133,6 @@ class VLLMBackend:
         return arguments
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
-        try:
-            request = fit_to_context(request, self.max_model_len)
-        except ContextTooSmallError as error:
-            raise ModelCallError(f"vllm model {self.model_id}", str(error)) from error
         loop = asyncio.get_running_loop()
         job = _Job(f"repro-{next(self._ids)}", request, loop.create_future(), loop, time.perf_counter())
         with self._thread_lock:  # a job is either queued for a live engine thread or refused, never lost
@@ -166,6 +193,7 @@ class VLLMBackend:
             return
         engine = llm.llm_engine
         tokenizer = llm.get_tokenizer()
+        context = self.max_model_len or _engine_max_model_len(engine)
         running: dict[str, _Job] = {}
         stopping = False
         while running or not stopping:
@@ -174,7 +202,8 @@ class VLLMBackend:
                     stopping = True
                     continue
                 try:
-                    engine.add_request(job.request_id, self._prompt(tokenizer, job.request), self._params(vllm, job))
+                    prompt = self._prompt(tokenizer, job, context)
+                    engine.add_request(job.request_id, prompt, self._params(vllm, job))
                 except Exception as error:  # a prompt the engine refuses fails that request only
                     self._fail([job], error)
                     continue
@@ -185,7 +214,8 @@ class VLLMBackend:
                 outputs = engine.step()
             except Exception as error:  # the engine broke: every running request fails, none hangs
                 self._fail(running.values(), error)
-                engine.abort_request(list(running))
+                with contextlib.suppress(Exception):  # an abort that fails too must not kill this thread
+                    engine.abort_request(list(running))
                 running.clear()
                 continue
             for output in outputs:
@@ -205,20 +235,37 @@ class VLLMBackend:
             except queue.Empty:
                 return jobs
 
-    @staticmethod
-    def _prompt(tokenizer: Any, request: ModelRequest) -> Any:
-        if request.prompt is not None:
-            return request.prompt
-        return {"prompt_token_ids": prompt_token_ids(tokenizer, request)}
+    def _prompt(self, tokenizer: Any, job: _Job, context: int | None) -> Any:
+        """The engine's prompt for ``job``, whose ``max_tokens`` is fitted to the counted prompt first.
+
+        The count is the model's own (its tokenizer and chat template), so a feedback round's history is
+        measured as the model sees it, not by a byte bound."""
+        ids = prompt_token_ids(tokenizer, job.request)
+        job.request = fit_tokens(job.request, ids, context, f"vllm model {self.model_id}")
+        if job.request.prompt is not None:
+            return job.request.prompt
+        return {"prompt_token_ids": ids}
 
     @staticmethod
     def _params(vllm: Any, job: _Job) -> Any:
+        """``SamplingParams`` with every sampling value explicit.
+
+        "No top-k" is ``-1``: vLLM 0.6.0 - 0.8.5.post1 refuse ``0`` on every request ("top_k must be -1
+        (disable), or at least 1", vllm 0.8.5.post1 sampling_params.py ``_verify_args``), 0.9 onward take both
+        (0.33.0 sampling_params.py: "quietly accept -1 as disabled"). The offline engine never reads the
+        checkpoint's generation_config for these (0.33.0 sampling_params.py ``update_from_generation_config``
+        takes only EOS ids), so the neutral values here are what the harnesses' explicit SamplingParams use.
+        """
         request = job.request
         parameters = vllm.SamplingParams(
             n=request.n,
             temperature=request.temperature,
             top_p=request.top_p,
-            top_k=request.top_k if request.top_k is not None and request.top_k > 0 else 0,
+            top_k=request.top_k if request.top_k is not None and request.top_k > 0 else -1,
+            min_p=request.min_p if request.min_p is not None else 0.0,
+            repetition_penalty=request.repetition_penalty if request.repetition_penalty is not None else 1.0,
+            presence_penalty=request.presence_penalty if request.presence_penalty is not None else 0.0,
+            frequency_penalty=request.frequency_penalty if request.frequency_penalty is not None else 0.0,
             max_tokens=request.max_tokens,
             stop=request.stop,
             seed=request.seed,
@@ -250,12 +297,25 @@ class VLLMBackend:
         )
 
 
+def _engine_max_model_len(engine: Any) -> int | None:
+    """The context the engine was started with (vLLM ``LLMEngine.model_config.max_model_len``), if it says."""
+    value = getattr(getattr(engine, "model_config", None), "max_model_len", None)
+    return value if isinstance(value, int) and value > 0 else None
+
+
 def transformers_sampling(request: ModelRequest) -> dict[str, Any]:
     """``generate`` keyword arguments with every sampling value explicit.
 
     A value left as None falls back to the model's generation_config (Qwen's ships top_k=20,
-    transformers' default is 50): ``top_k=0`` is how transformers says "no top-k".
+    transformers' default is 50; some ship a repetition_penalty): ``top_k=0`` is how transformers says
+    "no top-k" (transformers 5.24.0 generation/utils.py), ``repetition_penalty=1.0`` "no penalty", and
+    ``min_p=None`` "no min-p". transformers has no presence/frequency penalty; a request that sets one
+    is refused rather than sampled differently from what it asked.
     """
+    if request.presence_penalty or request.frequency_penalty:
+        raise ModelCallError(
+            "transformers backend", "presence_penalty and frequency_penalty are not supported by transformers"
+        )
     sampling = request.temperature > 0
     return {
         "max_new_tokens": request.max_tokens,
@@ -264,6 +324,8 @@ def transformers_sampling(request: ModelRequest) -> dict[str, Any]:
         "temperature": request.temperature if sampling else None,
         "top_p": request.top_p if sampling else None,
         "top_k": (request.top_k if request.top_k and request.top_k > 0 else 0) if sampling else None,
+        "min_p": request.min_p if sampling and request.min_p else None,
+        "repetition_penalty": request.repetition_penalty if request.repetition_penalty is not None else 1.0,
     }
 
 
@@ -298,8 +360,16 @@ class TransformersBackend:
 
     scripted = False
 
-    def __init__(self, *, model_id: str, device: str | None = None, engine: EngineSettings | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        model_id: str,
+        device: str | None = None,
+        engine: EngineSettings | None = None,
+        max_model_len: int | None = None,
+    ) -> None:
         self.model_id = model_id
+        self.max_model_len = max_model_len
         self.backend_id = "transformers"
         self.engine_settings = engine or EngineSettings()
         self.device = device or self.engine_settings.device
@@ -317,9 +387,11 @@ class TransformersBackend:
             dtype = _torch_dtype(torch, self.engine_settings.dtype, device.startswith("cuda"))
             remote = self.engine_settings.trust_remote_code
             tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_id, trust_remote_code=remote)
-            model = transformers.AutoModelForCausalLM.from_pretrained(
+            # `torch_dtype` is the keyword both 4.51 and 5.x take (5.x also names it `dtype`)
+            model: Any = transformers.AutoModelForCausalLM.from_pretrained(
                 self.model_id, torch_dtype=dtype, trust_remote_code=remote
-            ).to(device)
+            )
+            model = model.to(device)
             model.eval()
             torch.manual_seed(self.engine_settings.seed)
             self._loaded = (torch, tokenizer, model)
@@ -332,10 +404,18 @@ class TransformersBackend:
             ids.add(int(tokenizer.eos_token_id))
         return ids
 
+    def _context(self, model: Any) -> int | None:
+        """The configured context, else the model's own (``config.max_position_embeddings``)."""
+        if self.max_model_len is not None:
+            return self.max_model_len
+        value = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+        return value if isinstance(value, int) and value > 0 else None
+
     def _generate_sync(self, request: ModelRequest) -> ModelResponse:
         torch, tokenizer, model = self._load()
         started = time.perf_counter()
         ids = prompt_token_ids(tokenizer, request)
+        request = fit_tokens(request, ids, self._context(model), f"transformers model {self.model_id}")
         inputs = torch.tensor([ids], device=model.device)
         if request.seed is not None:
             torch.manual_seed(request.seed)
@@ -371,4 +451,11 @@ class TransformersBackend:
 
     async def generate(self, request: ModelRequest) -> ModelResponse:
         async with self._lock:
-            return await asyncio.to_thread(self._generate_sync, request)
+            try:
+                return await asyncio.to_thread(self._generate_sync, request)
+            except ModelCallError:
+                raise
+            except Exception as error:  # out of memory, a tokenizer or model that fails: this call failed, named
+                raise ModelCallError(
+                    f"transformers model {self.model_id}", f"{type(error).__name__}: {error}"
+                ) from error

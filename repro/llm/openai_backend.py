@@ -24,11 +24,25 @@ import httpx
 import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt, wait_random_exponential
 
-from repro.llm.budget import ContextTooSmallError, fit_to_context, generation_timeout_s
-from repro.llm.protocol import FinishReason, ModelCallError, ModelRequest, ModelResponse
+from repro.llm.budget import ContextTooSmallError, fit_to_prompt, generation_timeout_s, prompt_token_bound
+from repro.llm.protocol import FinishReason, ModelCallError, ModelRequest, ModelResponse, PromptTooLong
 from repro.llm.templates import render_chat_template
 
 _semaphores: dict[tuple[str, int], asyncio.Semaphore] = {}
+# server roots that answered /tokenize with "no such route": asked once per process, then the byte bound is used
+_no_tokenize: set[str] = set()
+# the sampling fields vLLM takes beyond the OpenAI API's (vllm 0.33.0 entrypoints/openai/chat_completion/
+# protocol.py ChatCompletionRequest "extra sampling params"); sent only when set, since other servers refuse them
+_VLLM_SAMPLING = ("top_k", "min_p", "repetition_penalty")
+_OPENAI_SAMPLING = ("presence_penalty", "frequency_penalty")
+
+
+def server_root(base_url: str) -> str:
+    """Where vLLM's own routes live (``/tokenize``, ``/version``, ``/metrics``): the base URL without ``/v1``."""
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str, float], openai.AsyncOpenAI]] = (
     weakref.WeakKeyDictionary()
 )
@@ -68,6 +82,16 @@ def _is_retryable(error: BaseException) -> bool:
     if isinstance(error, openai.APIStatusError):
         return error.status_code == 429 or error.status_code >= 500
     return isinstance(error, openai.APIConnectionError | _Malformed)
+
+
+def _context_refusal(error: BaseException) -> bool:
+    """vLLM's 400 for a prompt plus ``max_tokens`` past ``max_model_len`` ("This model's maximum context length
+    is N tokens. However, you requested M tokens ..."; vllm 0.10.1.1 entrypoints/openai/serving_engine.py)."""
+    return (
+        isinstance(error, openai.APIStatusError)
+        and error.status_code == 400
+        and "maximum context length" in _describe(error)
+    )
 
 
 def _retry_after_seconds(error: BaseException | None) -> float | None:
@@ -158,9 +182,15 @@ class OpenAIBackend:
             parameters["stop"] = request.stop
         if request.seed is not None:
             parameters["seed"] = request.seed
+        # A field left out takes the server's default, which vLLM >= 0.8 reads from the checkpoint's
+        # generation_config.json (``generation_config="auto"``; 0.33.0 config/model.py get_diff_sampling_param,
+        # chat_completion/protocol.py to_sampling_params: user value, else server default, else OpenAI default).
+        # A prover profile therefore sets every one of them, neutral values included, and all are sent.
         extra_body: dict[str, Any] = {}
-        if request.top_k is not None:
-            extra_body["top_k"] = request.top_k
+        for name in _OPENAI_SAMPLING + _VLLM_SAMPLING:
+            value = getattr(request, name)
+            if value is not None:
+                extra_body[name] = value
         if request.json_mode and request.messages is not None:
             if request.json_schema is not None:
                 parameters["response_format"] = {
@@ -195,6 +225,9 @@ class OpenAIBackend:
             body["prompt"] = request.prompt
         else:
             body["prompt"] = await asyncio.to_thread(render_chat_template, self.model_id, request)
+            # the template wrote the BOS; vLLM's completions route would add another (add_special_tokens=True
+            # by default there, False on chat: vllm 0.33.0 entrypoints/openai/completion/protocol.py)
+            body["add_special_tokens"] = False
         client = shared_client(self.base_url, self._api_key, self.timeout_s)
         limit = self.request_timeout_s(request)
         completion: object = await client.post(
@@ -219,11 +252,59 @@ class OpenAIBackend:
         tokens_out = int(usage.get("completion_tokens") or 0)
         return texts, finish, tokens_in, tokens_out
 
-    async def generate(self, request: ModelRequest) -> ModelResponse:
+    async def count_prompt_tokens(self, request: ModelRequest) -> int | None:
+        """The prompt's tokens as the served model counts them (vLLM's ``POST /tokenize`` with the same messages,
+        chat template and generation prompt the completion will use), or None where the server has no such route.
+
+        vllm 0.33.0 entrypoints/serve/tokenize/protocol.py (``TokenizeChatRequest``: ``add_generation_prompt``
+        True, ``add_special_tokens`` False by default, as chat completions; ``TokenizeResponse.count``); the
+        same fields in 0.8.5.post1 entrypoints/openai/protocol.py. A chat history measured this way is what
+        the model sees: Qwen3's template drops the reasoning of earlier assistant turns, a byte bound cannot.
+        """
+        root = server_root(self.base_url)
+        if root in _no_tokenize:
+            return None
+        body: dict[str, Any] = {"model": self.model_id}
+        if request.messages is not None and self.prompt_format == "chat":
+            body["messages"] = [message.model_dump() for message in request.messages]
+        elif request.prompt is not None:
+            body["prompt"] = request.prompt
+        else:
+            return None  # a rendered template: its length is not what /tokenize of the messages would count
+        client = shared_client(self.base_url, self._api_key, self.timeout_s)
         try:
-            request = fit_to_context(request, self.max_model_len)
+            answer: object = await client.post(
+                f"{root}/tokenize", body=body, cast_to=object, options=cast(Any, {"timeout": 30.0})
+            )
+        except openai.APIStatusError as error:
+            if error.status_code in (404, 405, 501):
+                _no_tokenize.add(root)
+            return None
+        except (openai.OpenAIError, ValueError):
+            return None
+        count = answer.get("count") if isinstance(answer, dict) else None
+        return count if isinstance(count, int) and count > 0 else None
+
+    async def fit(self, request: ModelRequest) -> ModelRequest:
+        """``request`` with ``max_tokens`` fitted to the served context.
+
+        When the byte bound already fits, nothing is asked; otherwise the server counts the prompt, and only a
+        server without ``/tokenize`` falls back to the bound (which over-counts by the bytes per token).
+        A prompt that leaves no room is :class:`PromptTooLong`, which never counts towards the breaker.
+        """
+        if self.max_model_len is None:
+            return request
+        bound = prompt_token_bound(request)
+        if bound + request.max_tokens <= self.max_model_len:
+            return request
+        counted = await self.count_prompt_tokens(request)
+        try:
+            return fit_to_prompt(request, bound if counted is None else counted, self.max_model_len)
         except ContextTooSmallError as error:
-            raise ModelCallError(f"{self.base_url} model {self.model_id}", str(error)) from error
+            raise PromptTooLong(f"{self.base_url} model {self.model_id}", str(error)) from error
+
+    async def generate(self, request: ModelRequest) -> ModelResponse:
+        request = await self.fit(request)
         semaphore = endpoint_semaphore(self.base_url, self.max_concurrency)
         attempts = 0
         started = time.perf_counter()
@@ -249,6 +330,10 @@ class OpenAIBackend:
                 )
             elif _is_retryable(error):
                 cause = f"{cause} (gave up after {attempts} attempts)"
+            elif _context_refusal(error):
+                # the server counted this prompt past its context (vLLM <= 0.10 answers 400, serving_engine.py
+                # _validate_input): this request's problem, not the endpoint's
+                raise PromptTooLong(f"{self.base_url} model {self.model_id}", cause, attempts=attempts) from error
             raise ModelCallError(
                 f"{self.base_url} model {self.model_id}", cause, retryable=_is_retryable(error), attempts=attempts
             ) from error

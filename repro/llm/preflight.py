@@ -22,6 +22,7 @@ import httpx
 from pydantic import BaseModel
 
 from repro.config import ConfigError, ModelBackendName, ModelSettings, RunConfig
+from repro.exit_codes import ExitCode, ReproError
 
 PIPELINE_STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
 
@@ -52,8 +53,10 @@ class EndpointCheck(BaseModel):
         return f"{self.base_url} [{used}]: {self.detail}"
 
 
-class EndpointPreflightError(RuntimeError):
+class EndpointPreflightError(ReproError, RuntimeError):
     """At least one endpoint the run needs cannot answer; the message lists each with its cause."""
+
+    exit_code = ExitCode.unfinished
 
     def __init__(self, failures: list[EndpointCheck]) -> None:
         lines = "\n  ".join(check.describe() for check in failures)

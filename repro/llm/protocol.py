@@ -26,7 +26,13 @@ class ModelRequest(BaseModel):
     n: int = Field(1, ge=1)
     temperature: float = 0.0
     top_p: float = 1.0
+    # None: not sent, so the server's default applies (vLLM >= 0.8: the checkpoint's generation_config.json);
+    # a prover profile fixes every one of these to its harness's value, neutral values included
     top_k: int | None = None
+    min_p: float | None = None
+    repetition_penalty: float | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
     max_tokens: int = 2048
     stop: list[str] | None = None
     seed: int | None = None
@@ -66,12 +72,23 @@ class ModelResponse(BaseModel):
 class ModelCallError(RuntimeError):
     """A request that failed for good (not retryable, or retries exhausted)."""
 
+    # whether the failure says something about the endpoint (counted by the breaker) or only about this request
+    endpoint_fault = True
+
     def __init__(self, endpoint: str, cause: str, *, retryable: bool = False, attempts: int = 1) -> None:
         super().__init__(f"{endpoint}: {cause}")
         self.endpoint = endpoint
         self.cause = cause
         self.retryable = retryable
         self.attempts = attempts
+
+
+class PromptTooLong(ModelCallError):
+    """This request's prompt leaves no room in the model's context: a property of the request, not of the
+    endpoint. It never counts towards the endpoint breaker (a burst of long feedback prompts between two slow
+    successes is not an endpoint going down)."""
+
+    endpoint_fault = False
 
 
 @runtime_checkable

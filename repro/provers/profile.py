@@ -14,10 +14,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repro.exit_codes import ReproError
 from repro.llm.protocol import ChatMessage
 from repro.prompts import prompt_template
 
 StatementForm = Literal["by_sorry", "by"]
+# how a `:= by sorry` ending is laid out: as the statement has it, on one line (Goedel-Prover-V2's
+# `split(":= by")[0] + ":= by sorry"`), or with `sorry` indented on the next line (DeepSeek-Prover-V2's README)
+SorryLayout = Literal["keep", "inline", "newline"]
 PromptFormat = Literal["chat", "completion"]
 OutputMode = Literal["whole_proof", "continuation"]
 FeedbackStyle = Literal["goedel_v2", "generic"]
@@ -29,18 +33,21 @@ _TRAILING_BY = re.compile(r":=\s*by\s*$")
 _HEADER_LINE = re.compile(r"^(import|set_option|open)")
 
 
-class ProfileError(ValueError):
+class ProfileError(ReproError, ValueError):
     """An unknown profile name, or a statement a profile cannot put in its form."""
 
 
-def statement_in_form(statement: str, form: StatementForm) -> str:
+def statement_in_form(statement: str, form: StatementForm, layout: SorryLayout = "keep") -> str:
     """The statement ending as the harness shows it: ``... := by sorry`` or ``... := by``.
 
     Our statements end ``:= by sorry``; a harness that completes the proof (Kimina, DeepSeek-Prover-V1.5)
     shows ``:= by`` so that the model writes the tactic block. Only the final ``sorry`` is touched: a
-    statement that contains ``:= by`` elsewhere (a ``have`` in a binder default) keeps it.
+    statement that contains ``:= by`` elsewhere (a ``have`` in a binder default) keeps it. ``layout`` puts
+    a ``:= by sorry`` ending the way the harness's data lay it out.
     """
     text = statement.strip()
+    if form == "by_sorry" and layout != "keep" and _TRAILING_SORRY.search(text):
+        return _TRAILING_SORRY.sub(":= by sorry" if layout == "inline" else ":= by\n  sorry", text)
     if form == "by_sorry" and _TRAILING_SORRY.search(text):
         return text  # already in form; keep its own layout (`:= by\n  sorry`)
     if _TRAILING_SORRY.search(text):
@@ -56,6 +63,17 @@ def _code_block(header: str, statement: str) -> str:
     """Header and statement as one Lean file, the way the harnesses' data holds them (blank line between)."""
     head = header.strip("\n")
     return f"{head}\n\n{statement}" if head.strip() else statement
+
+
+def problem_docstring(problem: str) -> str:
+    """The problem as the doc comment the DeepSeek-lineage data put above each theorem: ``/-- TEXT-/`` and a
+    newline (DeepSeek-Prover-V1.5 datasets/minif2f.jsonl ``informal_prefix``; Goedel-Prover-V2
+    dataset/minif2f.jsonl ``lean4_code``). Lean comments nest, so a ``/-`` or ``-/`` in the text would open or
+    close one early and spill the rest of the problem into the code: both are broken with a space."""
+    text = problem.strip()
+    while "/-" in text or "-/" in text:  # "/-/" and the like: each replacement can make a new pair
+        text = text.replace("/-", "/ -").replace("-/", "- /")
+    return f"/-- {text}-/\n"
 
 
 def _strip_header_lines(code: str) -> str:
@@ -89,9 +107,19 @@ class ProverProfile(BaseModel):
     system_prompt: str | None = None  # a prompt file name in prompts/, without .md
     user_prompt: str  # a prompt file name in prompts/, without .md
     statement_form: StatementForm = "by_sorry"
+    sorry_layout: SorryLayout = "keep"
+    # the problem text as a `/-- ... -/` doc comment above the theorem, as the harness's data carry it
+    problem_docstring: bool = False
     temperature: float = Field(ge=0.0, le=2.0)
     top_p: float = Field(gt=0.0, le=1.0)
-    top_k: int | None = None
+    # The harnesses pass an explicit vLLM SamplingParams: every knob not named is off. Over HTTP an omitted
+    # field would take the checkpoint's generation_config.json instead (vLLM >= 0.8), so each profile sends
+    # all of them; None (the `custom` profile) leaves a field to the server.
+    top_k: int | None = -1
+    min_p: float | None = 0.0
+    repetition_penalty: float | None = 1.0
+    presence_penalty: float | None = 0.0
+    frequency_penalty: float | None = 0.0
     max_tokens: int = Field(ge=1)
     # the context window the harness serves the model with (vLLM's max_model_len); None when not stated
     max_model_len: int | None = Field(default=None, ge=1)
@@ -103,6 +131,10 @@ class ProverProfile(BaseModel):
     # how Lean feedback is shown to the prover in a repair round
     feedback_style: FeedbackStyle = "generic"
     legacy_prompt: bool = False  # `custom`: the prompt repro used before profiles existed (prompts/prove.md)
+    # where the settings come from when the sources disagree ("model card", "paper"), and the fields whose
+    # harness value no source settles (each said in `repro provers NAME` and recorded with a run)
+    settings_source: str | None = None
+    unsettled: tuple[str, ...] = ()
 
     def sampling(self) -> dict[str, object]:
         """The sampling values a stage's model settings take from this profile unless the config sets them."""
@@ -110,6 +142,10 @@ class ProverProfile(BaseModel):
             "temperature": self.temperature,
             "top_p": self.top_p,
             "top_k": self.top_k,
+            "min_p": self.min_p,
+            "repetition_penalty": self.repetition_penalty,
+            "presence_penalty": self.presence_penalty,
+            "frequency_penalty": self.frequency_penalty,
             "max_tokens": self.max_tokens,
             "prompt_format": self.prompt_format,
         }
@@ -117,15 +153,19 @@ class ProverProfile(BaseModel):
             values["max_model_len"] = self.max_model_len
         return values
 
-    def code(self, statement: str, header: str) -> str:
-        """Header and statement, in this harness's statement form, as they appear in its prompt."""
-        return _code_block(header, statement_in_form(statement, self.statement_form))
+    def code(self, statement: str, header: str, problem: str | None = None) -> str:
+        """Header and statement, in this harness's statement form, as they appear in its prompt (with the
+        problem as a doc comment above the theorem where the harness's data carry one)."""
+        shown = statement_in_form(statement, self.statement_form, self.sorry_layout)
+        if self.problem_docstring and problem and problem.strip():
+            shown = problem_docstring(problem) + shown
+        return _code_block(header, shown)
 
     def user_text(self, statement: str, header: str, problem: str | None = None) -> str:
         """The user message (or, for completion models, the whole prompt) this harness sends."""
         if self.legacy_prompt:
             return _render_legacy(statement, header)
-        code = self.code(statement, header)
+        code = self.code(statement, header, problem)
         if self.output_mode == "continuation":
             # the harness leaves the code block open after `:= by` and a newline; the model continues it
             code = code + "\n"
@@ -148,11 +188,22 @@ class ProverProfile(BaseModel):
         follows the prompt's ``:= by``, cut at the first closing fence (prover/utils.py,
         post_process_output): the checked code is the statement followed by that continuation.
         """
+        return self.proof_output(statement, output, "stop")[0]
+
+    def proof_output(self, statement: str, output: str, finish_reason: str) -> tuple[str, str]:
+        """:meth:`proof_text` with the finish reason that describes it.
+
+        A continuation cut at its closing fence is complete whatever followed the fence: the harness checks
+        it "regardless of why generation stopped" (DeepSeek-Prover-V1.5 prover/workers/search.py), so a model
+        that ran on to the token cap after ``` must not be read as truncated (the gate refuses a truncated
+        output without running Lean). Without a fence the model's own reason stands.
+        """
         if self.output_mode == "whole_proof":
-            return output
+            return output, finish_reason
         fence = output.find("```")
         continuation = output[:fence] if fence >= 0 else output
-        return f"{statement_in_form(statement, 'by')}\n{continuation.rstrip()}\n"
+        finish = "stop" if fence >= 0 else finish_reason
+        return f"{statement_in_form(statement, 'by')}\n{continuation.rstrip()}\n", finish
 
 
 def _render_legacy(statement: str, header: str) -> str:

@@ -15,13 +15,22 @@ Sources read (repository, path):
   inference); ``kimina_prover_demo/error_fix.py`` (Lean server check ``timeout=60``). The sampling values
   (T=0.6, top_p=0.95, max_tokens=8096) and the header with ``maxHeartbeats 400000`` are those of the
   Kimina-Prover-Preview-Distill model cards' vLLM example (huggingface.co/AI-MO), which the Goedel harness
-  cites for the prompt.
+  cites for the prompt. The paper's numbers were not produced with those: "Evaluations utilize a 32K token
+  context length" (Kimina_Prover_Preview.pdf §3.1) and the released solutions (``minif2f_test_solved.zip``)
+  use ``maxHeartbeats 0`` under Lean v4.15.0. So each size has two profiles, the model card's and the
+  paper's, and neither claims the toolchain is settled (the paper also says "the Lean 4 version from
+  DeepSeek-ProverV1.5").
 - deepseek-ai/DeepSeek-Prover-V1.5 ``prover/utils.py`` (``cot_prompt``, ``LEAN4_DEFAULT_HEADER``,
   ``post_process_output``), ``configs/sampling.py`` (T=1, top_p=0.95, max_tokens=2048,
   ``lean_timeout = 300``), ``datasets/minif2f.jsonl`` (statements end ``:= by\\n``), ``quick_start.py``.
 
 Toolchains: Goedel-Prover-V2, DeepSeek-Prover-V2 and DeepSeek-Prover-V1.5 use Lean v4.9.0 and its
 Mathlib (the V1.5 environment); Kimina-Prover Preview uses v4.15.0.
+
+Problem text: the DeepSeek-lineage harnesses take the statement as their data store it, and their data put
+the informal problem above the theorem as a doc comment (DeepSeek-Prover-V1.5 ``datasets/minif2f.jsonl``
+``informal_prefix``, inserted by ``prover/utils.py`` ``cot_prompt``; Goedel-Prover-V2 ``dataset/minif2f.jsonl``
+``lean4_code``; the DeepSeek-Prover-V2 quick start's statement). So those profiles show it there too.
 """
 
 from __future__ import annotations
@@ -74,9 +83,16 @@ def _goedel_v2(size: str) -> ProverProfile:
         model=f"Goedel-LM/Goedel-Prover-V2-{size}",
         sources=_GOEDEL_SOURCES,
         user_prompt="prove_goedel_v2",
+        # src/utils.py shows `lean4_code.split(":= by")[0] + ":= by sorry"`: the ending on one line
+        sorry_layout="inline",
+        problem_docstring=True,
         max_tokens=40960,
         max_model_len=40960,
         feedback_style="goedel_v2",
+        unsettled=(
+            "max_tokens: 40960 is scripts/pipeline.sh's MAX_MODEL_LEN; the README calls the standard mode 32K and"
+            " its quick start uses max_new_tokens=32768; which produced the paper's numbers is not stated",
+        ),
     )
 
 
@@ -91,32 +107,74 @@ def _deepseek_v2(size: str, max_model_len: int | None) -> ProverProfile:
             "Goedel-LM/Goedel-Prover-V2 src/inference.py (how the Goedel harness samples it: T=1.0, top_p=0.95)",
         ),
         user_prompt="prove_deepseek_v2",
+        # the README's statement ends `:= by\n  sorry`
+        sorry_layout="newline",
+        problem_docstring=True,
         max_tokens=8192,
         max_model_len=max_model_len,
+        unsettled=(
+            "temperature, top_p: the quick start samples with the checkpoint's generation config; 1.0 / 0.95 are"
+            " the Goedel harness's values for this model",
+            "max_tokens: 8192 is the quick start's; the paper states no evaluation cap",
+        ),
     )
 
 
-def _kimina_preview(size: str) -> ProverProfile:
+_KIMINA_UNSETTLED = (
+    "toolchain: the released solutions' lean-toolchain is v4.15.0, but the paper says it used the Lean 4 version"
+    " of DeepSeek-Prover-V1.5 (v4.9)",
+    "check_timeout_s: 60 is from a demo of a later model (Kimina-Prover-Distill-1.7B, error_fix.py)",
+)
+
+
+def _kimina_preview(size: str, *, paper: bool = False) -> ProverProfile:
+    """The model card's settings, or (``paper``) those the paper's numbers were produced with."""
+    if paper:
+        settings: dict[str, Any] = {
+            "name": f"kimina-prover-preview-distill-{size.lower()}-paper",
+            "title": f"Kimina-Prover-Preview-Distill-{size} with the paper's settings (32K context, maxHeartbeats 0)",
+            "lean_header": UNLIMITED_HEADER,
+            "max_heartbeats": 0,
+            # "Evaluations utilize a 32K token context length": the answer may take what the prompt leaves
+            "max_tokens": 32768,
+            "settings_source": "paper (Kimina_Prover_Preview.pdf §3.1) and its released solutions",
+            "unsettled": (
+                *_KIMINA_UNSETTLED,
+                "temperature, top_p: the paper does not state them; these are the model card's",
+            ),
+        }
+    else:
+        settings = {
+            "name": f"kimina-prover-preview-distill-{size.lower()}",
+            "title": f"Kimina-Prover-Preview-Distill-{size} (think block, then the proof; model card settings)",
+            "lean_header": KIMINA_HEADER,
+            "max_heartbeats": 400000,
+            "max_tokens": 8096,
+            "settings_source": "model card (vLLM example); the paper's numbers used 32K and maxHeartbeats 0",
+            "unsettled": _KIMINA_UNSETTLED,
+        }
+    sources: tuple[str, ...] = (
+        "Goedel-LM/Goedel-Prover-V2 src/utils.py (KiminaCoTHandler: system message, prompt, ':= by')",
+        "MoonshotAI/Kimina-Prover-Preview README.md (32K context for training and inference)",
+        "MoonshotAI/Kimina-Prover-Preview kimina_prover_demo/error_fix.py (Lean check timeout=60)",
+        "huggingface.co/AI-MO/Kimina-Prover-Preview-Distill-7B model card (T=0.6, top_p=0.95, max_tokens=8096)",
+    )
+    if paper:
+        sources += (
+            "MoonshotAI/Kimina-Prover-Preview Kimina_Prover_Preview.pdf §3.1 (32K token context for evaluation)",
+            "MoonshotAI/Kimina-Prover-Preview minif2f_test_solved.zip (maxHeartbeats 0, Lean v4.15.0)",
+        )
     return ProverProfile(
-        name=f"kimina-prover-preview-distill-{size.lower()}",
-        title=f"Kimina-Prover-Preview-Distill-{size} (think block, then the proof)",
+        **settings,
         model=f"AI-MO/Kimina-Prover-Preview-Distill-{size}",
-        sources=(
-            "Goedel-LM/Goedel-Prover-V2 src/utils.py (KiminaCoTHandler: system message, prompt, ':= by')",
-            "MoonshotAI/Kimina-Prover-Preview README.md (32K context for training and inference)",
-            "MoonshotAI/Kimina-Prover-Preview kimina_prover_demo/error_fix.py (Lean check timeout=60)",
-            "huggingface.co/AI-MO/Kimina-Prover-Preview-Distill-7B model card (T=0.6, top_p=0.95, max_tokens=8096)",
-        ),
+        sources=sources,
         toolchain="v4.15.0",
-        lean_header=KIMINA_HEADER,
-        max_heartbeats=400000,
         check_timeout_s=60.0,
         system_prompt="prove_kimina_system",
         user_prompt="prove_kimina",
         statement_form="by",
         temperature=0.6,
         top_p=0.95,
-        max_tokens=8096,
         max_model_len=32768,
         think_block=True,
     )
@@ -136,9 +194,12 @@ _DEEPSEEK_V15 = ProverProfile(
     prompt_format="completion",
     user_prompt="prove_deepseek_v15",
     statement_form="by",
+    # cot_prompt: `{header}{informal_prefix}{formal_statement}`, the prefix being the problem's doc comment
+    problem_docstring=True,
     max_tokens=2048,
     max_model_len=4096,
     output_mode="continuation",
+    unsettled=("max_model_len: 4096 is the checkpoint's own context; the harness starts vLLM without one",),
 )
 
 _CUSTOM = ProverProfile(
@@ -156,6 +217,12 @@ _CUSTOM = ProverProfile(
     max_tokens=8192,
     max_model_len=None,
     legacy_prompt=True,
+    # no harness to follow: these are left to the server (`repro doctor` says what it would apply)
+    top_k=None,
+    min_p=None,
+    repetition_penalty=None,
+    presence_penalty=None,
+    frequency_penalty=None,
 )
 
 _PROFILES: dict[str, ProverProfile] = {
@@ -167,6 +234,8 @@ _PROFILES: dict[str, ProverProfile] = {
         _deepseek_v2("671B", None),
         _kimina_preview("7B"),
         _kimina_preview("1.5B"),
+        _kimina_preview("7B", paper=True),
+        _kimina_preview("1.5B", paper=True),
         _DEEPSEEK_V15,
         _CUSTOM,
     )

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from repro.exit_codes import ReproError
 from repro.jsonl import BadRows, iter_json_objects
 from repro.llm.client import ModelClient
 from repro.repair.answers import answers_equivalent, extract_answer
@@ -47,7 +48,7 @@ class TraceRecord(BaseModel):
     generation_failed: bool = False
 
 
-class RepairInputError(ValueError):
+class RepairInputError(ReproError, ValueError):
     pass
 
 

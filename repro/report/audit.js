@@ -55,14 +55,20 @@ function startAudit(data) {
         formal.statement || formal.reply || "(no statement)", "code");
       leanMessages(box, formal.messages);
     }
-    block(box, "Formal statement", row.statement, "code");
+    block(box, row.status === "retained" ? "Formal statement (released)" : "Last formal statement", row.statement, "code");
     for (const align of row.alignment) {
-      block(box, `Alignment round ${align.round}: ${align.status}`,
-        align.verdicts.map((verdict, index) => `ask ${index + 1}: ${verdict}`).join("\n") + (align.error ? `\n${align.error}` : ""));
+      block(box, `Alignment of formalization round ${align.round}: ${align.status}`,
+        align.verdicts.map((verdict, index) => `ask ${index + 1}: ${verdict}` +
+          (align.analyses && align.analyses[index] ? `\n  ${align.analyses[index]}` : "")).join("\n") +
+          (align.error ? `\n${align.error}` : ""));
+    }
+    for (const check of row.checks || []) {
+      block(box, `Statement check #${check.attempt} (${check.kind}) of formalization round ${check.round}: ${check.status}` +
+        (check.reason ? ` (${check.reason})` : ""), `${check.outcome || ""}${check.derivation ? "\n" + check.derivation : ""}`, "code");
     }
     for (const sample of row.samples) {
       const section = el("div", null, `sample sample-${sample.status}`);
-      section.appendChild(el("h4", `Prover sample ${sample.number} (round ${sample.round}): ${sample.status}` +
+      section.appendChild(el("h4", `Prover sample ${sample.number} (statement of formalization round ${sample.round}): ${sample.status}` +
         (sample.reason ? ` — ${sample.reason}` : "") + (sample.finish && sample.finish !== "stop" ? ` — finish ${sample.finish}` : "")));
       if (sample.taxonomy.length) section.appendChild(el("p", "taxonomy: " + sample.taxonomy.join(", "), "taxonomy"));
       if (sample.details.length) section.appendChild(el("p", sample.details.join(" | "), "gate-details"));
@@ -71,6 +77,11 @@ function startAudit(data) {
       else block(section, "Checked code", sample.checked_code, "code");
       leanMessages(section, sample.messages);
       box.appendChild(section);
+    }
+    for (const repair of row.salvage || []) {
+      block(box, `Salvage #${repair.attempt} of sample ${repair.of_sample} (formalization round ${repair.round}): ${repair.status}` +
+        (repair.reason ? ` (${repair.reason})` : ""), repair.kinds.join(", ") || "(no repair kind)");
+      leanMessages(box, repair.messages);
     }
     if (row.answer && row.answer.status) {
       block(box, "Extracted answer", `${row.answer.candidate ?? "(none)"} via ${row.answer.method ?? "?"}; class ${row.answer.class ?? "?"}` +

@@ -16,15 +16,16 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
+from repro.exit_codes import ReproError
 from repro.metrics import run_metrics
-from repro.records import STAGE_ORDER, AttemptStatus, Candidate, CandidateStatus, StageAttempt
+from repro.records import STAGE_ORDER, AttemptStatus, Candidate, CandidateStatus, Stage, StageAttempt
 from repro.store import STORE_FILENAME, RunReader
 
 TEXT_CAP = 2400  # characters kept of one model or Lean text in the page
 SAMPLE_CAP = 1600  # of one prover sample: there are k of them per statement
 
 
-class ReportError(RuntimeError):
+class ReportError(ReproError, RuntimeError):
     pass
 
 
@@ -189,6 +190,12 @@ def _candidate_row(
     for attempt in attempts:
         by_stage[attempt.stage.value].append(attempt)
     verify = {a.attempt_number: a for a in by_stage["verify"]}
+
+    def round_of(attempt: StageAttempt, legacy: int) -> int:
+        """The formalization round whose statement the attempt worked on (``inputs``); a store older
+        than attempt inputs numbered attempts by round, which ``legacy`` reads back."""
+        return attempt.inputs.get(Stage.formalize.value, legacy)
+
     samples = []
     for attempt in sorted(by_stage["prove"], key=lambda a: a.attempt_number):
         check = verify.get(attempt.attempt_number)
@@ -199,7 +206,7 @@ def _candidate_row(
         samples.append(
             {
                 "number": attempt.attempt_number,
-                "round": attempt.attempt_number // max(k, 1),
+                "round": round_of(attempt, attempt.attempt_number // max(k, 1)),
                 "text": cap(text, SAMPLE_CAP),
                 "finish": attempt.output.get("finish_reason"),
                 "status": check.status.value if check else attempt.status.value,
@@ -228,12 +235,37 @@ def _candidate_row(
     ]
     alignment = [
         {
-            "round": a.attempt_number,
+            "round": round_of(a, a.attempt_number),
             "status": a.status.value,
             "verdicts": a.output.get("verdicts", []),
+            "analyses": [cap(text, 1200) for text in a.output.get("analyses") or []],
             "error": a.output.get("error"),
         }
         for a in by_stage["align"]
+    ]
+    checks = [
+        {
+            "attempt": a.attempt_number,
+            "round": round_of(a, a.attempt_number // 2),
+            "kind": "refutation" if a.attempt_number % 2 else "vacuity",
+            "status": a.status.value,
+            "reason": a.reason.value if a.reason else None,
+            "outcome": a.output.get("status"),
+            "derivation": cap(a.output.get("derivation"), 1200),
+        }
+        for a in by_stage["check"]
+    ]
+    salvage = [
+        {
+            "attempt": a.attempt_number,
+            "round": round_of(a, int(a.output.get("of_attempt") or 0) // max(k, 1)),
+            "of_sample": a.output.get("of_attempt"),
+            "status": a.status.value,
+            "reason": a.reason.value if a.reason else None,
+            "kinds": a.output.get("salvage_kinds") or [],
+            "messages": _messages(a),
+        }
+        for a in by_stage["salvage"]
     ]
     screen = next(iter(by_stage["screen"]), None)
     answer = next(iter(reversed(by_stage["answer"])), None)
@@ -258,6 +290,8 @@ def _candidate_row(
         },
         "formalizations": formalizations,
         "alignment": alignment,
+        "checks": checks,
+        "salvage": salvage,
         "samples": samples,
         "answer": {
             "candidate": answer.output.get("candidate") if answer else None,

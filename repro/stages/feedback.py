@@ -27,7 +27,7 @@ from repro.llm.protocol import ChatMessage, ModelCallError
 from repro.prompts import render_prompt
 from repro.records import AttemptStatus, ReasonCode
 from repro.stages.common import StageResult, account, input_hash
-from repro.stages.prove import ProofSample, profile_of, prover_output_text
+from repro.stages.prove import ProofSample, profile_of, prover_sample
 
 FEEDBACK_STYLES = ("goedel_v2", "generic")
 # Goedel-Prover-V2 shows at most this many errors (``error_thres``), and this many lines above each
@@ -41,7 +41,8 @@ class FeedbackThread(BaseModel):
 
     messages: list[ChatMessage] = Field(default_factory=list)
     text: str  # the prover's last raw reply
-    checked_code: str  # the code the gate checked for it (Lean's positions refer to it)
+    # the prover's code block for it; Lean's positions refer to it (the screen blanks, never moves, what it strips)
+    checked_code: str
     errors: list[tuple[int, int, int | None, int | None, str]] = Field(default_factory=list)
     parent_attempt: int  # attempt number of the sample this chain continues
 
@@ -157,6 +158,5 @@ async def ask_again(
         result.output["error"] = str(error)
         return None, messages, result
     account(result, client, [response])
-    text = prover_output_text(settings, statement, response.texts[0])
-    sample = ProofSample(index=sample_offset, text=text, finish_reason=response.finish_reasons[0])
+    sample = prover_sample(settings, statement, sample_offset, response.texts[0], response.finish_reasons[0])
     return sample, messages, result

@@ -71,6 +71,12 @@ def prover_output_text(settings: ModelSettings, statement: str, output: str) -> 
     return profile_of(settings).proof_text(statement, output)
 
 
+def prover_sample(settings: ModelSettings, statement: str, index: int, output: str, finish: str) -> ProofSample:
+    """One prover output as the gate reads it: its text and the finish reason that describes that text."""
+    text, reason = profile_of(settings).proof_output(statement, output, finish)
+    return ProofSample(index=index, text=text, finish_reason=reason)
+
+
 async def sample_proofs(
     statement: str,
     header: str,
@@ -96,7 +102,7 @@ async def sample_proofs(
         return [], result
     account(result, client, [response])
     samples = [
-        ProofSample(index=first_index + i, text=prover_output_text(settings, statement, text), finish_reason=finish)
+        prover_sample(settings, statement, first_index + i, text, finish)
         for i, (text, finish) in enumerate(zip(response.texts, response.finish_reasons, strict=True))
     ]
     return samples, result

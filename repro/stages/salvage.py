@@ -52,7 +52,8 @@ async def salvage_sample(
     checks: list[SalvageCheck] = []
     # the same code again is worth a check only where the gate refused the raw text before Lean saw the
     # code (special tokens around it, the length limit); cheats never get here
-    checked = original.checked_code if original.lean_steps else None
+    # compared with the variants in the prover's own text (imports included), not in what Lean checked
+    checked = original.prover_code if original.lean_steps else None
     seconds = (limits or StaticLimits()).timeout_s
 
     def variants() -> list[SalvageVariant]:

@@ -14,7 +14,7 @@ import os
 import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from repro import natural
 from repro.records import Candidate, CandidateStatus, ModelCallRecord, SourceProblem, StageAttempt
+from repro.store.fields import StoredField, expression, json_member, packed_expression
 from repro.store.schema import SCHEMA_VERSION, STORE_FILENAME, StoreError, refuse_newer
 from repro.store.sqlite import written_version
 
@@ -198,23 +199,40 @@ class RunReader:
             yield Candidate.model_validate_json(row["payload"])
 
     def retained_rows(
-        self, select: str, *, where: str = "", parameters: Mapping[str, Any] | Iterable[Any] = (), page: int = 5000
+        self,
+        columns: Sequence[StoredField],
+        *,
+        packed: tuple[StoredField, ...] = (),
+        json_members: Sequence[tuple[str, StoredField]] = (),
+        only_if: Sequence[StoredField] = (),
+        parameters: Mapping[str, Any] | None = None,
+        page: int = 5000,
     ) -> Generator[list[tuple[Any, ...]], None, None]:
         """Retained candidates joined to their problems, in release order (natural order of problem
         id, then of candidate id: ``gsm8k-9`` before ``gsm8k-10``), a page of plain tuples at a time.
 
-        ``select`` and ``where`` are SQL over ``c`` (candidates) and ``p`` (problems), so a caller
-        reads the fields it needs in one pass, extracted by SQLite, without parsing whole payloads.
-        A retained candidate whose problem is not stored is not among them: see :meth:`check_retained_problems`.
+        Each tuple holds one value per field of ``columns`` (text as UTF-8 bytes, booleans as 0 or 1),
+        then, if ``packed`` is given, the JSON array text of those candidate fields, then, if
+        ``json_members`` is given, the UTF-8 JSON object text of those members. Rows whose ``only_if``
+        fields are all true. SQLite extracts the fields in one pass, without any payload parsed in
+        Python. A retained candidate whose problem is not stored is not among them: see
+        :meth:`check_retained_problems`.
         """
+        selected = [expression(field) if field.boolean else f"CAST({expression(field)} AS BLOB)" for field in columns]
+        if packed:
+            selected.append(packed_expression(packed))
+        if json_members:
+            members = ", ".join(json_member(name, field) for name, field in json_members)
+            selected.append(f"CAST(json_object({members}) AS BLOB)")
+        where = "".join(f" AND ({expression(field)})" for field in only_if)
         sql = (
             # natural_key is computed once per row; SQLite's sorter then compares plain strings
             # (spilling to temporary files past its cache), never calling back into Python
-            f"SELECT {select} FROM problems p CROSS JOIN candidates c ON c.problem_id=p.problem_id"
-            f" WHERE c.status='retained'{f' AND ({where})' if where else ''}"
+            f"SELECT {', '.join(selected)} FROM problems p CROSS JOIN candidates c ON c.problem_id=p.problem_id"
+            f" WHERE c.status='retained'{where}"
             " ORDER BY natural_key(p.problem_id), p.problem_id, natural_key(c.candidate_id), c.candidate_id"
         )
-        yield from self._pages(sql, parameters, page=page, named=False)
+        yield from self._pages(sql, dict(parameters or {}), page=page, named=False)
 
     def check_retained_problems(self) -> None:
         """Raise if a retained candidate's problem is not stored (a damaged store)."""
@@ -245,8 +263,9 @@ class RunReader:
     def rejected_attempt_rows(
         self, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
     ) -> list[sqlite3.Row]:
-        """Not-passed attempts (any candidate status) with their candidate, problem and, for a
-        verify attempt, the prove attempt it checked: one query with LIMIT, never every attempt."""
+        """Not-passed attempts (any candidate status) with their candidate, problem, the statement
+        the attempt worked on (the output of the formalize attempt its ``inputs`` point to) and, for
+        a verify attempt, the prove attempt it checked: one query with LIMIT, never every attempt."""
         clauses, parameters = ["a.status != 'passed'"], []
         for column, value in (("a.stage", stage), ("a.reason", reason)):
             if value is not None:
@@ -255,7 +274,10 @@ class RunReader:
         sql = (
             "SELECT a.payload AS attempt, c.payload AS candidate, p.payload AS problem,"
             " (SELECT q.payload FROM attempts q WHERE q.candidate_id=a.candidate_id AND q.stage='prove'"
-            "  AND q.attempt_number=a.attempt_number AND a.stage='verify') AS prove_attempt"
+            "  AND q.attempt_number=a.attempt_number AND a.stage='verify') AS prove_attempt,"
+            " (SELECT json_extract(f.payload, '$.output.statement') FROM attempts f WHERE f.candidate_id=a.candidate_id"
+            "  AND f.stage='formalize' AND f.attempt_number=json_extract(a.payload, '$.inputs.formalize'))"
+            " AS input_statement"
             " FROM attempts a JOIN candidates c ON c.candidate_id=a.candidate_id"
             " JOIN problems p ON p.problem_id=a.problem_id WHERE " + " AND ".join(clauses) + " ORDER BY a.attempt_id"
         )
@@ -404,3 +426,15 @@ class RunReader:
             return json.loads(text) if text is not None else None
         rows = self._query("SELECT result FROM lean_cache WHERE code_hash=?", (code_hash,))
         return json.loads(rows[0]["result"]) if rows else None
+
+    # -- judge verdicts -----------------------------------------------------------------------------
+    def cached_judge_verdict(self, cache_key: str) -> dict[str, Any] | None:
+        if "judge_cache" in self._fresh:
+            text = self._recalled("judge_cache", cache_key)
+            return json.loads(text) if text is not None else None
+        rows = self._query("SELECT verdict FROM judge_cache WHERE cache_key=?", (cache_key,))
+        return json.loads(rows[0]["verdict"]) if rows else None
+
+    def judge_verdict_count(self) -> int:
+        """How many distinct submissions the judge has given a verdict on in this run (each exactly once)."""
+        return int(self._query("SELECT COUNT(*) AS n FROM judge_cache")[0]["n"])

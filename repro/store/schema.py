@@ -7,6 +7,7 @@ refuses a store older or newer than this repro (see :mod:`repro.store.reader`).
 
 from __future__ import annotations
 
+from repro.exit_codes import ReproError
 from repro.records import LEVER_STAGES, STAGE_ORDER, Stage
 from repro.store.sqlite import WriteTransaction, apply_migrations, refuse_newer_version
 
@@ -128,12 +129,17 @@ _MIGRATIONS: tuple[str, ...] = (
             (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts
              WHERE attempts.candidate_id = candidates.candidate_id AND attempts.status = 'passed'), -1);
     """,
+    # 4: the kernel judge's verdicts (passed or rejected only), keyed by JudgeRequest.cache_key: identical
+    # code is judged once per (tool, revision, toolchain, header, statement), across resumes
+    """
+    CREATE TABLE judge_cache (cache_key TEXT PRIMARY KEY, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
+    """,
 )
 
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
-class StoreError(RuntimeError):
+class StoreError(ReproError, RuntimeError):
     pass
 
 

@@ -95,7 +95,7 @@ class RunStore(RunReader):
         # loop does not wait on SQLite (and the writer thread) for a lookup that would miss.
         self._fresh = {
             table: OrderedDict()
-            for table in ("response_cache", "lean_cache", "problems")
+            for table in ("response_cache", "lean_cache", "judge_cache", "problems")
             if not self._query(f"SELECT 1 FROM {table} LIMIT 1")
         }
         self._queue = queue.Queue(maxsize=queue_size)
@@ -381,5 +381,18 @@ class RunStore(RunReader):
         self._write(
             lambda connection: connection.execute(
                 "INSERT OR REPLACE INTO lean_cache(code_hash, result) VALUES (?, ?)", (code_hash, text)
+            )
+        )
+
+    # -- judge verdicts -----------------------------------------------------------------------------
+    def cache_judge_verdict(self, cache_key: str, verdict: dict[str, Any]) -> None:
+        """Keep a verdict of the kernel judge (the caller keeps only passed and rejected ones)."""
+        text = json.dumps(verdict, ensure_ascii=False)
+        self._remember("judge_cache", cache_key, text)
+        created = utc_now()
+        self._write(
+            lambda connection: connection.execute(
+                "INSERT OR REPLACE INTO judge_cache(cache_key, verdict, created_at) VALUES (?, ?, ?)",
+                (cache_key, text, created),
             )
         )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from repro.config import LeanSettings
+from repro.exit_codes import ExitCode, ReproError
 from repro.lean import InfraStatus, build_verifier
 from repro.llm.factory import build_backend
 from repro.llm.protocol import ModelBackend
@@ -20,7 +21,7 @@ from repro.study.store import STUDY_FILENAME, StudyStore
 BackendFactory = Callable[[ProverEntry], ModelBackend]
 
 
-class StudyError(RuntimeError):
+class StudyError(ReproError, RuntimeError):
     pass
 
 
@@ -86,7 +87,39 @@ async def _check_prover_endpoints(provers: list[ProverEntry]) -> None:
     failures = [check for check in await check_endpoints(endpoints=endpoints) if not check.ok]
     if failures:
         lines = "\n  ".join(check.describe() for check in failures)
-        raise StudyError(f"prover endpoint check failed; nothing was run:\n  {lines}")
+        raise StudyError(f"prover endpoint check failed; nothing was run:\n  {lines}", exit_code=ExitCode.unfinished)
+
+
+# a prompt's tokens beside the reply when the context is not configured (repro.llm.preflight's least prompt is 256)
+MIN_PROMPT_TOKENS = 2048
+
+
+async def served_workers(provers: list[ProverEntry], settings: StudySettings) -> dict[str, int]:
+    """Per prover on a vLLM server that reports its KV cache: the requests in flight that the cache holds whole.
+
+    A study asks each prover for ``k`` samples of up to ``max_model_len`` tokens per request; more requests than
+    fit wait in vLLM's queue, and a request's timeout (sized for its own decoding) runs out there, losing its
+    samples (vLLM cancels a request whose client left). So the workers are the configured ``max_concurrency``
+    bounded by what the cache holds; a server that does not report its cache keeps ``max_concurrency``.
+    """
+    import httpx
+
+    from repro.config import ModelBackendName
+    from repro.llm.server_defaults import kv_cache_tokens, requests_that_fit
+
+    per_request = settings.k if settings.strategy == "parallel" else 1
+    workers: dict[str, int] = {}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0)) as client:
+        for prover in provers:
+            model = prover.settings
+            if model.backend != ModelBackendName.openai or not model.base_url:
+                continue
+            kv = await kv_cache_tokens(client, model.base_url)
+            if kv is None:
+                continue
+            sequence = model.max_model_len or model.max_tokens + MIN_PROMPT_TOKENS
+            workers[prover.name] = min(model.max_concurrency, requests_that_fit(kv, per_request, sequence))
+    return workers
 
 
 async def run_study(
@@ -124,6 +157,7 @@ async def run_study(
             verifier,
             settings,
             on_progress=on_progress,
+            workers=await served_workers(provers, settings),
             verifiers={
                 name: others[toolchain]
                 for name, toolchain in _prover_toolchains(provers, lean_settings).items()
@@ -146,14 +180,16 @@ async def _refuse_unready(
     probe = await verifier.check("theorem repro_preflight : True := trivial", header)
     if probe.infra_status != InfraStatus.ok or probe.has_error:
         detail = probe.detail or "; ".join(m.text for m in probe.messages[:2])
-        raise StudyError(f"{which} cannot check code: {probe.infra_status}: {detail[:400]}. {remedy}")
+        raise StudyError(
+            f"{which} cannot check code: {probe.infra_status}: {detail[:400]}. {remedy}", exit_code=ExitCode.unfinished
+        )
     if verifier.real_lean and settings.selftest:
         from repro.judge.selftest import SelfTestFailed, backend_of, ensure_selftest
 
         try:
             await ensure_selftest(settings, verifier=backend_of(verifier))
         except SelfTestFailed as failure:
-            raise StudyError(f"{failure} No prover was called.") from None
+            raise StudyError(f"{failure} No prover was called.", exit_code=ExitCode.unfinished) from None
 
 
 def _prover_toolchains(provers: list[ProverEntry], lean: LeanSettings) -> dict[str, str]:

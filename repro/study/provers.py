@@ -14,6 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from repro.config import ModelBackendName, ModelSettings
+from repro.exit_codes import ReproError
 from repro.provers import ProfileError, get_profile, profile_for_model
 from repro.study.records import ProverEntry
 
@@ -33,7 +34,7 @@ def _with_profile(data: dict[str, object]) -> dict[str, object]:
     return {**PROVER_DEFAULTS, "profile": "custom", **data}
 
 
-class ProverSpecError(ValueError):
+class ProverSpecError(ReproError, ValueError):
     pass
 
 

@@ -1,6 +1,7 @@
 """Run every prover of a study on every statement, streaming, resumable, every sample through the gate.
 
-Each prover has its own pool of workers (as many as its endpoint's ``max_concurrency``), so a slow
+Each prover has its own pool of workers (as many as its endpoint's ``max_concurrency``, and no more requests
+than its server's KV cache holds whole), so a slow
 prover never holds up a fast one; provers on one Lean toolchain share one Lean backend, whose worker pool
 bounds the checks. Each statement is first elaborated under each prover's toolchain when it is not the
 study's own (``lean.toolchain``, which the statements were written for): one that does not elaborate
@@ -21,7 +22,7 @@ from repro.lean import InfraStatus, Verifier
 from repro.lean.text import StatementError, read_statement
 from repro.llm.protocol import ModelBackend, ModelCallError
 from repro.records import LeanMessageRecord, ReasonCode
-from repro.stages.prove import prover_output_text, prover_request
+from repro.stages.prove import profile_of, prover_request, prover_sample
 from repro.stages.salvage import salvage_sample
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 from repro.study.store import StudyStore
@@ -69,6 +70,8 @@ class StudySummary:
     # (prover, statement) pairs whose statement does not elaborate under the prover's toolchain
     incompatible_pairs: int = 0
     errors: list[str] = field(default_factory=list)
+    # requests in flight per prover (its max_concurrency, bounded by its server's KV cache where it reports one)
+    workers: dict[str, int] = field(default_factory=dict)
 
 
 class StudyRunner:
@@ -82,6 +85,7 @@ class StudyRunner:
         *,
         on_progress: ProgressHook | None = None,
         verifiers: dict[str, Verifier] | None = None,
+        workers: dict[str, int] | None = None,
     ) -> None:
         self.store = store
         self.provers = provers
@@ -91,6 +95,8 @@ class StudyRunner:
         self.verifiers = verifiers or {}
         self._compatible: dict[tuple[str, str], str | None] = {}
         self.settings = settings
+        # per prover: the requests in flight its server's KV cache holds (repro.study.app.served_workers)
+        self.workers = workers or {}
         self.on_progress = on_progress or (lambda prover, statement, covered: None)
         self.summary = StudySummary()
 
@@ -207,10 +213,13 @@ class StudyRunner:
         self, prover: ProverEntry, statement: StudyStatement, first_index: int, count: int
     ) -> list[SampleOutcome] | None:
         settings = prover.settings
+        # the prompt shows the header the prover's harness shows (Kimina's maxHeartbeats 400000, Goedel's 0), not
+        # the study's: the proof is still checked under the study's header, which the statements were written for
+        profile = profile_of(settings)
         request = prover_request(
             settings,
             statement.statement,
-            statement.header,
+            statement.header if profile.legacy_prompt else profile.lean_header,
             sample_offset=first_index,
             n=count,
             problem=statement.question,
@@ -224,18 +233,22 @@ class StudyRunner:
             self.summary.errors.append(f"{prover.name} / {statement.id}: {error}")
             return None
         self.summary.fresh_requests += 1
+        outputs = [
+            prover_sample(settings, statement.statement, first_index + position, text, finish)
+            for position, (text, finish) in enumerate(zip(response.texts, response.finish_reasons, strict=True))
+        ]
         samples = [
             SampleOutcome(
                 prover=prover.name,
                 statement_id=statement.id,
-                sample_index=first_index + position,
-                text=prover_output_text(settings, statement.statement, text),
-                finish_reason=finish,
+                sample_index=output.index,
+                text=output.text,
+                finish_reason=output.finish_reason,
                 tokens_in=response.tokens_in if position == 0 else 0,
                 tokens_out=response.tokens_out if position == 0 else 0,
                 model_seconds=round(response.latency_s, 4) if position == 0 else 0.0,
             )
-            for position, (text, finish) in enumerate(zip(response.texts, response.finish_reasons, strict=True))
+            for position, output in enumerate(outputs)
         ]
         self.store.add_samples(samples)
         return samples
@@ -301,7 +314,8 @@ class StudyRunner:
             queue: asyncio.Queue[StudyStatement] = asyncio.Queue()
             for statement in statements:
                 queue.put_nowait(statement)
-            workers = max(1, prover.settings.max_concurrency)
+            workers = max(1, self.workers.get(prover.name, prover.settings.max_concurrency))
+            self.summary.workers[prover.name] = workers
             tasks += [asyncio.create_task(worker(prover, queue)) for _ in range(min(workers, len(statements)))]
         await asyncio.gather(*tasks)
         return self.summary

@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
+from repro.exit_codes import ReproError
 from repro.jsonl import BadRows, iter_json_objects
 from repro.lean.text import ends_in_sorry, read_statement
 from repro.records import AttemptStatus, Stage, StageAttempt
@@ -19,7 +20,7 @@ from repro.store import RunReader
 from repro.study.records import StudyStatement
 
 
-class StatementSetError(ValueError):
+class StatementSetError(ReproError, ValueError):
     """A statement file that cannot be used, named by file, line and field."""
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from repro.exit_codes import ReproError
 from repro.store.sqlite import SqliteStore
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 
@@ -33,11 +34,16 @@ _MIGRATIONS: tuple[str, ...] = (
     );
     CREATE TABLE lean_cache (code_hash TEXT PRIMARY KEY, result TEXT NOT NULL);
     """,
+    # 2: the kernel judge's verdicts (passed or rejected only), keyed by JudgeRequest.cache_key, shared by
+    # every prover of the study: identical code is judged once
+    """
+    CREATE TABLE judge_cache (cache_key TEXT PRIMARY KEY, verdict TEXT NOT NULL);
+    """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)
 
 
-class StudyStoreError(RuntimeError):
+class StudyStoreError(ReproError, RuntimeError):
     pass
 
 
@@ -184,3 +190,19 @@ class StudyStore(SqliteStore):
                 "INSERT OR REPLACE INTO lean_cache(code_hash, result) VALUES (?, ?)",
                 (code_hash, json.dumps(result, ensure_ascii=False)),
             )
+
+    # -- judge verdicts ------------------------------------------------------------------------------
+    def cached_judge_verdict(self, cache_key: str) -> dict[str, Any] | None:
+        rows = self._query("SELECT verdict FROM judge_cache WHERE cache_key=?", (cache_key,))
+        return json.loads(rows[0]["verdict"]) if rows else None
+
+    def cache_judge_verdict(self, cache_key: str, verdict: dict[str, Any]) -> None:
+        with self.transaction() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO judge_cache(cache_key, verdict) VALUES (?, ?)",
+                (cache_key, json.dumps(verdict, ensure_ascii=False)),
+            )
+
+    def judge_verdict_count(self) -> int:
+        """How many distinct submissions the judge has given a verdict on for this study (each exactly once)."""
+        return int(self._query("SELECT COUNT(*) AS n FROM judge_cache")[0]["n"])

@@ -52,6 +52,9 @@ class OpenAITestServer:
         served_models: list[str] | None = None,
         max_model_len: int | None = None,
         models_status: int = 200,
+        tokenize: Callable[[dict[str, Any]], int] | None = None,
+        version: str | None = None,
+        kv_cache: tuple[int, int] | None = None,
     ) -> None:
         self.responder = responder
         self.latency_s = latency_s
@@ -60,6 +63,14 @@ class OpenAITestServer:
         self.served_models = served_models
         self.max_model_len = max_model_len
         self.models_status = models_status
+        # vLLM's own routes at the server root: `POST /tokenize` answers {"count", "max_model_len", "tokens"} with
+        # the count this function gives for the body (vllm 0.33.0 entrypoints/serve/tokenize/protocol.py);
+        # `GET /version` {"version"}; `GET /metrics` with vllm:cache_config_info{block_size, num_gpu_blocks}
+        # (kv_cache = (num_gpu_blocks, block_size); vllm 0.33.0 v1/metrics/loggers.py). None: the route is 404.
+        self.tokenize = tokenize
+        self.version = version
+        self.kv_cache = kv_cache
+        self.tokenize_requests: list[dict[str, Any]] = []
         # with api_key set, a request without ``Authorization: Bearer <api_key>`` gets 401
         self.api_key = api_key
         # with fail_status set, every request (GET included) is answered with that HTTP status
@@ -119,8 +130,32 @@ class OpenAITestServer:
                     return True
                 return False
 
+            def _not_found(self) -> None:
+                self._send(404, json.dumps({"detail": "Not Found"}))
+
             def do_GET(self) -> None:  # noqa: N802 - stdlib name
                 if self._refused():
+                    return
+                if self.path == "/version":
+                    if server.version is None:
+                        return self._not_found()
+                    return self._send(200, json.dumps({"version": server.version}))
+                if self.path == "/metrics":
+                    if server.kv_cache is None:
+                        return self._not_found()
+                    blocks, size = server.kv_cache
+                    text = (
+                        "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n"
+                        "# TYPE vllm:cache_config_info gauge\n"
+                        f'vllm:cache_config_info{{block_size="{size}",cache_dtype="auto",'
+                        f'gpu_memory_utilization="0.9",num_gpu_blocks="{blocks}"}} 1.0\n'
+                    )
+                    data = text.encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/plain; version=0.0.4")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
                     return
                 if server.served_models is None or server.models_status != 200:
                     status = 404 if server.served_models is None else server.models_status
@@ -143,6 +178,14 @@ class OpenAITestServer:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if self._refused():
                     return
+                if self.path == "/tokenize":
+                    if server.tokenize is None:
+                        return self._not_found()
+                    with server._lock:
+                        server.tokenize_requests.append(body)
+                    count = server.tokenize(body)
+                    answer = {"count": count, "max_model_len": server.max_model_len or 0, "tokens": list(range(count))}
+                    return self._send(200, json.dumps(answer))
                 with server._lock:
                     server.requests.append(body)
                     server.in_flight += 1

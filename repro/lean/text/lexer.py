@@ -96,8 +96,9 @@ _SYMBOLS = sorted(
         "×'",
         "Σ'",
         "''",
-        "{{",
-        "}}",
+        # no ``{{``/``}}``: Lean has no such token. A strict-implicit binder's ``{{`` is two ``{`` tokens
+        # (leanprover/lean4 src/Lean/Parser/Term.lean: ``strictImplicitLeftBracket := atomic (group
+        # (symbol "{" >> "{")) <|> "⦃"``), so ``{x | x ∈ {3}}`` closes two braces, each its own token
     ],
     key=len,
     reverse=True,

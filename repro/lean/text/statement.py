@@ -14,7 +14,8 @@ from repro.lean.text.code import LeanCode, lean_code
 from repro.lean.text.lexer import Kind, Token, lex, significant
 
 THEOREM_KEYWORDS = frozenset({"theorem", "lemma"})
-_OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄", "{{": "}}"}
+# a strict-implicit ``{{ ... }}`` is two braces (the lexer has no ``{{`` token, nor has Lean)
+_OPEN_BRACKETS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩", "⦃": "⦄"}
 _CLOSE_BRACKETS = frozenset(_OPEN_BRACKETS.values())
 
 

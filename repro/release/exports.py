@@ -216,7 +216,7 @@ def write_release_exports(out_dir: str | Path) -> list[Path]:
     lm_eval = out / LM_EVAL_DIR
     lm_eval.mkdir(parents=True, exist_ok=True)
     # read by path, not imported: importing it would load the whole evaluate package (scipy) just to copy a file
-    grader = (Path(__file__).parent / "evaluate" / "grading.py").read_text(encoding="utf-8")
+    grader = (Path(__file__).parent.parent / "evaluate" / "grading.py").read_text(encoding="utf-8")
     files = {
         out / GRADING_FILE: "# Copied from repro.evaluate.grading by `repro release`.\n" + grader,
         out / INSPECT_FILE: _render(_INSPECT_TASK),

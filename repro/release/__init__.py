@@ -1,0 +1,33 @@
+"""Dataset export, split by job: :mod:`~repro.release.rows` (the one definition of a released row and
+its schema), :mod:`~repro.release.card` (the dataset card), :mod:`~repro.release.writer` (``repro
+release``), :mod:`~repro.release.files` (manifest, checks, reading), :mod:`~repro.release.reverify`
+(``repro reverify``) and :mod:`~repro.release.exports` (inspect_ai and lm-eval tasks beside the data).
+"""
+
+from repro.release.errors import LeanUnavailableError, ReleaseError
+from repro.release.files import MANIFEST, check_release_files, read_parquet_release, read_release, release_files
+from repro.release.reverify import ReverifyResult, reverify_release
+from repro.release.rows import COLUMNS, NO_LEVER, SPLIT, Column, PageRow, instance_from_candidate, proof_hash
+from repro.release.writer import ReleaseSummary, release_columns, write_release
+
+__all__ = [
+    "COLUMNS",
+    "MANIFEST",
+    "NO_LEVER",
+    "SPLIT",
+    "Column",
+    "LeanUnavailableError",
+    "PageRow",
+    "ReleaseError",
+    "ReleaseSummary",
+    "ReverifyResult",
+    "check_release_files",
+    "instance_from_candidate",
+    "proof_hash",
+    "read_parquet_release",
+    "read_release",
+    "release_columns",
+    "release_files",
+    "reverify_release",
+    "write_release",
+]

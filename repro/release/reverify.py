@@ -1,0 +1,146 @@
+"""``repro reverify``: every released proof re-checked from the release's own files.
+
+The rows checked are the Parquet rows users load, after the files matched their manifest and each
+other; the header is the trusted settings', never the release's; the answer is re-read from our
+statement alone, and the statement check is run again.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from repro.config import LeanSettings
+from repro.records import ReleasedInstance
+from repro.release.errors import LeanUnavailableError, ReleaseError
+from repro.release.files import check_release_files, read_parquet_release
+from repro.waiting import about
+
+
+@dataclass
+class ReverifyResult:
+    instance_id: str
+    passed_gate: bool
+    real_lean: bool
+    reasons: list[str]
+    answer_grounded: bool = True
+    # Lean gave no verdict (timeout, unavailable): neither a pass nor a rejection
+    infrastructure: bool = False
+    # ``provenance.statement_check`` as released, and what our trusted Lean check says now
+    statement_check: str | None = None
+    statement_recheck: str | None = None
+    statement_check_agrees: bool = True
+
+    @property
+    def passed(self) -> bool:
+        return self.passed_gate and self.answer_grounded and self.statement_check_agrees
+
+
+async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[ReverifyResult]:
+    """Re-check every released proof from the release's own files, through the same soundness gate.
+
+    An instance passes only if the gate verifies it again and the code Lean checked is byte-for-byte
+    the ``verified_code`` that was released. The rows checked are the Parquet rows users load; first
+    the files must match their manifest and each other (else :class:`ReleaseError`).
+    """
+    from repro.judge import verify_proof
+    from repro.judge.batch import INFRA_REASONS
+    from repro.lean import build_verifier
+    from repro.stages.answer import recheck_answer
+
+    problems = check_release_files(out_dir)
+    if problems:
+        raise ReleaseError(f"{out_dir}: the release's files are not what was released:\n  " + "\n  ".join(problems))
+    instances = read_parquet_release(out_dir)
+    verifier = build_verifier(lean)
+    results = []
+    try:
+        await _preflight(verifier, lean)
+        for instance in instances:
+            # the header comes from the trusted settings, never from the release: a rewritten row's
+            # header could declare an axiom or a macro that spoofs ``#print axioms``
+            with about(instance.instance_id):  # the heartbeat names the row whose check is in flight
+                verdict = await verify_proof(
+                    instance.lean_statement,
+                    instance.lean_proof,
+                    verifier,
+                    header=lean.header,
+                    allow_native_decide=lean.allow_native_decide,
+                    limits=lean.static_limits,
+                )
+            reasons = [reason.value for reason in verdict.reasons]
+            same_header = " ".join(instance.lean_header.split()) == " ".join(lean.header.split())
+            if not same_header:
+                reasons.append("the released lean_header differs from the trusted header (--config lean.header)")
+            same = verdict.checked_code == instance.verified_code
+            if not same:
+                reasons.append("checked code differs from the released verified_code")
+            # from our statement alone (issue 19 §4): never from the released proof text
+            answer = await recheck_answer(instance.lean_statement, instance.new_answer, verifier, header=lean.header)
+            answer_grounded = answer.grounded
+            if not answer_grounded:
+                reasons.append(
+                    f"new_answer {instance.new_answer!r} is not the answer read from the verified statement"
+                    f" ({answer.method}: {answer.detail})"
+                )
+            recheck, agrees, no_verdict = await _recheck_statement(instance, verifier, lean.header)
+            if not agrees or no_verdict:
+                reasons.append(
+                    f"statement_check released as {instance.provenance.statement_check!r};"
+                    f" our Lean check of the statement now says {recheck!r}"
+                )
+            results.append(
+                ReverifyResult(
+                    instance_id=instance.instance_id,
+                    passed_gate=verdict.verified and same and same_header,
+                    real_lean=bool(verdict.lean and verdict.lean.real_lean),
+                    reasons=reasons,
+                    answer_grounded=answer_grounded,
+                    infrastructure=(bool(verdict.reasons) and set(verdict.reasons) <= INFRA_REASONS)
+                    or no_verdict
+                    or answer.no_verdict,
+                    statement_check=instance.provenance.statement_check,
+                    statement_recheck=recheck,
+                    statement_check_agrees=agrees,
+                )
+            )
+    finally:
+        await verifier.close()
+    return results
+
+
+async def _recheck_statement(instance: ReleasedInstance, verifier: Any, header: str) -> tuple[str | None, bool, bool]:
+    """Re-run the pipeline's statement check (:func:`repro.lean.statement_checks.check_statement`).
+
+    Returns (outcome now, agrees, no verdict). A vacuous statement never agrees (it is never retained);
+    a row released as satisfiable must be satisfiable again; a row released as flagged or undecided
+    (or before the checks existed) only records what Lean says now. No verdict now is neither.
+    """
+    from repro.lean.statement_checks import check_statement
+
+    released = instance.provenance.statement_check
+    facts = await check_statement(instance.lean_statement, verifier, header=header)
+    now = facts.status
+    if now == "vacuous":
+        return now, False, False
+    if now == "undecided":
+        return now, True, released in ("satisfiable", "flagged")
+    if released == "satisfiable":
+        return now, now == "satisfiable", False
+    return now, True, False
+
+
+async def _preflight(verifier: Any, lean: LeanSettings) -> None:
+    """Trivial code first: without a working backend every row would read as a failed proof."""
+    from repro.lean import InfraStatus
+
+    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
+    result = await verifier.check(code, lean.header)
+    if result.infra_status != InfraStatus.ok or result.has_error:
+        detail = result.detail or "; ".join(message.text for message in result.messages[:2])
+        raise LeanUnavailableError(
+            f"the Lean backend ({lean.backend}) cannot check code: {result.infra_status}: {detail[:400]};"
+            " nothing was re-verified. See `repro doctor`; `repro lean setup` installs Mathlib and the REPL"
+        )

@@ -1,0 +1,461 @@
+"""The kernel judge (issue 27 §1-§3, audit B2/M1/M3/M9): SafeVerify per toolchain, through its command lines.
+
+Without Lean, the judge's real orchestration (three fresh directories, each compile sandboxed apart, the
+target hashed, ``lake -d … env lean -o``, ``lake -d … env safe_verify``, exit statuses, output, process
+groups, the sandbox) runs against the stand-in ``lake`` of ``tests/doubles/fake_safe_verify.py``, whose
+command lines are checked here against SafeVerify's ``verify.py`` and ``Main.lean``. The ``lean``-marked
+test runs the real SafeVerify where it is built.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from repro.config import JudgeSettings
+from repro.judge.kernel import (
+    SAFEVERIFY_PINS,
+    ByToolchainJudge,
+    SafeVerifyJudge,
+    build_judge,
+    judge_all,
+    submission_source,
+    tool_for,
+)
+from repro.judge.verdict import JudgeCause, JudgeRefusal, JudgeRequest, JudgeStatus
+from repro.lean.sandbox import SandboxStatus, detect_sandbox
+from tests.doubles import judges
+from tests.doubles.fake_safe_verify import compile_errors
+
+HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat"
+STATEMENT = "theorem t (x : ℕ) (h₀ : x = 3) : x + 1 = 4 := by sorry"
+HONEST = "theorem t (x : ℕ) (h₀ : x = 3) : x + 1 = 4 := by\n  subst h₀\n  norm_num"
+UNCONFINED = SandboxStatus(kind="none", network_blocked=False, writes_confined=False, detail="test: no launcher")
+
+
+def _request(proof: str, toolchain: str | None = "leanprover/lean4:v4.15.0", key: str = "row-1") -> JudgeRequest:
+    return JudgeRequest(
+        key=key, header=HEADER, statement=STATEMENT, theorem_name="t", submission=proof, toolchain=toolchain
+    )
+
+
+def _settings(tmp_path: Path, **update: object) -> JudgeSettings:
+    return JudgeSettings(tools_dir=str(tmp_path / "tools"), timeout_s=60).model_copy(update=update)
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> SafeVerifyJudge:
+    return judges.safeverify(_settings(tmp_path))
+
+
+def _judge(judge: SafeVerifyJudge, proof: str, **request: object) -> object:
+    return asyncio.run(judge.judge(_request(proof, **request)))  # type: ignore[arg-type]
+
+
+def test_an_honest_proof_passes_and_the_verdict_says_how_it_was_judged(fake: SafeVerifyJudge) -> None:
+    verdict = asyncio.run(fake.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.passed, verdict.detail
+    assert verdict.passed and not verdict.real  # a stand-in's pass never counts
+    assert verdict.toolchain == "v4.15.0" and verdict.tool_revision == SAFEVERIFY_PINS["v4.15.0"].commit
+    assert verdict.tool == "SafeVerify" and verdict.confinement == detect_sandbox().describe()
+
+
+@pytest.mark.parametrize(
+    ("proof", "said", "refusal"),
+    [
+        (
+            HONEST.replace("= 4 :=", "= 5 :=").replace("norm_num", "omega"),
+            "does not have the same type",
+            "type_mismatch",
+        ),
+        (HONEST.replace("subst h₀\n  norm_num", "sorry"), "sorryAx is not in the allowed set", "axiom"),
+        ("axiom cheat : False\n" + HONEST.replace("subst h₀\n  norm_num", "exact cheat.elim"), "cheat is not", "axiom"),
+        (HONEST.replace("theorem t", "theorem u"), "t not found in submission", "not_found"),
+        (HONEST.replace("theorem t", "def t"), "def t is not the same kind", "kind_mismatch"),
+        (HONEST.replace("subst h₀\n  norm_num", "native_decide"), "Lean.ofReduceBool is not", "axiom"),
+        ("partial def f : ℕ → ℕ := f\n" + HONEST, "unsafe/partial function f detected", "unsafe"),
+    ],
+)
+def test_what_safeverify_refuses_is_rejected_in_its_words(
+    fake: SafeVerifyJudge, proof: str, said: str, refusal: str
+) -> None:
+    verdict = asyncio.run(fake.judge(_request(proof)))
+    assert verdict.status == JudgeStatus.rejected and said in verdict.detail, verdict.detail
+    assert verdict.refusal == refusal and verdict.cause is None
+
+
+def test_a_structural_type_mismatch_is_named_so_the_screen_and_judge_disagreement_can_be_counted(
+    fake: SafeVerifyJudge,
+) -> None:
+    """M3: the screen's bridge accepts ``3 ≤ x`` for ``x ≥ 3`` (definitional); the judge does not."""
+    statement = "theorem g (x : ℕ) (h : x = 5) : x ≥ 3 := by sorry"
+    restated = "theorem g (x : ℕ) (h : x = 5) : 3 ≤ x := by\n  omega"
+    request = JudgeRequest(
+        key="k", header=HEADER, statement=statement, theorem_name="g", submission=restated, toolchain="v4.9.0"
+    )
+    verdict = asyncio.run(fake.judge(request))
+    assert verdict.status == JudgeStatus.rejected and verdict.refusal == JudgeRefusal.type_mismatch
+    assert "structurally" in verdict.detail and "definitionally equal" in verdict.detail
+
+
+def test_prover_imports_after_the_header_are_a_compile_error_so_the_judge_must_get_the_checked_text(
+    fake: SafeVerifyJudge,
+) -> None:
+    """B2: the raw block (``import Mathlib`` first) fails after our header; the checked text passes."""
+    raw = "import Mathlib\nimport Aesop\n\n" + HONEST
+    verdict = asyncio.run(fake.judge(_request(raw)))
+    assert verdict.status == JudgeStatus.rejected and verdict.refusal == JudgeRefusal.compile_error
+    assert "line 1:0: invalid 'import' command" in verdict.detail  # renumbered to the submission's own lines
+    blanked = " " * len("import Mathlib") + "\n" + " " * len("import Aesop") + "\n\n" + HONEST
+    assert asyncio.run(fake.judge(_request(blanked))).status == JudgeStatus.passed
+
+
+def test_a_second_declaration_of_our_theorem_is_lean_s_error_not_a_pass(fake: SafeVerifyJudge) -> None:
+    twice = HONEST + "\ntheorem t (x : ℕ) (h₀ : x = 3) : x + 1 = 4 := by\n  sorry"
+    verdict = asyncio.run(fake.judge(_request(twice)))
+    assert verdict.status == JudgeStatus.rejected and "'t' has already been declared" in verdict.detail
+
+
+def test_a_toolchain_without_a_pinned_tool_is_unavailable_not_passed(fake: SafeVerifyJudge) -> None:
+    verdict = asyncio.run(fake.judge(_request(HONEST, toolchain="leanprover/lean4:v4.12.0")))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.missing
+    assert "no pinned SafeVerify for toolchain v4.12.0" in verdict.detail
+    assert asyncio.run(fake.judge(_request(HONEST, toolchain=None))).toolchain == "v4.15.0"  # the default
+
+
+def test_a_tool_not_set_up_or_never_built_is_unavailable(tmp_path: Path) -> None:
+    """M1: a clone that was never built used to read as a rejection of every row."""
+    bare = SafeVerifyJudge(_settings(tmp_path, tools_dir=str(tmp_path / "none")))
+    verdict = asyncio.run(bare.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.missing and verdict.real
+    assert "not set up" in verdict.detail
+    unbuilt = judges.safeverify_unbuilt(_settings(tmp_path))
+    verdict = asyncio.run(unbuilt.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.missing
+    assert "never built" in verdict.detail and ".lake/build/bin/safe_verify" in verdict.detail
+
+
+def test_a_checkout_at_another_commit_is_not_the_pinned_tool(tmp_path: Path) -> None:
+    judge = judges.safeverify(_settings(tmp_path))
+    git = tmp_path / "tools" / "v4.15.0" / ".git"
+    git.mkdir()
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "refs" / "heads" / "main").write_text("1" * 40 + "\n")
+    verdict = asyncio.run(judge.judge(_request(HONEST)))
+    assert verdict.cause == JudgeCause.missing and "not the pinned 577e95319a2b" in verdict.detail
+    (git / "refs" / "heads" / "main").write_text(SAFEVERIFY_PINS["v4.15.0"].commit + "\n")
+    assert asyncio.run(judge.judge(_request(HONEST))).status == JudgeStatus.passed
+
+
+@pytest.mark.parametrize(
+    ("factory", "cause"),
+    [
+        (judges.safeverify_killed, JudgeCause.killed),
+        (judges.safeverify_unreadable, JudgeCause.unreadable),
+        (judges.safeverify_silent, JudgeCause.no_output),
+    ],
+)
+def test_a_broken_tool_gives_no_verdict_with_its_cause(tmp_path: Path, factory: object, cause: JudgeCause) -> None:
+    """M1: a signal, an OOM kill (SIGKILL), noise or silence is ``unavailable``, never ``rejected``."""
+    judge = factory(_settings(tmp_path))  # type: ignore[operator]
+    verdict = asyncio.run(judge.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == cause, verdict.detail
+    if cause == JudgeCause.killed:
+        assert "SIGKILL" in verdict.detail and "out-of-memory" in verdict.detail
+
+
+@pytest.mark.parametrize("step", ["target", "submission"])
+def test_a_compile_that_dies_without_a_lean_error_is_no_rejection(tmp_path: Path, step: str) -> None:
+    for how, cause in (("killed", JudgeCause.killed), ("crash", JudgeCause.target if step == "target" else "crashed")):
+        judge = judges.safeverify(_settings(tmp_path), "--fail", f"{step}:{how}")
+        verdict = asyncio.run(judge.judge(_request(HONEST)))
+        assert verdict.status == JudgeStatus.unavailable and verdict.cause == cause, (how, verdict.detail)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+        return handle.read().split(") ", 1)[1][0] != "Z"
+
+
+def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    """M9: without a sandbox to reap them, killing only ``lake`` left ``lean`` running; the group goes."""
+    pids = tmp_path / "pids.json"
+    judge = judges.safeverify(
+        _settings(tmp_path, timeout_s=2),
+        "--fail",
+        "safe_verify:hang",
+        "--pids",
+        str(pids),
+        sandbox=UNCONFINED,
+        named_sandbox="none",
+    )
+    started = time.monotonic()
+    verdict = asyncio.run(judge.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.timeout
+    assert time.monotonic() - started < 30
+    leader, child = json.loads(pids.read_text())
+    deadline = time.monotonic() + 5
+    while (_alive(leader) or _alive(child)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(leader) and not _alive(child)
+
+
+def test_the_judge_refuses_to_run_unconfined_unless_the_operator_opted_in(tmp_path: Path) -> None:
+    """§3: lean.sandbox is bwrap by default; unshare or none, named by the operator, is the opt-in."""
+    refusing = judges.safeverify(_settings(tmp_path), sandbox=UNCONFINED)
+    verdict = asyncio.run(refusing.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.unconfined
+    assert "unless the operator names a weaker confinement" in verdict.detail and "no sandbox" in verdict.confinement
+    opted = judges.safeverify(_settings(tmp_path), sandbox=UNCONFINED, named_sandbox="none")
+    verdict = asyncio.run(opted.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.passed and verdict.confinement.startswith("no sandbox")
+    # a named confinement that does not work here is no verdict, with the sandbox module's fix
+    from repro.lean.sandbox import probe_sandbox
+
+    if not isinstance(probe_sandbox("bwrap"), SandboxStatus):
+        verdict = asyncio.run(judges.safeverify(_settings(tmp_path)).judge(_request(HONEST)))
+        assert verdict.cause == JudgeCause.unconfined and "install bubblewrap" in verdict.detail
+
+
+def test_what_the_submission_compile_writes_never_reaches_our_target(tmp_path: Path) -> None:
+    """§3: confined, the submission's compile cannot touch ``target/``; unconfined (opted in), the change is
+    caught by the target's hash before the tool reads it: no verdict, cause ``sandbox``."""
+    judges.lay_out_safeverify(tmp_path / "tools")
+    lakefile = tmp_path / "tools" / "v4.15.0" / "lakefile.toml"
+    before = lakefile.read_text()
+    if detect_sandbox().writes_confined:
+        confined = judges.safeverify(_settings(tmp_path), "--fail", "submission:tamper")
+        verdict = asyncio.run(confined.judge(_request(HONEST)))
+        assert verdict.status == JudgeStatus.passed, verdict.detail
+        assert lakefile.read_text() == before  # the checkout is read-only inside the sandbox
+    loose = judges.safeverify(
+        _settings(tmp_path), "--fail", "submission:tamper", sandbox=UNCONFINED, named_sandbox="none"
+    )
+    verdict = asyncio.run(loose.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.sandbox
+    assert "changed between its compile and the replay" in verdict.detail
+
+
+def test_command_lines_are_safeverify_s_own(tmp_path: Path) -> None:
+    """verify.py:11 ``["lake", "env", "lean", "-o", fname[:-5] + ".olean", fname]`` for each file,
+    verify.py:33 ``["lake", "env", "safe_verify", otarg, osub]`` (Main.lean: args[0] target, args[1]
+    submission); ``-d CHECKOUT`` stands for running from the checkout, as verify.py does. The target and
+    the submission are compiled in different fresh directories."""
+    log = tmp_path / "calls.jsonl"
+    judge = judges.safeverify(_settings(tmp_path), "--log", str(log), sandbox=UNCONFINED, named_sandbox="none")
+    assert asyncio.run(judge.judge(_request(HONEST))).status == JudgeStatus.passed
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    checkout = str((tmp_path / "tools" / "v4.15.0").resolve())
+    assert [call["argv"][:3] for call in calls] == [["-d", checkout, "env"]] * 3
+    (target, target_cwd), (submission, submission_cwd), (replay, replay_cwd) = (
+        (call["argv"][3:], Path(call["cwd"])) for call in calls
+    )
+    for compiled, cwd, stem in ((target, target_cwd, "Target"), (submission, submission_cwd, "Submission")):
+        assert compiled[:2] == ["lean", "-o"] and compiled[2] == compiled[3][: -len(".lean")] + ".olean"
+        assert Path(compiled[3]) == cwd / f"{stem}.lean"
+    assert target_cwd != submission_cwd and target_cwd.parent == submission_cwd.parent
+    assert replay[0] == "safe_verify" and [Path(p).name for p in replay[1:]] == ["Target.olean", "Submission.olean"]
+    assert all(Path(p).parent == replay_cwd for p in replay[1:]) and replay_cwd not in (target_cwd, submission_cwd)
+    assert not target_cwd.parent.exists()  # every judgement's directories are removed after it
+
+
+def test_identical_requests_are_judged_concurrently_and_in_order(fake: SafeVerifyJudge) -> None:
+    requests = [_request(HONEST, key="a"), _request(HONEST.replace("= 4 :=", "= 5 :="), key="b")]
+    verdicts = asyncio.run(judge_all(fake, requests))
+    assert [(v.key, v.status) for v in verdicts] == [("a", JudgeStatus.passed), ("b", JudgeStatus.rejected)]
+
+
+def test_selection_by_toolchain_and_by_name(tmp_path: Path) -> None:
+    assert tool_for("v4.9.0") == tool_for("leanprover/lean4:v4.15.0") == "safeverify"
+    assert tool_for("v4.21.0-rc2") is None and tool_for("v4.21.0-rc3") == tool_for("v4.34.0-rc2") == "comparator"
+    assert tool_for("v4.12.0") is None and tool_for("nightly") is None
+    auto = build_judge(_settings(tmp_path))
+    assert isinstance(auto, ByToolchainJudge)
+    assert auto.judge_for("v4.9.0").name == "SafeVerify" and auto.judge_for("v4.34.0-rc2").name == "comparator"
+    assert auto.revision("v4.9.0") == SAFEVERIFY_PINS["v4.9.0"].commit
+    named = build_judge(_settings(tmp_path, backend="safeverify"))
+    assert isinstance(named, SafeVerifyJudge) and named.real
+    made = build_judge(
+        JudgeSettings(backend="factory", factory="tests.doubles.judges:safeverify", tools_dir=str(tmp_path))
+    )
+    assert isinstance(made, SafeVerifyJudge) and not made.real
+
+
+def test_judge_settings_name_their_problems() -> None:
+    with pytest.raises(ValueError, match="judge.factory: required"):
+        JudgeSettings(backend="factory")
+    with pytest.raises(ValueError, match="only read when judge.backend is factory"):
+        JudgeSettings(factory="tests.doubles.judges:safeverify")
+    with pytest.raises(ValueError, match="cannot load"):
+        build_judge(JudgeSettings(backend="factory", factory="tests.doubles.judges:nothing_here"))
+
+
+def test_a_resume_may_change_where_the_judge_is_but_not_which_judge_it_is() -> None:
+    from repro.config import ConfigError, RunConfig, resume_changes
+
+    stored = RunConfig()
+    moved = stored.model_copy(
+        update={"judge": JudgeSettings(tools_dir="/opt/safeverify", timeout_s=30, workers=8)}, deep=True
+    )
+    assert set(resume_changes(stored, moved)) == {"judge.tools_dir", "judge.timeout_s", "judge.workers"}
+    other = stored.model_copy(update={"judge": JudgeSettings(backend="safeverify")}, deep=True)
+    with pytest.raises(ConfigError, match="judge.backend"):
+        resume_changes(stored, other)
+
+
+# -- B2 must-show: every real accepted proof reaches the judge as the text Lean checked ------------------
+_KEEPING_LAKE = """#!/bin/sh
+keep="$1"; shift
+case "$4" in
+  lean) case "$7" in */Submission.lean) cp "$7" "$(mktemp -p "$keep" submission.XXXXXX)";; esac
+        echo '{"fake_olean": true, "source": ""}' > "$6";;
+  safe_verify) echo "Finished with no errors.";;
+esac
+"""
+
+
+def test_every_real_accepted_proof_is_submitted_as_the_text_lean_checked(tmp_path: Path) -> None:
+    """Every row of ../shared/data/realproofs that real Lean accepted, its imports as the prover wrote them,
+    goes through the screen's static layer; what the judge writes as ``Submission.lean`` is the trusted
+    header, then exactly the checked text, with no ``import`` after the header."""
+    from repro.judge.screen import verify_proof
+    from tests.conftest import shared_file
+
+    rows = []
+    for name in (
+        "realproofs/MoonshotAI_Kimina-Prover-Preview_minif2f-test-solved.jsonl",
+        "realproofs/project-numina_kimina-lean-server_test-fixtures.jsonl",
+    ):
+        rows += [
+            row for row in map(json.loads, shared_file(name).read_text().splitlines()) if row["lean_verdict"] == "pass"
+        ]
+    assert len(rows) >= 300
+
+    async def checked() -> list[tuple[dict[str, str], str, str]]:
+        found = []
+        for row in rows:
+            verdict = await verify_proof(row["statement"], row["output"], None, header=row["header"])
+            assert verdict.checked_code is not None, row["source"]
+            found.append((row, verdict.checked_code, verdict.prover_code or ""))
+        return found
+
+    texts = asyncio.run(checked())
+    with_imports = [prover for _, _, prover in texts if compile_errors(submission_source(HEADER, prover))]
+    assert len(with_imports) == len(rows)  # every raw block would have failed after the header (B2)
+
+    keep = tmp_path / "kept"
+    keep.mkdir()
+    lake = tmp_path / "lake.sh"
+    lake.write_text(_KEEPING_LAKE)
+    judges.lay_out_safeverify(tmp_path / "tools")
+    judge = SafeVerifyJudge(
+        _settings(tmp_path, workers=4),
+        lake=["/bin/sh", str(lake), str(keep)],
+        real=False,
+        sandbox=UNCONFINED,
+        named_sandbox="none",
+    )
+    requests = [
+        JudgeRequest(
+            key=str(index),
+            header=row["header"],
+            statement=row["statement"],
+            theorem_name=row["statement"].split()[1],
+            submission=code,
+        )
+        for index, (row, code, _) in enumerate(texts)
+    ]
+    verdicts = asyncio.run(judge_all(judge, requests))
+    assert all(v.status == JudgeStatus.passed for v in verdicts), [v.detail for v in verdicts if not v.passed][:3]
+    written = sorted(path.read_text(encoding="utf-8") for path in keep.iterdir())
+    assert written == sorted(submission_source(r.header, r.submission) for r in requests)
+    in_order = sorted(requests, key=lambda r: submission_source(r.header, r.submission))
+    for text, request in zip(written, in_order, strict=True):
+        body = text[len(request.header.rstrip()) :]
+        assert not [line for line in body.splitlines() if line.lstrip().startswith("import ")], request.key
+        assert not compile_errors(text), request.key
+
+
+@pytest.mark.lean
+def test_real_safeverify_passes_honest_and_refuses_changed_and_sorry() -> None:
+    settings = JudgeSettings(backend="safeverify")
+    judge = build_judge(settings)
+    tools = settings.resolved_tools_dir()
+    if shutil.which("lake") is None or not (tools / "v4.15.0" / "lakefile.toml").is_file():
+        pytest.skip(f"no lake or no SafeVerify at {tools}/v4.15.0 (docker/Dockerfile builds both)")
+    honest = asyncio.run(judge.judge(_request(HONEST)))
+    assert honest.status == JudgeStatus.passed and honest.real, honest.detail
+    changed = asyncio.run(
+        judge.judge(_request(HONEST.replace("= 4 :=", "= 4 ∨ False :=").replace("norm_num", "omega")))
+    )
+    assert changed.status == JudgeStatus.rejected, changed.detail
+    cheat = asyncio.run(judge.judge(_request(HONEST.replace("subst h₀\n  norm_num", "sorry"))))
+    assert cheat.status == JudgeStatus.rejected and "sorryAx" in cheat.detail
+
+
+# -- release --replay and reverify --replay (kept working until release always requires the judge) ------------
+def test_release_replay_withholds_the_row_the_judge_rejects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+
+    from repro.cli import main
+    from repro.records import CandidateStatus
+    from repro.release import read_release
+    from repro.store import RunStore
+    from tests.conftest import REPO
+    from tests.test_release import synthetic_run
+
+    synthetic_run(tmp_path / "run", real_lean=True)
+    with RunStore(tmp_path / "run") as store:  # a screen miss, as if: the verified code leans on its own axiom
+        candidate = next(c for c in store.candidates(CandidateStatus.retained) if c.problem_id == "math:7")
+        candidate.verified_code = "axiom cheat : False\n" + (candidate.verified_code or "").replace(
+            "rfl", "exact cheat.elim"
+        )
+        store.save_candidate(candidate)
+    tools = ["--replay-backend", "factory", "--replay-factory", "tests.doubles.judges:safeverify"]
+    tools += ["--replay-tools", str(tmp_path / "tools")]
+    command = [sys.executable, "-m", "repro.cli", "release", str(tmp_path / "run"), "--out", str(tmp_path / "out")]
+    done = subprocess.run([*command, "--replay", *tools], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "judge: 1 of 2 rows passed by SafeVerify; 1 withheld" in done.stdout
+    assert "withheld (not passed by the judge): math:7#r0: rejected: cheat is not in the allowed set" in done.stderr
+    assert "the judge is a stand-in" in done.stderr
+    assert [row.instance_id for row in read_release(tmp_path / "out")] == ["gsm8k:1#r0"]
+
+    capsys.readouterr()
+    main(["reverify", str(tmp_path / "out"), "--backend", "fake", "--replay", *tools])
+    printed = capsys.readouterr().out
+    assert "1 of 1 instances passed by SafeVerify" in printed and "sandbox: " in printed
+
+
+def test_judge_exit_codes() -> None:
+    from repro.exit_codes import ExitCode
+    from repro.judge.release import judge_exit_code
+    from repro.judge.verdict import JudgeVerdict
+
+    def verdict(status: JudgeStatus, real: bool = True) -> JudgeVerdict:
+        return JudgeVerdict(key="k", status=status, tool="SafeVerify", real=real)
+
+    assert judge_exit_code([verdict(JudgeStatus.passed)]) == ExitCode.ok
+    assert judge_exit_code([verdict(JudgeStatus.passed, real=False)]) == ExitCode.fake_backend
+    assert judge_exit_code([verdict(JudgeStatus.passed), verdict(JudgeStatus.unavailable)]) == ExitCode.unfinished
+    assert judge_exit_code([verdict(JudgeStatus.unavailable), verdict(JudgeStatus.rejected)]) == ExitCode.rejected
+
+
+def test_the_docker_image_builds_the_pinned_safeverify_commits() -> None:
+    from tests.conftest import REPO
+
+    dockerfile = (REPO / "docker" / "Dockerfile").read_text(encoding="utf-8")
+    for toolchain, pin in SAFEVERIFY_PINS.items():
+        assert f'"{toolchain} {pin.commit}"' in dockerfile, toolchain
