@@ -169,7 +169,28 @@ class NoAnswerReason(StrEnum):
     constant = "constant"  # the left side does not depend on the statement's unknown
     not_evaluable = "not_evaluable"  # whether the left side depends on the unknown cannot be decided
     lean_refused = "lean_refused"  # Lean confirmed the value in none of ℕ ℤ ℚ ℝ ℂ (ZMod, Fin, a cast...)
+    no_verdict = "no_verdict"  # Lean gave no verdict (unavailable, timeout): no answer yet, resumable
     other_shape = "other_shape"
+
+
+NO_ANSWER_DESCRIPTIONS: dict[NoAnswerReason, str] = {
+    NoAnswerReason.unreadable_statement: "the statement is not one theorem the reader reads",
+    NoAnswerReason.signature: "a binder or binding may change what numerals mean, or a name is left unbound",
+    NoAnswerReason.restated_hypothesis: "the conclusion gives back a hypothesis",
+    NoAnswerReason.existential: "an ∃ whose witness Lean did not accept in our own command",
+    NoAnswerReason.premise: "a premise, negation or binder at the top: nothing is entailed unconditionally",
+    NoAnswerReason.disjunction: "a disjunction or a membership: several values, or a set",
+    NoAnswerReason.set_or_interval: "a set, an interval or an extremum (IsLeast ...): counted apart",
+    NoAnswerReason.inequality: "an inequality: a bound, not a value",
+    NoAnswerReason.symbolic: "the right side is an expression in the variables: counted apart",
+    NoAnswerReason.not_a_value: "the right side is no literal of a released form (16 / 3 in ℕ, a function)",
+    NoAnswerReason.unevaluated: "the value is written as an unevaluated computation (6 / 4, 5 ^ 2)",
+    NoAnswerReason.constant: "the left side does not depend on the statement's unknown",
+    NoAnswerReason.not_evaluable: "whether the left side depends on the unknown cannot be decided",
+    NoAnswerReason.lean_refused: "Lean confirmed the value in none of ℕ ℤ ℚ ℝ ℂ (ZMod, Fin, another reading)",
+    NoAnswerReason.no_verdict: "Lean gave no verdict (unavailable, timeout): the candidate stays unfinished",
+    NoAnswerReason.other_shape: "any other shape",
+}
 
 
 class Record(BaseModel):
@@ -349,8 +370,17 @@ class ReleasedInstance(Record):
     # the rewritten problem the model wrote
     rewritten_question: str
     # the reference answer of the rewritten problem, read from our Lean statement and confirmed by Lean,
-    # never from the prover's text
+    # never from the prover's text: `16`, `-1 / 4`, `2.5`; a closed form as LaTeX (`3 \cdot \sqrt{2}`,
+    # graded by math-verify); a tuple's values `, `-separated, in the order of `answer_variables`
     new_answer: str
+    # the answer's form: integer, fraction, decimal, closed_form or tuple (null in older releases)
+    answer_type: str | None = None
+    # the answer's Lean type as Lean confirmed it, one per value: ℕ, ℤ, ℚ, ℝ or ℂ (`ℝ, ℝ` for a pair)
+    answer_lean_type: str | None = None
+    # our statement's own text of the value(s) (`3 * Real.sqrt 2`), as Lean checked it
+    answer_lean: str | None = None
+    # a tuple's variables in the order of `new_answer` (the order the question asks for them)
+    answer_variables: str | None = None
     # our formal statement, ending `:= by sorry`
     lean_statement: str
     # the prover's output (or the repaired text) whose code was checked

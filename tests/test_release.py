@@ -215,7 +215,7 @@ def test_released_rows_and_the_card_carry_the_statement_check(tmp_path: Path) ->
 
     synthetic_run(tmp_path / "run", real_lean=True)
     _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": "flagged"})
-    write_release(tmp_path / "run", tmp_path / "out")
+    write_release(tmp_path / "run", tmp_path / "out", include_flagged=True)
     by_id = {row.instance_id: row.provenance.statement_check for row in read_release(tmp_path / "out")}
     assert by_id == {"math:7#r0": "satisfiable", "gsm8k:1#r0": "flagged"}
     parquet_rows = parquet.read_table(tmp_path / "out" / "data" / "test.parquet").to_pylist()
@@ -264,7 +264,7 @@ def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path
     proof = "theorem t (x : ℕ) (h : x > 3) : 300 = 300 := by\n  rfl"
     changes = {"math:7": {"lean_statement": statement, "lean_proof": proof, "verified_code": proof}}
     _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": "flagged"}, **changes)
-    write_release(tmp_path / "run", tmp_path / "claimed")
+    write_release(tmp_path / "run", tmp_path / "claimed", include_flagged=True)
     results = asyncio.run(reverify_release(tmp_path / "claimed", lean))
     math = results[1]
     assert math.passed_gate and math.statement_recheck == "flagged"

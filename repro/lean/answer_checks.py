@@ -91,9 +91,17 @@ async def confirm_answer(
         undecided |= outcome == CheckOutcome.undecided
         passed[index] &= outcome == CheckOutcome.proved
         checks.append(StatementCheck(kind=kind, tactic=tactic, command=command, outcome=outcome, messages=messages))
-    if undecided or not statement_ok:
-        detail = "our statement did not elaborate" if results and not statement_ok else "Lean gave no verdict"
-        return AnswerConfirmation(outcome=CheckOutcome.undecided, checks=checks, detail=detail)
+    if undecided:
+        failure = next((r for r in results if r.infra_status != InfraStatus.ok), None)
+        detail = f"Lean gave no verdict ({failure.infra_status}: {failure.detail or ''})" if failure else ""
+        return AnswerConfirmation(
+            outcome=CheckOutcome.undecided, checks=checks, detail=detail or "Lean gave no verdict"
+        )
+    if not statement_ok:
+        errors = [m.text.splitlines()[0] for m in results[0].messages if m.severity == "error"][:2]
+        return AnswerConfirmation(
+            outcome=CheckOutcome.failed, checks=checks, detail=f"our statement did not elaborate: {errors}"
+        )
     confirmed = [proposals[index] for index, ok in enumerate(passed) if ok]
     if len(confirmed) != 1:
         detail = (

@@ -201,10 +201,10 @@ async def statement_answer(statement: str, verifier: Verifier | None, *, header:
     if isinstance(proposals, StatementAnswer):
         return proposals
     if verifier is None:
-        return _none(NoAnswerReason.lean_refused, "no Lean backend to confirm the answer", undecided=True)
+        return _none(NoAnswerReason.no_verdict, "no Lean backend to confirm the answer", undecided=True)
     confirmation = await confirm_answer(shape.statement, statement, proposals, verifier, header=header)
     if confirmation.outcome == CheckOutcome.undecided:
-        return _none(NoAnswerReason.lean_refused, confirmation.detail, undecided=True, checks=confirmation.checks)
+        return _none(NoAnswerReason.no_verdict, confirmation.detail, undecided=True, checks=confirmation.checks)
     if confirmation.outcome != CheckOutcome.proved or confirmation.types is None:
         return _none(NoAnswerReason.lean_refused, confirmation.detail, checks=confirmation.checks)
     literals = [part.literal for part in shape.parts]
@@ -372,11 +372,11 @@ async def _witness_answer(
         return _none(NoAnswerReason.existential, "the proposed witness is not literals of the ∃ variables' types")
     if verifier is None:
         result.output["witness_check"] = "no Lean backend to check the witness"
-        return _none(NoAnswerReason.existential, "no Lean backend to check the witness", undecided=True)
+        return _none(NoAnswerReason.no_verdict, "no Lean backend to check the witness", undecided=True)
     check = await check_witness(statement, witness, verifier, header=header)
     result.output["witness_check"] = check.model_dump(mode="json")
     if check.outcome == CheckOutcome.undecided:
-        return _none(NoAnswerReason.existential, "Lean gave no verdict on the witness", undecided=True)
+        return _none(NoAnswerReason.no_verdict, "Lean gave no verdict on the witness", undecided=True)
     if check.outcome != CheckOutcome.proved:
         return _none(NoAnswerReason.existential, "our Lean command does not prove the statement with the witness")
     forms = {_witness_form(part) for part in witness}
