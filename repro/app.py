@@ -527,6 +527,8 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
         )
     )
     lines.extend(_toolchain_and_confinement_lines(config, project, needs_local_lean))
+    # a run on real Lean (repl or kimina) needs the judge: nothing is verified without it, and it compiles here
+    lines.append(_judge_doctor_line(config, config is not None and config.lean.backend != LeanBackendName.fake))
     if config is not None:
         ready = config.lean.backend == LeanBackendName.fake or (not health.problems and health.mathlib_built)
         if config.lean.backend == LeanBackendName.kimina:
@@ -543,6 +545,32 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             lines.append(DoctorLine(check.ok, f"endpoint {check.base_url} ({models})", check.detail))
         lines.extend(_sampling_lines(config))
     return lines
+
+
+def _judge_doctor_line(config: RunConfig | None, required: bool) -> DoctorLine:
+    """Whether the kernel judge can judge the run's toolchain here: its pinned tool set up and built, and
+    the named confinement working (a run on real Lean needs it: nothing is verified without it)."""
+    from repro.config import JudgeSettings
+    from repro.judge.kernel import build_judge, readiness, toolchain_key
+
+    settings = config.judge if config else JudgeSettings()
+    toolchain = toolchain_key(config.lean.toolchain if config else None)
+    try:
+        judge = build_judge(settings, sandbox=config.lean.sandbox if config else "bwrap")
+    except ValueError as error:
+        return DoctorLine(False, "kernel judge", f"MISSING: {error}", required=required)
+    revision = (judge.revision(toolchain) or "no pinned revision")[:12]
+    dispatch = getattr(judge, "judge_for", None)  # auto: the tool this toolchain goes to
+    tool = dispatch(toolchain).name if callable(dispatch) else judge.name
+    name = f"kernel judge ({tool} {revision} for {toolchain})"
+    problem = readiness(judge, toolchain)
+    if problem is not None:
+        return DoctorLine(False, name, f"MISSING: {problem[1]}", required=required)
+    confinement = getattr(judge, "confinement", "")
+    detail = ("ready" if judge.real else "a stand-in: its verdicts are not real") + (
+        f"; {confinement}" if isinstance(confinement, str) and confinement else ""
+    )
+    return DoctorLine(True, name, detail, required=required)
 
 
 def _sampling_lines(config: RunConfig) -> list[DoctorLine]:

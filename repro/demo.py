@@ -348,6 +348,16 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
         kinds = rewrite.proofs[min(round_index, len(rewrite.proofs) - 1)]
         position = sample_index - request.sample_offset
         return prover_reply(kinds[min(position, len(kinds) - 1)], rewrite, name)
+    if "was rejected by Lean" in prompt or "is not correct. Following is the compilation error" in prompt:
+        # a feedback round (`--feedback-rounds N`): shown Lean's errors, the prover writes the honest proof
+        for block in re.findall(r"```lean4\n(.*?)```", prompt, re.DOTALL):
+            if "theorem" not in block:
+                continue
+            theorem = block[block.index("theorem") :]
+            matched = _rewrite_for_statement(theorem.split(":= by", 1)[0] + ":= by sorry")
+            if matched is not None and not matched[1]:
+                return prover_reply("ok", matched[0], theorem.split()[1])
+        raise LookupError("the demo has no corrected proof for this statement")
     if "Read off the answer" in prompt:
         found = _rewrites_by_question().get(_text_key(_between(prompt, "Problem:\n", "\n\nLean statement")))
         if found is None:

@@ -139,6 +139,7 @@ def lever_lines(levers: dict[str, Any]) -> list[str]:
         lines.append(
             f"{lever}: {cost['attempts']} checks, {cost['verified']} verified, {cost['lean_seconds']} Lean s,"
             f" {cost['model_calls']} model calls, {cost['tokens_in']}+{cost['tokens_out']} tokens"
+            + (f"; {cost['failed']} failed (an endpoint or Lean gave no verdict)" if cost.get("failed") else "")
         )
     return lines
 

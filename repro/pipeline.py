@@ -109,6 +109,9 @@ class Pipeline:
         self._infrastructure_causes: dict[str, str] = {}
         # candidate id -> {stage: attempt number} whose products its next attempts work on (StageAttempt.inputs)
         self._inputs: dict[str, dict[str, int]] = {}
+        # candidate id -> the first attempt an infrastructure failure left without a verdict (stage, reason):
+        # until a later success makes it moot, no rejection of the candidate is final
+        self._no_verdict: dict[str, tuple[Stage, ReasonCode]] = {}
 
     def _uses(self, candidate: Candidate, stage: Stage, number: int | None) -> None:
         """From now on the candidate's attempts work on the product of ``stage`` attempt ``number``
@@ -146,14 +149,26 @@ class Pipeline:
             candidate.backends[stage.value] = result.backend_id or "unknown"
         self.store.record_attempt(attempt, candidate if candidate_changed else None)
         if result.reason in INFRASTRUCTURE_REASONS:
+            self._no_verdict.setdefault(candidate.candidate_id, (stage, result.reason))
             detail = result.output.get("error") or result.output.get("lean_detail") or result.output.get("details")
             self._infrastructure_causes[candidate.candidate_id] = f"{stage.value}: {result.reason.value}" + (
                 f": {str(detail)[:500]}" if detail else ""
             )
         self.on_event("attempt", stage.value, result.reason.value if result.reason else None)
 
+    def _stopped(self, candidate: Candidate) -> bool:
+        """True, and the candidate left unfinished, when some attempt of it went without a verdict:
+        another round would spend model calls on an outage and a rejection would not be final."""
+        if candidate.candidate_id not in self._no_verdict:
+            return False
+        stage, reason = self._no_verdict[candidate.candidate_id]
+        self._reject(candidate, stage, reason)
+        return True
+
     def _reject(self, candidate: Candidate, stage: Stage, reason: ReasonCode) -> None:
-        # an infrastructure failure is no verdict: the candidate is unfinished, not rejected
+        # an infrastructure failure is no verdict: the candidate is unfinished, not rejected, and so is a
+        # rejection reached after any stage or lever went without a verdict (an endpoint or Lean failed)
+        stage, reason = self._no_verdict.get(candidate.candidate_id, (stage, reason))
         unfinished = reason in INFRASTRUCTURE_REASONS
         candidate.status = CandidateStatus.unfinished if unfinished else CandidateStatus.rejected
         candidate.reject_stage, candidate.reject_reason = stage, reason
@@ -200,6 +215,7 @@ class Pipeline:
             finally:
                 cause = self._infrastructure_causes.pop(candidate.candidate_id, None)
                 self._inputs.pop(candidate.candidate_id, None)
+                self._no_verdict.pop(candidate.candidate_id, None)
             if retained:
                 self.store.set_problem_outcome(problem.problem_id, "retained")
                 return True
@@ -258,6 +274,8 @@ class Pipeline:
             told = {Stage.check.value: refutation_attempt} if refutation_attempt is not None else {}
             self._record(candidate, Stage.formalize, round_index, result, also_uses=told)
             if not result.passed:
+                if self._stopped(candidate):
+                    return False
                 last_stage, last_reason = Stage.formalize, result.reason or ReasonCode.no_lean_block
                 continue
             statement = result.output["statement"]
@@ -274,18 +292,27 @@ class Pipeline:
             )
             self._record(candidate, Stage.align, round_index, result)
             if not result.passed:
+                if self._stopped(candidate):
+                    return False
                 last_stage, last_reason = Stage.align, result.reason or ReasonCode.semantic_mismatch
                 continue
 
-            if config.statement_checks.vacuity and await self._vacuous(candidate, statement, round_index):
+            vacuous = config.statement_checks.vacuity and await self._vacuous(candidate, statement, round_index)
+            if self._stopped(candidate):  # a check Lean could not answer: undecided is no verdict to go on
+                return False
+            if vacuous:
                 last_stage, last_reason = Stage.check, ReasonCode.statement_vacuous
                 continue
 
             verified = await self._prove(candidate, statement, round_index, offset * k)
             if isinstance(verified, ReasonCode):
+                if self._stopped(candidate):  # a sample, a salvage check or a feedback call without a verdict
+                    return False
                 last_stage, last_reason = Stage.prove, verified
                 if verified == ReasonCode.proof_not_found and config.statement_checks.refutation:
                     refutation = await self._refuted(candidate, statement, round_index)
+                    if self._stopped(candidate):
+                        return False
                     if refutation is not None:
                         last_stage, last_reason = Stage.check, ReasonCode.statement_refuted
                         feedback, refutation_attempt = refutation, 2 * round_index + 1
@@ -337,6 +364,8 @@ class Pipeline:
             output=facts.model_dump(mode="json"),
             elapsed_s=clock.elapsed(),
         )
+        if not vacuous and facts.infrastructure_failure:
+            result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
         candidate.statement_check = facts.status
         self._record(candidate, Stage.check, 2 * round_index, result)
         return vacuous
@@ -355,6 +384,8 @@ class Pipeline:
             output=output,
             elapsed_s=clock.elapsed(),
         )
+        if not facts.refuted and facts.infrastructure_failure:
+            result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
         self._record(candidate, Stage.check, 2 * round_index + 1, result)
         if not facts.refuted:
             return None
@@ -380,7 +411,6 @@ class Pipeline:
         with Lean's messages. Returns the verified code, or why there is none: ``proof_not_found``, or
         an infrastructure reason when no sample could be judged at all.
         """
-        infrastructure_only = True
         config = self.config
         k = config.prove.k
         settings = config.model_for("prove")
@@ -418,7 +448,6 @@ class Pipeline:
                 )
                 self._record(candidate, Stage.prove, number, prove_result, candidate_changed=position == 0)
                 self._record(candidate, Stage.verify, number, verify_result, candidate_changed=False)
-                infrastructure_only &= verify_result.reason == ReasonCode.lean_unavailable
                 if verdict.verified and found is None:
                     found = verdict.checked_code
                     self._take_proof(candidate, sample.text, verdict, start + position, lever=None)
@@ -433,13 +462,16 @@ class Pipeline:
                         candidate.proof_attempt_number = start + position
                         break
             if found is not None:
+                self._no_verdict.pop(candidate.candidate_id, None)  # a proof: samples without a verdict are moot
                 self.store.save_candidate(candidate)
                 return found
         found = await self._feedback_rounds(candidate, statement, round_index, first_index, threads)
         if found is not None:
+            self._no_verdict.pop(candidate.candidate_id, None)
             self.store.save_candidate(candidate)
             return found
-        return ReasonCode.lean_unavailable if infrastructure_only else ReasonCode.proof_not_found
+        # a sample, salvage check or feedback call without a verdict left a no-verdict mark (_record)
+        return self._no_verdict.get(candidate.candidate_id, (Stage.prove, ReasonCode.proof_not_found))[1]
 
     def _take_proof(
         self, candidate: Candidate, text: str, verdict: Verdict, position: int | None, *, lever: str | None

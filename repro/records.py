@@ -87,6 +87,7 @@ class ReasonCode(StrEnum):
     answer_not_grounded = "answer_not_grounded"
     answer_not_final = "answer_not_final"
     model_call_failed = "model_call_failed"
+    prompt_too_long = "prompt_too_long"
 
 
 REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
@@ -139,6 +140,11 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ),
     ReasonCode.answer_not_final: "The recovered answer is intermediate, of the wrong target, or unknown.",
     ReasonCode.model_call_failed: "A model request failed after its retries (the message names endpoint and cause).",
+    ReasonCode.prompt_too_long: (
+        "The prompt, counted with the model's own tokenizer and chat template, left no room for an answer in the"
+        " model's context (a long feedback history, most often). A property of this request: it is not retried"
+        " and never counts as the endpoint failing."
+    ),
 }
 
 

@@ -19,6 +19,9 @@ from repro.exit_codes import ExitCode, ReproError
 INTERNAL = {
     "repro.llm.protocol.ModelCallError": "a failed model call: stored on the attempt, the problem stays unfinished",
     "repro.llm.breaker.EndpointDown": "the circuit breaker's ModelCallError",
+    "repro.llm.protocol.PromptTooLong": "a ModelCallError that never trips the breaker: stored on the attempt",
+    "repro.lean.sandbox.SandboxUnavailable": "caught where raised: a doctor line, or a backend that cannot start",
+    "repro.lean.sandbox.LauncherChanged": "no Lean worker starts: an infrastructure status of the pool",
     "repro.llm.budget.ContextTooSmallError": "turned into a ModelCallError by each backend",
     "repro.llm.openai_backend._Malformed": "a malformed reply inside the backend",
     "repro.lean.framing.FramingError": "a broken REPL frame: an infrastructure status",

@@ -96,7 +96,8 @@ def test_qwen3s_template_drops_earlier_reasoning_from_a_feedback_history() -> No
 @pytest.mark.parametrize("family", FAMILIES)
 async def test_the_transformers_backend_samples_a_tiny_model_of_each_family(family: str) -> None:
     pytest.importorskip("torch")
-    directory = tiny_models.checkpoint(family, with_model=True, generation_config='{"top_k": 20, "temperature": 0.6}')
+    shipped = '{"do_sample": true, "top_k": 20, "temperature": 0.6}'  # what a Qwen3 checkpoint's file sets
+    directory = tiny_models.checkpoint(family, with_model=True, generation_config=shipped)
     backend = TransformersBackend(model_id=str(directory), engine=EngineSettings(device="cpu"))
     request = ModelRequest(messages=GOEDEL_CHAT, n=2, temperature=1.0, top_p=0.95, top_k=-1, max_tokens=6, seed=3)
     response = await asyncio.wait_for(backend.generate(request), timeout=120)

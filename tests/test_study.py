@@ -217,7 +217,7 @@ def test_statement_file_errors_name_the_line_and_field(tmp_path: Path) -> None:
     missing = dict(rows[1])
     del missing["header"]
     write([good[0], json.dumps(missing)])
-    with pytest.raises(StatementSetError, match=r"bad.jsonl:2: field 'header': Field required"):
+    with pytest.raises(StatementSetError, match=r"bad.jsonl:2: field 'header': missing"):
         read_statements(path)
     renamed = {**rows[2], "theorem_name": "other"}
     write([good[0], good[1], json.dumps(renamed)])
@@ -259,7 +259,7 @@ def test_prove_study_names_every_bad_row_of_a_statement_file(
         "bad.jsonl: 3 bad rows",
         "bad.jsonl:2: field 'theorem_name': 'other' but the statement declares",
         "bad.jsonl:3: not valid JSON",
-        "bad.jsonl:4: field 'header': Field required",
+        "bad.jsonl:4: field 'header': missing",
     ):
         assert "".join(named.split()) in error, named
     assert "bad.jsonl:1:" not in error

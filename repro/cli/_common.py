@@ -83,6 +83,12 @@ def add_lean_options(parser: argparse.ArgumentParser, *, backend_flag: str = "--
         help="Lean backend (default: the config's lean.backend)",
     )
     parser.add_argument("--config", help="config whose lean: section to use")
+    parser.add_argument(
+        "--sandbox",
+        choices=["bwrap", "unshare", "none"],
+        help="confinement of the Lean processes repro starts (default: the config's lean.sandbox, bwrap); a weaker"
+        " one only when named here",
+    )
 
 
 def lean_settings(arguments: argparse.Namespace) -> Any:
@@ -91,6 +97,8 @@ def lean_settings(arguments: argparse.Namespace) -> Any:
     lean = config.lean
     if getattr(arguments, "backend", None):
         lean = lean.model_copy(update={"backend": arguments.backend})
+    if getattr(arguments, "sandbox", None):
+        lean = lean.model_copy(update={"sandbox": arguments.sandbox})
     return lean
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from repro.cli._common import add_lean_options, console, errors, lean_settings
-from repro.config import load_config
+from repro.config import JudgeSettings, load_config
 from repro.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -203,6 +203,24 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
     return ExitCode.ok
 
 
+def command_lean_cache(arguments: argparse.Namespace) -> int:
+    """Whether Mathlib's prebuilt cache left every module built in a project (before a long ``lake build``)."""
+    from repro.lean.project import CACHE_FALLBACK, mathlib_cache_state
+
+    project = Path(arguments.project)
+    state = mathlib_cache_state(project)
+    console.print(f"{project}: Mathlib cache: {state.oleans} of {state.sources} modules built", markup=False)
+    if state.complete:
+        return ExitCode.ok
+    first = ", ".join(state.missing[:3]) or "no Mathlib sources (run `lake update` first)"
+    errors.print(
+        f"Mathlib's cache is incomplete (first missing: {first}); `lake build` would compile Mathlib from source."
+        f" {CACHE_FALLBACK}",
+        style="red",
+    )
+    return ExitCode.unfinished
+
+
 def command_lean_toolchains(arguments: argparse.Namespace) -> int:
     from repro.lean import list_toolchains
     from repro.lean.toolchains import default_project_path
@@ -218,20 +236,39 @@ def command_lean_toolchains(arguments: argparse.Namespace) -> int:
 
 
 SELFTEST_EXIT_CODES = """\
-exit status: 0 every case passed on a real Lean backend; 1 a case failed (named); 2 usage error;
-3 the backend could not be reached or built; 4 passed on the fake backend (which cannot answer the
-cases listed as needing a real backend)."""
+exit status: 0 every case passed on a real Lean backend (and, with --judge, a real judge); 1 a case
+failed (named); 2 usage error; 3 the backend could not be reached or built; 4 passed on the fake
+backend or a stand-in judge (which cannot answer the cases listed as needing a real one)."""
 
 
 def command_lean_selftest(arguments: argparse.Namespace) -> int:
-    from repro.judge.selftest import render_report, run_selftest
+    import difflib
+
+    from pydantic import ValidationError
+
+    from repro.config import ConfigError, explain_validation
+    from repro.judge.selftest import CASES, JUDGE_CASES, render_report, run_selftest
 
     lean = lean_settings(arguments)
     if arguments.toolchain:
-        lean = lean.model_copy(update={"toolchain": arguments.toolchain})
-        lean = type(lean).model_validate(lean.model_dump())
+        try:
+            lean = type(lean).model_validate(lean.model_dump() | {"toolchain": arguments.toolchain})
+        except ValidationError as error:
+            raise ConfigError(explain_validation(error, type(lean), where="--toolchain")) from None
+    names = [case.name for case in CASES] + [case.name for case in JUDGE_CASES if arguments.judge]
+    for name in arguments.case or []:
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"--case {name!r}: no such case; {hint}the cases are: {', '.join(names)}")
+    judge = None
+    if arguments.judge:
+        from repro.judge.kernel import build_judge
+
+        config = load_config(arguments.config) if arguments.config else None
+        judge = build_judge(config.judge if config else JudgeSettings(), sandbox=lean.sandbox)
     try:
-        report = asyncio.run(run_selftest(lean, only=arguments.case or None))
+        report = asyncio.run(run_selftest(lean, only=arguments.case or None, judge=judge))
     except Exception as error:  # the backend could not even be built (no project, no lean-interact)
         errors.print(f"error: the Lean backend could not be started: {type(error).__name__}: {error}", style="red")
         return ExitCode.unfinished
@@ -244,7 +281,7 @@ def command_lean_selftest(arguments: argparse.Namespace) -> int:
         return ExitCode.unfinished
     if not report.passed:
         return ExitCode.rejected
-    return ExitCode.ok if report.real_lean else ExitCode.fake_backend
+    return ExitCode.ok if report.real_lean and (judge is None or judge.real) else ExitCode.fake_backend
 
 
 def register(commands: Commands) -> None:
@@ -286,7 +323,7 @@ def register(commands: Commands) -> None:
     doctor.set_defaults(handler=command_doctor)
 
     lean = commands.add_parser("lean", help="Lean project management")
-    lean_commands = lean.add_subparsers(dest="lean_command", required=True, help="setup, toolchains or selftest")
+    lean_commands = lean.add_subparsers(dest="lean_command", required=True, help="setup, cache, toolchains or selftest")
     setup = lean_commands.add_parser(
         "setup", help="prepare one pinned project per toolchain: Mathlib, its cache and the REPL (network once)"
     )
@@ -316,6 +353,13 @@ def register(commands: Commands) -> None:
     )
     setup.set_defaults(handler=command_lean_setup)
 
+    cache = lean_commands.add_parser(
+        "cache",
+        help="check that Mathlib's prebuilt cache built every module of a project (exit 3 if not), before `lake build`",
+    )
+    cache.add_argument("--project", default=".", help="the Lean project (default: the current directory)")
+    cache.set_defaults(handler=command_lean_cache)
+
     toolchains = lean_commands.add_parser("toolchains", help="list the pinned toolchains and who uses them")
     toolchains.set_defaults(handler=command_lean_toolchains)
 
@@ -329,4 +373,10 @@ def register(commands: Commands) -> None:
     selftest.add_argument("--toolchain", help="override lean.toolchain (v4.9.0, v4.15.0)")
     selftest.add_argument("--case", action="append", help="run only this case (repeatable)")
     selftest.add_argument("--json", action="store_true", help="the results as JSON")
+    selftest.add_argument(
+        "--judge",
+        action="store_true",
+        help="also run the kernel judge's cases (honest proof passed, changed statement and extra axiom rejected)"
+        " through the judge of the config's `judge:` section",
+    )
     selftest.set_defaults(handler=command_lean_selftest)

@@ -83,6 +83,9 @@ class StatementCheck(BaseModel):
     command: str
     outcome: CheckOutcome
     messages: list[str] = Field(default_factory=list)
+    # the backend failed (unavailable, crash, out of memory, the REPL refused, no result): no verdict
+    # about the statement, and the run leaves the problem unfinished; a timeout is only undecided
+    infrastructure: str | None = None
 
 
 class StatementFacts(BaseModel):
@@ -103,6 +106,11 @@ class StatementFacts(BaseModel):
     @property
     def refuted(self) -> bool:
         return self.status == "refuted"
+
+    @property
+    def infrastructure_failure(self) -> str | None:
+        """Why the backend gave no verdict on some check (None: every check was answered or timed out)."""
+        return next((check.infrastructure for check in self.checks if check.infrastructure), None)
 
 
 def statement_name(statement: str) -> str:
@@ -710,6 +718,11 @@ async def _run(
     results = await verifier.check_sequence([*declarations, *(c for _, _, c in commands)], header)
     statement_ok = bool(results) and elaborated_ok(results[0])
     pinned_ok = len(declarations) < 2 or (len(results) > 1 and elaborated_ok(results[1]))
+    # our own declarations got no answer: no check in their environment has a verdict either
+    declared = results[: len(declarations)]
+    unanswered = len(declared) < len(declarations) or any(
+        result.infra_status not in (InfraStatus.ok, InfraStatus.timeout) for result in declared
+    )
     checks = []
     for index, (kind, tactic, command) in enumerate(commands):
         position = len(declarations) + index
@@ -721,6 +734,7 @@ async def _run(
                     command=command,
                     outcome=CheckOutcome.undecided,
                     messages=["no result: the Lean sequence ended early"],
+                    infrastructure=InfraStatus.unavailable.value,
                 )
             )
             continue
@@ -729,9 +743,17 @@ async def _run(
         messages = [m.text.splitlines()[0] if m.text else "" for m in result.messages][:3]
         if result.infra_status != InfraStatus.ok:
             messages.append(f"{result.infra_status}: {result.detail or ''}")
+        failed = unanswered or result.infra_status not in (InfraStatus.ok, InfraStatus.timeout)
         checks.append(
             StatementCheck(
-                kind=kind, tactic=tactic, command=command, outcome=check_outcome(result, elaborated), messages=messages
+                kind=kind,
+                tactic=tactic,
+                command=command,
+                outcome=check_outcome(result, elaborated),
+                messages=messages,
+                infrastructure=(result.infra_status.value if result.infra_status != InfraStatus.ok else "unavailable")
+                if failed
+                else None,
             )
         )
     return checks, statement_ok

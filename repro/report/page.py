@@ -164,12 +164,30 @@ def _levers(report: RunReport) -> str:
         rows += [[f"{label}{key}", row["none"], row["salvage"], row["feedback"]] for key, row in levers[group].items()]
     rates = _table(["", "no lever", "+ salvage", "+ salvage + feedback rounds"], rows, "lever-table")
     costs = _table(
-        ["lever", "checks", "verified", "Lean seconds", "model calls", "tokens in", "tokens out"],
         [
-            [name, c["attempts"], c["verified"], c["lean_seconds"], c["model_calls"], c["tokens_in"], c["tokens_out"]]
+            "lever",
+            "checks",
+            "verified",
+            "failed (no verdict)",
+            "Lean seconds",
+            "model calls",
+            "tokens in",
+            "tokens out",
+        ],
+        [
+            [
+                name,
+                c["attempts"],
+                c["verified"],
+                c.get("failed", 0),
+                c["lean_seconds"],
+                c["model_calls"],
+                c["tokens_in"],
+                c["tokens_out"],
+            ]
             for name, c in levers["cost"].items()
         ]
-        or [["—", 0, 0, 0, 0, 0, 0]],
+        or [["—", 0, 0, 0, 0, 0, 0, 0]],
     )
     retained = levers["retained"]
     note = (

@@ -372,9 +372,11 @@ class RunReader:
         return [(row["level"], row["type"], row["lever"], row["n"]) for row in rows]
 
     def lever_costs(self) -> dict[str, dict[str, float]]:
-        """Per lever stage: attempts, verified, Lean seconds, model calls and tokens it cost."""
+        """Per lever stage: checks (attempts that got a verdict), verified, failed (an endpoint or Lean gave
+        no verdict: never counted as checks), Lean seconds, model calls and tokens it cost."""
         rows = self._query(
-            "SELECT stage, COUNT(*) AS attempts, SUM(status = 'passed') AS verified,"
+            "SELECT stage, SUM(status != 'error') AS attempts, SUM(status = 'passed') AS verified,"
+            " SUM(status = 'error') AS failed,"
             " SUM(lean_seconds) AS lean_seconds,"
             " SUM(COALESCE(json_extract(payload, '$.model_calls'), 0)) AS model_calls,"
             " SUM(COALESCE(json_extract(payload, '$.tokens_in'), 0)) AS tokens_in,"
@@ -385,6 +387,7 @@ class RunReader:
             row["stage"]: {
                 "attempts": row["attempts"],
                 "verified": row["verified"],
+                "failed": row["failed"],
                 "lean_seconds": round(row["lean_seconds"] or 0.0, 3),
                 "model_calls": row["model_calls"],
                 "tokens_in": row["tokens_in"],
