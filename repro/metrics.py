@@ -165,6 +165,54 @@ def statement_checks(store: RunReader) -> dict[str, Any]:
     }
 
 
+def judge_figures(store: RunReader) -> dict[str, Any]:
+    """What the kernel judge said over the run, from the running attempt counts and the retained rows.
+
+    The judge is asked only about texts the screen passed, so every rejection is a disagreement between the
+    two, and the judge won (``overruled``). ``verified`` counts retained candidates a real judge passed: a
+    stand-in judge's pass (tests, the demo) is retained but never verified.
+    """
+    counts: Counter[str] = Counter()
+    for stage, state, reason, count in store.stage_status_counts():
+        if stage == Stage.judge.value:
+            counts[reason or state] += count
+    tools: dict[str, int] = {}
+    verified = unjudged = 0
+    for tool, real, count in store.retained_judges():
+        if tool is None:
+            unjudged += count
+            continue
+        label = f"{tool}{'' if real else ' (stand-in)'}"
+        tools[label] = tools.get(label, 0) + count
+        verified += count if real else 0
+    return {
+        "judged": sum(counts.values()),
+        "passed": counts["passed"],
+        "overruled": counts["judge_rejected"],
+        "unavailable": counts["judge_unavailable"],
+        "retained_verified": verified,
+        "retained_unjudged": unjudged,
+        "retained_by_tool": tools,
+    }
+
+
+def judge_lines(judge: dict[str, Any], retained: int) -> list[str]:
+    """Plain lines for a terminal: what the judge passed, where it overruled the screen, what is verified."""
+    lines = [
+        f"kernel judge: {judge['judged']} judgements of texts the screen passed: passed {judge['passed']},"
+        f" rejected {judge['overruled']} (the screen and the judge disagreed: the judge won),"
+        f" no verdict {judge['unavailable']}"
+    ]
+    tools = ", ".join(f"{tool} {count}" for tool, count in judge["retained_by_tool"].items())
+    lines.append(
+        f"verified (retained on a real judge's pass) {judge['retained_verified']} of {retained} retained"
+        + (f"; judged by {tools}" if tools else "")
+    )
+    if retained and judge["retained_verified"] < retained:
+        lines.append("NOT VERIFIED: retained rows that no real kernel judge passed verify nothing")
+    return lines
+
+
 def model_accounting(store: RunReader) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for row in store.model_totals():
@@ -253,6 +301,7 @@ def run_metrics(store: RunReader, k: int, strategy: str = "parallel") -> dict[st
         "rates": rates,
         "answers": answer_metrics(store, rates["finished"]),
         "statement_checks": statement_checks(store),
+        "judge": judge_figures(store),
         "models": model_accounting(store),
         "cost_per_retained": cost_per_retained(store),
         "stage_order": [stage.value for stage in Stage],

@@ -32,12 +32,24 @@ class Stage(StrEnum):
     # prover asked again with Lean's messages; both rank with verify in the funnel
     salvage = "salvage"
     feedback = "feedback"
+    # the kernel judge (repro.judge): what the screen (verify, salvage, feedback) passed is replayed in
+    # Lean's kernel in a sealed process; only its pass makes a proof count
+    judge = "judge"
     answer = "answer"
 
 
 # The pipeline's stages in order (the levers are not stages of their own in the funnel).
 STAGE_ORDER: tuple[Stage, ...] = tuple(stage for stage in Stage if stage not in (Stage.salvage, Stage.feedback))
 LEVER_STAGES: tuple[Stage, ...] = (Stage.salvage, Stage.feedback)
+# The screens whose passes the judge judges, in the order that numbers judge attempts: the judgement of
+# attempt n of JUDGED_SCREENS[i] is judge attempt n * len(JUDGED_SCREENS) + i, so the judgements of a raw
+# sample, a salvaged text and a feedback reply never share one (candidate, stage, attempt number).
+JUDGED_SCREENS: tuple[Stage, ...] = (Stage.verify, Stage.salvage, Stage.feedback)
+
+
+def judge_attempt_number(screened_by: Stage, of_attempt: int) -> int:
+    """The judge attempt that judges attempt ``of_attempt`` of the screen stage ``screened_by``."""
+    return of_attempt * len(JUDGED_SCREENS) + JUDGED_SCREENS.index(screened_by)
 
 
 class AttemptStatus(StrEnum):
@@ -84,6 +96,8 @@ class ReasonCode(StrEnum):
     axiom_violation = "axiom_violation"
     lean_timeout = "lean_timeout"
     lean_unavailable = "lean_unavailable"
+    judge_rejected = "judge_rejected"
+    judge_unavailable = "judge_unavailable"
     answer_not_grounded = "answer_not_grounded"
     answer_not_final = "answer_not_final"
     model_call_failed = "model_call_failed"
@@ -133,6 +147,14 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ),
     ReasonCode.lean_timeout: "The Lean check exceeded its hard timeout.",
     ReasonCode.lean_unavailable: "No Lean backend could check the code (crash, out of memory, unavailable).",
+    ReasonCode.judge_rejected: (
+        "The screen passed the proof, but the kernel judge, replaying it apart from the prover's code, did not:"
+        " another statement, an axiom beyond the standard three, or a Lean error. The judge wins."
+    ),
+    ReasonCode.judge_unavailable: (
+        "The kernel judge gave no verdict (tool not built, timeout, killed, sandbox error): nothing was decided;"
+        " the problem is left unfinished and `--resume` judges it."
+    ),
     ReasonCode.answer_not_grounded: (
         "Our statement gives no answer Lean confirms: no equation with a literal right side whose type and value"
         " our own Lean commands confirm, and (for an existential statement) no witness Lean accepted in our own"
@@ -298,8 +320,21 @@ class Candidate(Record):
     verifier_is_real_lean: bool = False
     lean_toolchain: str | None = None
     mathlib_revision: str | None = None
+    # the kernel judge that passed the proof (repro.judge): its tool, revision and toolchain, whether it
+    # is a real judge (a stand-in's pass never makes anything verified) and how it confined the compiles.
+    # None on a candidate no judge passed (and on every candidate stored before the judge stage).
+    judge_tool: str | None = None
+    judge_revision: str | None = None
+    judge_toolchain: str | None = None
+    judge_real: bool = False
+    judge_confinement: str | None = None
     models: dict[str, str] = Field(default_factory=dict)
     backends: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        """Retained on a pass of a real kernel judge: the only way a candidate is ever reported verified."""
+        return self.status == CandidateStatus.retained and self.judge_tool is not None and self.judge_real
 
 
 class ModelCallRecord(Record):
@@ -348,6 +383,17 @@ class Provenance(Record):
     # (another prover's proof from a prove-study, ``--reprove-with``), so a user can filter them out;
     # None in releases written before this field
     proof_lever: str | None = None
+    # the kernel judge that passed the proof (SafeVerify, comparator, or a stand-in's name); None in releases
+    # written before the judge stage
+    judge_tool: str | None = None
+    # the judge tool's pinned revision (a commit)
+    judge_revision: str | None = None
+    # the Lean toolchain the judge compiled and replayed the proof under
+    judge_toolchain: str | None = None
+    # how the judge confined its compiles and the replay (the sandbox's own description)
+    judge_confinement: str | None = None
+    # whether a real kernel judge (not a stand-in) passed it: a row is verified only when this is true
+    verified_by_real_judge: bool = False
     # SHA-256 of `verified_code`
     proof_hash: str
     # the repro version that wrote the release
@@ -401,8 +447,9 @@ class ReleasedInstance(Record):
     screener_answer: str | None = None
     # the screen's answer differs from new_answer (a flag for audit: the answer comes from Lean)
     answer_disagrees_with_screener: bool = False
-    # true when no real Lean backend checked the proof (or the run was a demonstration): never use such a
-    # row as a verified reference; released only with `repro release --allow-unverified`
+    # true when no real Lean backend screened the proof or no real kernel judge passed it (or the run was a
+    # demonstration): never use such a row as a verified reference; released only with
+    # `repro release --allow-unverified`
     unverified: bool = False
-    # models, toolchain and verifier behind this row
+    # models, toolchain, verifier and kernel judge behind this row
     provenance: Provenance

@@ -50,6 +50,11 @@ def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
                     verified_code=proof,
                     verifier_backend="lean-interact-repl",
                     verifier_is_real_lean=real_lean,
+                    judge_tool="SafeVerify",
+                    judge_revision="577e95319a2bb1bb8df541f0c645811f6577a0ae",
+                    judge_toolchain="v4.15.0",
+                    judge_real=real_lean,
+                    judge_confinement="bubblewrap",
                     lean_toolchain="leanprover/lean4:v4.15.0",
                     mathlib_revision="v4.15.0",
                     models={"prove": "Goedel-Prover-V2-32B", "rewrite": "gpt-4o-mini"},
@@ -292,6 +297,9 @@ def _one_row_run(run_dir: Path, statement: str, proof: str, answer: str) -> None
                 verified_code=proof,
                 verifier_backend="lean-interact-repl",
                 verifier_is_real_lean=True,
+                judge_tool="SafeVerify",
+                judge_toolchain="v4.15.0",
+                judge_real=True,
             )
         )
 

@@ -138,10 +138,10 @@ def _statement_check_section(counts: Counter[str | None], rows: int, flagged: tu
 _LEVER_MEANINGS = {
     NO_LEVER: "the prover's own sample, checked as it was sampled",
     "salvage": "a repaired text of a prover sample (special tokens removed, a fence closed, trailing text cut,"
-    " or our statement re-spliced onto the prover's proof), checked through the same gate",
+    " or our statement re-spliced onto the prover's proof), through the same screen and judge",
     "feedback": "the prover's reply in a later feedback round, after it was shown Lean's errors",
     "study": "a proof another prover found for the same statement in a prove-study (`repro run --reprove-with`),"
-    " checked through the same gate",
+    " through the same screen and judge",
 }
 
 
@@ -152,7 +152,7 @@ def _proof_lever_section(counts: Counter[str], rows: int) -> str:
     lines = [
         "\n## How the proofs were found\n\n",
         "`provenance.proof_lever` records, per row, whether the verified proof is the prover's own sample or"
-        " came from a lever. Every one was checked by the same soundness gate. To keep only raw samples:"
+        " came from a lever. Every one passed the same screen and kernel judge. To keep only raw samples:"
         ' `ds.filter(lambda row: row["provenance"]["proof_lever"] == "none")`.\n\n',
     ]
     for lever, meaning in _LEVER_MEANINGS.items():
@@ -195,6 +195,36 @@ def _answer_section(forms: Counter[str | None], metrics: dict[str, Any], rows: i
     return "".join(lines)
 
 
+JudgeKey = tuple[str | None, str | None, str | None, str | None, bool]  # toolchain, tool, revision, confinement, real
+
+
+def _judge_section(judges: Counter[JudgeKey], rows: int, overruled: int) -> str:
+    """Which kernel judge passed the rows, per toolchain, and where it overruled the screen."""
+    if not rows:
+        return ""
+    lines = [
+        "\n## Kernel judge\n\n",
+        "Every row's `verified_code` was passed by a kernel judge: our statement (after the trusted `lean_header`)"
+        " and the submission compiled apart, each sandboxed, and the submission replayed in Lean's kernel in a"
+        " process that shares nothing with the prover's code. The screen before it (the static layer and the"
+        " REPL check) only made candidates for the judge. `provenance.judge_*` records the judge per row; a"
+        " row is verified only when `provenance.verified_by_real_judge` is true.\n\n",
+    ]
+    for (toolchain, tool, revision, confinement, real), count in sorted(
+        judges.items(), key=lambda item: tuple(str(part) for part in item[0])
+    ):
+        kind = "" if real else " (a stand-in, not Lean's kernel: these rows verify nothing)"
+        lines.append(
+            f"- toolchain {toolchain or 'not recorded'}: {tool} at {revision or 'no recorded revision'}{kind},"
+            f" confinement: {confinement or 'not recorded'}: {count} of {rows} rows\n"
+        )
+    lines.append(
+        f"\nWhere the screen passed a text and the judge rejected it, the judge won: {overruled} such texts in"
+        " this run (`repro audit RUN_DIR --stage judge` lists them).\n"
+    )
+    return "".join(lines)
+
+
 def card(
     rows: int,
     unverified: int,
@@ -208,6 +238,8 @@ def card(
     proof_levers: Counter[str] | None = None,
     flagged: tuple[int, bool] = (0, False),
     answers: tuple[Counter[str | None], dict[str, Any]] | None = None,
+    judges: Counter[JudgeKey] | None = None,
+    overruled: int = 0,
 ) -> str:
     front = {
         "license": terms.license,
@@ -223,8 +255,8 @@ def card(
     warning = ""
     if unverified:
         warning = (
-            f"\n> **Warning:** {unverified} of {rows} rows were NOT checked by a real Lean backend "
-            "(`unverified: true`). Do not use them as verified references.\n"
+            f"\n> **Warning:** {unverified} of {rows} rows were NOT checked by a real Lean backend and passed by a"
+            " real kernel judge (`unverified: true`). Do not use them as verified references.\n"
         )
     if unfinished:
         warning += (
@@ -232,7 +264,8 @@ def card(
             " or the run was stopped); this release holds only what was finished, so its figures are not those of"
             " the whole selection.\n"
         )
-    source = _statement_check_section(statement_checks or Counter(), rows, flagged)
+    source = _judge_section(judges or Counter(), rows, overruled)
+    source += _statement_check_section(statement_checks or Counter(), rows, flagged)
     source += _answer_section(*(answers or (Counter(), {})), rows)
     source += _proof_lever_section(proof_levers or Counter(), rows)
     source += f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"
@@ -246,9 +279,11 @@ def card(
     return (
         "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n"
         f"# repro rewritten benchmark\n{warning}\n"
-        "Each row is a rewritten problem whose reference answer (`new_answer`) was read from a Lean 4 proof\n"
-        "that passed repro's soundness gate. `verified_code` is exactly what Lean checked after `lean_header`;\n"
-        "`provenance` records models per stage, the Lean toolchain, the Mathlib revision, the verifier and the\n"
-        f"proof hash. Files: `data/{SPLIT}.parquet` and `data/{SPLIT}.jsonl` (same rows).\n\n"
+        "Each row is a rewritten problem whose reference answer (`new_answer`) our own Lean commands confirmed\n"
+        "from its Lean 4 statement, and whose proof passed repro's screen and its kernel judge (the answer is\n"
+        "never read from the proof). `verified_code` is exactly what Lean checked after\n"
+        "`lean_header`; `provenance` records models per stage, the Lean toolchain, the Mathlib revision, the\n"
+        "verifier, the kernel judge and the proof hash.\n"
+        f"Files: `data/{SPLIT}.parquet` and `data/{SPLIT}.jsonl` (same rows).\n\n"
         f"Re-verify with `repro reverify DIR` (it also checks every file against `{MANIFEST}`).\n" + source
     )

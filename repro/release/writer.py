@@ -1,7 +1,8 @@
 """``repro release``: retained instances streamed from one SQL pass into Parquet and JSONL, then the card.
 
-An instance whose proof was not checked by a real Lean backend is never written unless the caller
-asks for it (``allow_unverified``), and then every such row says ``unverified: true``. Rows are read
+An instance whose proof was not screened by real Lean and passed by a real kernel judge is never written
+unless the caller asks for it (``allow_unverified``), and then every such row says ``unverified: true``; a
+retained instance that no judge passed at all (a store older than the judge stage) is never written. Rows are read
 as :data:`repro.release.rows.COLUMNS` defines them; no row is parsed into records, so time and
 memory do not depend on the number of candidates (a 100k-problem run releases in seconds).
 """
@@ -24,18 +25,20 @@ from repro import __version__
 from repro.config import RunConfig
 from repro.metrics import answer_metrics
 from repro.records import RECORD_SCHEMA_VERSION, utc_now
-from repro.release.card import card, combined_terms
+from repro.release.card import JudgeKey, card, combined_terms
 from repro.release.errors import ReleaseError
 from repro.release.files import MANIFEST, release_files, write_manifest
 from repro.release.rows import (
     COLUMNS,
     PROVENANCE_SOURCES,
+    REAL_JUDGE,
     REAL_LEAN,
     REQUIRED,
     SPLIT,
     RowProvenance,
     arrow_schema,
     compact_json,
+    never_judged,
     row_provenance,
 )
 from repro.store import RunReader
@@ -89,6 +92,8 @@ class _Written:
     proof_levers: Counter[str] = dataclass_field(default_factory=Counter)
     # released rows per answer form (None: a run that predates the forms)
     answer_forms: Counter[str | None] = dataclass_field(default_factory=Counter)
+    # released rows per kernel judge that passed them: (toolchain, tool, revision, confinement, real)
+    judges: Counter[JudgeKey] = dataclass_field(default_factory=Counter)
 
 
 class _ReleaseWriter:
@@ -146,6 +151,9 @@ class _ReleaseWriter:
             missing = [name for name in REQUIRED if not values[name][first]]
             raise ReleaseError(f"candidate {batch[first][0].decode()} is retained but lacks {missing}")
         provenances = [self._provenance(fields) for fields in columns[len(COLUMNS)]]
+        unjudged = next((index for index, p in enumerate(provenances) if p.judge_tool is None), None)
+        if unjudged is not None:
+            raise ReleaseError(never_judged(batch[unjudged][0].decode()))
         hashes = [hashlib.sha256(code).hexdigest() for code in values["verified_code"]]  # as rows.proof_hash()
         self._jsonl.write(
             b"".join(
@@ -179,6 +187,10 @@ class _ReleaseWriter:
         self.written.statement_checks.update(provenance.statement_check for provenance in provenances)
         self.written.proof_levers.update(provenance.proof_lever for provenance in provenances)
         self.written.answer_forms.update(form.decode() if form else None for form in values["answer_type"])
+        self.written.judges.update(
+            (p.judge_toolchain, p.judge_tool, p.judge_revision, p.judge_confinement, p.verified_by_real_judge)
+            for p in provenances
+        )
         self.written.num_bytes += table.nbytes
         self._sources.update(values["source_dataset"])
 
@@ -247,8 +259,11 @@ def write_release(
     }
     store = RunReader(run_dir)
     try:
+        unjudged = store.retained_unjudged()
+        if unjudged is not None:
+            raise ReleaseError(never_judged(unjudged))
         retained = store.retained_count()
-        verified_only = () if allow_unverified else (parameter("real_run"), REAL_LEAN)
+        verified_only = () if allow_unverified else (parameter("real_run"), REAL_LEAN, REAL_JUDGE)
         flagged = store.retained_count((*verified_only, FLAGGED), parameters)
         pages = store.retained_rows(
             [column.field for column in COLUMNS],
@@ -271,6 +286,7 @@ def write_release(
         outcomes = store.outcome_counts()
         unfinished = outcomes.get(None, 0)
         answers = answer_metrics(store, sum(outcomes.values()) - unfinished)
+        overruled = _overruled(store)
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
         written = writer.written
         withheld_flagged = 0 if include_flagged else flagged
@@ -304,6 +320,8 @@ def write_release(
         proof_levers=written.proof_levers,
         flagged=(withheld_flagged, include_flagged),
         answers=(written.answer_forms, answers),
+        judges=written.judges,
+        overruled=overruled,
     )
     (out / "README.md").write_text(text, encoding="utf-8")
     from repro.release.exports import write_release_exports  # inspect_ai and lm-eval tasks beside the data
@@ -319,6 +337,15 @@ def write_release(
         files=(*release_files(out), MANIFEST),
         withheld_by_keep=dropped,
         withheld_flagged=withheld_flagged,
+    )
+
+
+def _overruled(store: RunReader) -> int:
+    """Texts the run's screen passed and its kernel judge rejected (the judge won), from the running counts."""
+    return sum(
+        count
+        for stage, _, reason, count in store.stage_status_counts()
+        if stage == "judge" and reason == "judge_rejected"
     )
 
 

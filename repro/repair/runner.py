@@ -42,15 +42,15 @@ class RepairSettings(BaseModel):
 
 
 class TraceRecord(BaseModel):
-    """One cached reasoning trace (GuardedRepair's files: ``id, problem, gold_answer, initial_reasoning,
-    generation_failed, model``). Every field is named: a misspelt one is refused, never read as empty."""
+    """One cached reasoning trace, as GuardedRepair's published files hold them. An unknown (misspelt)
+    field is refused, never read as an empty trace."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str
-    problem: str = Field(min_length=1)
-    gold_answer: str = Field(min_length=1)
-    initial_reasoning: str  # the model's reasoning to repair; may be empty only when generation_failed
-    generation_failed: bool = False
+    id: str  # the trace's id (a candidates file names it); the line number minus one when absent
+    problem: str = Field(min_length=1)  # the problem text (GSM8K's `question` is read as it)
+    gold_answer: str = Field(min_length=1)  # the reference answer (`answer` too; a GSM8K `#### N` gives N)
+    initial_reasoning: str  # the model's reasoning to repair; may be absent only when generation_failed
+    generation_failed: bool = False  # the model produced no trace: repaired from the problem alone
     model: str | None = None  # the model that wrote the trace, as the published files record it
 
 
