@@ -266,7 +266,7 @@ def test_a_row_a_stand_in_judge_passed_is_unverified_and_one_no_judge_passed_is_
     _mixed_run(tmp_path / "run")
     with RunStore(tmp_path / "run") as store:  # real Lean screened it; only a stand-in judge passed it
         store.save_candidate(_candidate("gsm8k:5", 5, judge_tool="stand-in judge", judge_real=False))
-    summary = write_release(tmp_path / "run", tmp_path / "strict")
+    summary = write_release(tmp_path / "run", tmp_path / "strict", include_flagged=True)  # gsm8k:1#r3 is flagged
     assert (summary.written, summary.withheld_unverified) == (2, 2)
     assert "gsm8k:5#r5" not in {row["instance_id"] for row in _released_rows(tmp_path / "strict")}
     write_release(tmp_path / "run", tmp_path / "loose", allow_unverified=True)
