@@ -57,6 +57,7 @@ from repro.store import STORE_FILENAME, RunReader, RunStore
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from repro.answer_check import AnswerResult, AnswerRow, AnswerSummary
     from repro.lean.protocol import Verifier
     from repro.llm.client import ModelClient
     from repro.pipeline import RunSummary
@@ -742,6 +743,20 @@ async def check_proof_batch(
             progress=progress,
             salvage=salvage,
         )
+    finally:
+        await verifier.close()
+
+
+async def answer_only(
+    rows: list[AnswerRow], lean: LeanSettings, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[AnswerResult], AnswerSummary]:
+    """The answer each statement would release (``check-proof --answer-only``), through ``lean``'s backend."""
+    from repro.answer_check import answer_rows, summarize
+
+    verifier = build_verifier(lean)
+    try:
+        results = await answer_rows(rows, verifier, header=lean.header, progress=progress)
+        return results, summarize(results, verifier)
     finally:
         await verifier.close()
 
