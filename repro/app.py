@@ -38,7 +38,7 @@ from repro.dirlock import hold_directory
 from repro.exit_codes import ExitCode, ReproError
 from repro.judge.batch import BatchSummary, check_batch, read_rows
 from repro.judge.screen import verify_proof
-from repro.judge.verdict import Verdict
+from repro.judge.verdict import Judge, Verdict
 from repro.lean.factory import build_verifier
 from repro.lean.protocol import InfraStatus, Verifier
 from repro.lean.text import without_header
@@ -57,6 +57,7 @@ from repro.store import STORE_FILENAME, RunReader, RunStore
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from repro.answer_check import AnswerResult, AnswerRow, AnswerSummary
     from repro.lean.protocol import Verifier
     from repro.llm.client import ModelClient
     from repro.pipeline import RunSummary
@@ -233,6 +234,7 @@ async def _execute(
         await verifier.close()
         raise
     clients = build_clients(config, store, breaker)
+    judge = _run_judge(config, store)
     counts: Counter[str] = Counter()
     started = time.monotonic()
     total = config.target or _selected_count(config, report)
@@ -264,13 +266,13 @@ async def _execute(
             if config.target and event == "retained":
                 progress.advance(task)
 
-    pipeline = Pipeline(config, store, clients, verifier, on_event=on_event)
+    pipeline = Pipeline(config, store, clients, verifier, judge, on_event=on_event)
     heartbeat = asyncio.create_task(plain.beat())
     with progress:
         try:
             summary = await pipeline.run(problems, target=config.target)
             if reprove_with is not None:
-                summary = await _reprove_with(config, store, clients, verifier, reprove_with, summary, console)
+                summary = await _reprove_with(config, store, clients, verifier, judge, reprove_with, summary, console)
         finally:
             heartbeat.cancel()
             await verifier.close()
@@ -283,6 +285,15 @@ async def _execute(
             f" fix the endpoint, then: repro run --resume --run-dir {store.run_dir}"
         )
     return summary
+
+
+def _run_judge(config: RunConfig, store: RunStore) -> Judge:
+    """The run's kernel judge (``judge:``), its verdicts kept in the run store: identical code is judged once,
+    across resumes. Confined as ``lean.sandbox`` names (``unshare``/``none`` there is the opt-in to run so)."""
+    from repro.judge.cached import CachedJudge
+    from repro.judge.kernel import build_judge
+
+    return CachedJudge(build_judge(config.judge, sandbox=config.lean.sandbox), store)
 
 
 def validate_inputs(config: RunConfig) -> LoadReport:
@@ -299,21 +310,29 @@ async def _reprove_with(
     store: RunStore,
     clients: dict[str, ModelClient],
     verifier: Verifier,
+    judge: Judge,
     study_dir: Path,
     summary: RunSummary,
     console: Console | None,
 ) -> RunSummary:
-    """``--reprove-with``: candidates that failed only at prove/verify take a study's verified proof."""
+    """``--reprove-with``: candidates that failed only at proving take a study's judged proof, once the
+    run's own screen and judge pass it too."""
     from repro.study import reprove_with_study
 
-    reused = await reprove_with_study(config, store, clients, verifier, study_dir)
+    reused = await reprove_with_study(config, store, clients, verifier, judge, study_dir)
     summary.retained += reused.retained
     summary.rejected = max(summary.rejected - reused.retained, 0)
     if console:
         console.print(
-            f"--reprove-with {study_dir}: {reused.considered} candidates failed only at prove/verify;"
+            f"--reprove-with {study_dir}: {reused.considered} candidates failed only at prove/verify/judge;"
             f" {len(reused.reused)} took a study proof, {reused.retained} retained,"
-            f" {reused.without_study_proof} had no study proof for their exact statement and header",
+            f" {reused.without_study_proof} had no judged study proof for their exact statement and header"
+            + (f", {reused.judge_rejected} whose study proof the run's judge rejected" if reused.judge_rejected else "")
+            + (
+                f", {reused.judge_unavailable} left as they were (the judge gave no verdict; run it again)"
+                if reused.judge_unavailable
+                else ""
+            ),
             markup=False,
         )
     return summary
@@ -745,6 +764,20 @@ async def check_proof_batch(
             progress=progress,
             salvage=salvage,
         )
+    finally:
+        await verifier.close()
+
+
+async def answer_only(
+    rows: list[AnswerRow], lean: LeanSettings, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[AnswerResult], AnswerSummary]:
+    """The answer each statement would release (``check-proof --answer-only``), through ``lean``'s backend."""
+    from repro.answer_check import answer_rows, summarize
+
+    verifier = build_verifier(lean)
+    try:
+        results = await answer_rows(rows, verifier, header=lean.header, progress=progress)
+        return results, summarize(results, verifier)
     finally:
         await verifier.close()
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from repro.config import LeanSettings
 from repro.exit_codes import ExitCode, ReproError
+from repro.judge.verdict import Judge
 from repro.lean import InfraStatus, build_verifier
 from repro.llm.factory import build_backend
 from repro.llm.protocol import ModelBackend
@@ -141,8 +142,10 @@ async def run_study(
     backend_factory: BackendFactory | None = None,
     lean: LeanSettings | None = None,
     on_progress: ProgressHook | None = None,
+    judge: Judge | None = None,
 ) -> tuple[StudySummary, StoredLeanResults]:
-    """Prove every (prover, statement) pair the store does not have complete yet."""
+    """Prove every (prover, statement) pair the store does not have complete yet; ``judge`` (built from the
+    study's settings unless given) judges every sample the screen passes."""
     settings = store.settings()
     lean_settings = lean or settings.lean
     statements = store.statements()
@@ -163,19 +166,18 @@ async def run_study(
         )
         others = await _toolchain_verifiers(store, provers, lean_settings, header)
         opened.extend(others.values())
+        toolchains = _prover_toolchains(provers, lean_settings)
         runner = StudyRunner(
             store,
             provers,
             backends,
             verifier,
+            judge or _study_judge(settings, store),
             settings,
             on_progress=on_progress,
             workers=await served_workers(provers, settings),
-            verifiers={
-                name: others[toolchain]
-                for name, toolchain in _prover_toolchains(provers, lean_settings).items()
-                if toolchain in others
-            },
+            verifiers={name: others[toolchain] for name, toolchain in toolchains.items() if toolchain in others},
+            toolchains=toolchains,
         )
         summary = await runner.run(statements)
     finally:
@@ -183,6 +185,15 @@ async def run_study(
             await other.close()
         await verifier.close()
     return summary, verifier
+
+
+def _study_judge(settings: StudySettings, store: StudyStore) -> Judge:
+    """The study's kernel judge (``settings.judge``), its verdicts kept in the study store and shared by every
+    prover: identical code is judged once, across resumes."""
+    from repro.judge.cached import CachedJudge
+    from repro.judge.kernel import build_judge
+
+    return CachedJudge(build_judge(settings.judge, sandbox=settings.lean.sandbox), store)
 
 
 async def _refuse_unready(
