@@ -6,7 +6,8 @@ They answer each stage's prompt with hand-written outputs for the shipped GSM8K 
 failure modes a real run shows (special-token boundary corruption, a restated target, repeated
 tactics, truncation, a ``sorry`` left in a ``have``, an infeasible rewrite, a formalization the
 alignment judge catches, an intermediate answer). Everything they produce is marked scripted, and the
-demo's Lean backend is the fake REPL, so nothing is ever verified. A problem the script does not
+demo's Lean backend and kernel judge are recordings (``recorded``: :mod:`repro.lean.recorded`), never real
+Lean, so nothing is ever verified. A problem the script does not
 cover gets a reply without JSON, which the rewrite stage rejects.
 """
 
@@ -374,3 +375,4 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
     if "Rewrite ONLY that output" in prompt:
         return "{}"
     raise LookupError("the demo responder has no answer for this prompt")
+

@@ -522,3 +522,25 @@ def test_no_judge_step_sees_the_operator_s_secrets(tmp_path: Path, monkeypatch: 
     seen = [set(json.loads(line)["env"]) for line in log.read_text().splitlines()]
     assert len(seen) == 4 and all("OPENAI_API_KEY" not in names for names in seen)
     assert all("PATH" in names for names in seen)
+
+
+def test_doctor_says_whether_the_judge_can_judge_the_run_s_toolchain(tmp_path: Path) -> None:
+    from repro.app import doctor
+    from repro.config import RunConfig
+
+    config = RunConfig.model_validate({"judge": {"tools_dir": str(tmp_path / "none")}, "lean": {"backend": "repl"}})
+    (line,) = [line for line in doctor(config) if line.name.startswith("kernel judge")]
+    assert not line.ok and line.required and "not set up" in line.detail
+    assert line.name == f"kernel judge (SafeVerify {SAFEVERIFY_PINS['v4.15.0'].commit[:12]} for v4.15.0)"
+    judges.lay_out_safeverify(tmp_path / "tools")
+    stand_in = RunConfig.model_validate(
+        {
+            "judge": {
+                "backend": "factory",
+                "factory": "tests.doubles.judges:safeverify",
+                "tools_dir": str(tmp_path / "tools"),
+            }
+        }
+    )
+    (line,) = [line for line in doctor(stand_in) if line.name.startswith("kernel judge")]
+    assert line.ok and "a stand-in" in line.detail

@@ -92,7 +92,8 @@ _REFUSALS: tuple[tuple[re.Pattern[str], JudgeRefusal], ...] = (
     (re.compile(r"^\(kernel\) .+"), JudgeRefusal.kernel),
     (re.compile(r"^Quotient constant mismatch on: .+"), JudgeRefusal.kernel),
     (re.compile(r"^Could not find quotient constant in final kernel env: .+"), JudgeRefusal.kernel),
-    (re.compile(r"^\S+ exited with -?\d+$"), JudgeRefusal.kernel),  # an external kernel refused
+    # an external kernel refused (comparator's own sandboxed steps say "Child exited with N": never a refusal)
+    (re.compile(r"^(?!Child )\S+ exited with -?\d+$"), JudgeRefusal.kernel),
 )
 _STEP = re.compile(r"^(Building (?P<built>\S+)|Exporting .* from (?P<exported>\S+))$")
 

@@ -658,6 +658,21 @@ class ByToolchainJudge:
     async def judge(self, request: JudgeRequest) -> JudgeVerdict:
         return await self.judge_for(request.toolchain).judge(request)
 
+    def problem(self, toolchain: str) -> tuple[JudgeCause, str] | None:
+        return readiness(self.judge_for(toolchain), toolchain)
+
+    @property
+    def confinement(self) -> str:
+        return str(getattr(self.safeverify, "confinement", ""))
+
+
+def readiness(judge: Judge, toolchain: str) -> tuple[JudgeCause, str] | None:
+    """Why ``judge`` cannot judge ``toolchain`` here (``repro doctor``, before anything runs), or None; a judge
+    without a ``problem`` method (a stand-in from ``judge.factory``) is taken as ready."""
+    problem = getattr(judge, "problem", None)
+    found = problem(toolchain) if callable(problem) else None
+    return found if isinstance(found, tuple) else None
+
 
 def build_judge(settings: JudgeSettings, *, sandbox: str = "bwrap") -> Judge:
     """The judge ``settings`` name. ``sandbox`` is ``lean.sandbox``, the confinement the operator named: the

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from repro.config import LeanSettings
 from repro.exit_codes import ExitCode, ReproError
+from repro.judge.verdict import Judge
 from repro.lean import InfraStatus, build_verifier
 from repro.lean.protocol import preflight_check
 from repro.llm.factory import build_backend
@@ -54,9 +55,13 @@ def open_study(
     """Create a study directory, or reopen one to resume (optionally adding provers or statements)."""
     exists = (study_dir / STUDY_FILENAME).exists()
     if exists and not resume:
-        raise StudyError(
-            f"{study_dir} already holds a study; pass --resume to continue it, or choose another --study-dir"
-        )
+        if not _failed_start(study_dir):
+            raise StudyError(
+                f"{study_dir} already holds a study; pass --resume to continue it, or choose another --study-dir"
+            )
+        for path in study_dir.glob(f"{STUDY_FILENAME}*"):  # no sample was ever stored: nothing to keep
+            path.unlink()
+        exists = False
     if resume and not exists:
         raise StudyError(f"{study_dir}: nothing to resume (no {STUDY_FILENAME})")
     if not resume:
@@ -78,6 +83,15 @@ def open_study(
         store.close()
         raise
     return store
+
+
+def _failed_start(study_dir: Path) -> bool:
+    """Whether the study store there holds only a start that failed before any sample was stored."""
+    store = StudyStore(study_dir, create=False)
+    try:
+        return not store.sample_counts()
+    finally:
+        store.close()
 
 
 async def _check_prover_endpoints(provers: list[ProverEntry]) -> None:
@@ -129,8 +143,10 @@ async def run_study(
     backend_factory: BackendFactory | None = None,
     lean: LeanSettings | None = None,
     on_progress: ProgressHook | None = None,
+    judge: Judge | None = None,
 ) -> tuple[StudySummary, StoredLeanResults]:
-    """Prove every (prover, statement) pair the store does not have complete yet."""
+    """Prove every (prover, statement) pair the store does not have complete yet; ``judge`` (built from the
+    study's settings unless given) judges every sample the screen passes."""
     settings = store.settings()
     lean_settings = lean or settings.lean
     statements = store.statements()
@@ -151,19 +167,18 @@ async def run_study(
         )
         others = await _toolchain_verifiers(store, provers, lean_settings, header)
         opened.extend(others.values())
+        toolchains = _prover_toolchains(provers, lean_settings)
         runner = StudyRunner(
             store,
             provers,
             backends,
             verifier,
+            judge or _study_judge(settings, store),
             settings,
             on_progress=on_progress,
             workers=await served_workers(provers, settings),
-            verifiers={
-                name: others[toolchain]
-                for name, toolchain in _prover_toolchains(provers, lean_settings).items()
-                if toolchain in others
-            },
+            verifiers={name: others[toolchain] for name, toolchain in toolchains.items() if toolchain in others},
+            toolchains=toolchains,
         )
         summary = await runner.run(statements)
     finally:
@@ -171,6 +186,15 @@ async def run_study(
             await other.close()
         await verifier.close()
     return summary, verifier
+
+
+def _study_judge(settings: StudySettings, store: StudyStore) -> Judge:
+    """The study's kernel judge (``settings.judge``), its verdicts kept in the study store and shared by every
+    prover: identical code is judged once, across resumes."""
+    from repro.judge.cached import CachedJudge
+    from repro.judge.kernel import build_judge
+
+    return CachedJudge(build_judge(settings.judge, sandbox=settings.lean.sandbox), store)
 
 
 async def _refuse_unready(
