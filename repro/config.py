@@ -220,8 +220,9 @@ class StaticLimits(_Strict):
 
 
 class LeanSettings(_Strict):
-    # repl: local LeanInteract REPL workers; kimina: Kimina Lean Server(s) at kimina_url; fake: the offline
-    # stand-in, whose verdicts are never real (`real_lean: false`) and never released as verified
+    # repl: local LeanInteract REPL workers; kimina: Kimina Lean Server(s) at kimina_url; recorded: the offline
+    # demo's stored answers (never real Lean: `real_lean: false`, never released as verified); factory: the
+    # verifier `lean.factory` builds (how tests select the fake REPL; never real either)
     backend: LeanBackendName = LeanBackendName.repl
     # a name from repro.lean.toolchains (Lean + Mathlib + REPL revisions); each prover profile names its own
     toolchain: str = "v4.15.0"
@@ -258,8 +259,9 @@ class LeanSettings(_Strict):
     # (data/demo_recording.jsonl). A check it does not hold is answered `not_recorded`, never a pass
     recording: str | None = None
     # factory backend only: `package.module:function`, called with these settings and `factory_options` as
-    # keyword arguments, returning a Verifier (how the tests select a stand-in; its verdicts are never real)
+    # keyword arguments, returning a Verifier that is not real Lean (how the tests select a stand-in)
     factory: str | None = None
+    # factory backend only: keyword arguments of `lean.factory` (e.g. a stand-in's rules file)
     factory_options: dict[str, Any] = Field(default_factory=dict)
     # the confinement of every Lean process repro starts (REPL workers; the judge's compiles), see
     # repro.lean.sandbox: bwrap (no network, writes only to a fresh scratch directory per worker) is required
@@ -340,7 +342,8 @@ class JudgeSettings(_Strict):
     """
 
     # auto: the tool pinned for each proof's toolchain (SafeVerify for v4.9.0 and v4.15.0, comparator from
-    # v4.21.0-rc3 on); safeverify or comparator: that tool only; factory: the judge `judge.factory` builds
+    # v4.21.0-rc3 on); safeverify or comparator: that tool only; factory: the judge `judge.factory` builds;
+    # recorded: the offline demo's stored verdicts (never real)
     backend: JudgeBackendName = JudgeBackendName.auto
     # backend factory only: `package.module:function`, called with these settings, returning a Judge (how the
     # tests select a stand-in; its verdicts are never real)

@@ -375,4 +375,3 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
     if "Rewrite ONLY that output" in prompt:
         return "{}"
     raise LookupError("the demo responder has no answer for this prompt")
-

@@ -173,7 +173,7 @@ def _replay_options(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument("--replay", action="store_true", help=what)
     parser.add_argument(
         "--replay-backend",
-        choices=["auto", "safeverify", "comparator", "factory"],
+        choices=["auto", "safeverify", "comparator", "factory", "recorded"],
         default="auto",
         help="auto: the tool pinned for each row's toolchain (SafeVerify for v4.9.0/v4.15.0, comparator from"
         " v4.21.0-rc3); factory: the judge --replay-factory builds",

@@ -197,7 +197,9 @@ def _header(
         unverified.append("scripted (not model) outputs at stages: " + ", ".join(scripted_stages))
     lean_stand_ins = [row.backend for row in lean_rows if not row.real_lean]
     if lean_stand_ins:
-        unverified.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(lean_stand_ins))))
+        unverified.append(
+            "Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(lean_stand_ins)))
+        )
     judges = _judges(judged or [])
     stand_ins = sorted({row.tool for row in judges if not row.real})
     if stand_ins:

@@ -47,5 +47,9 @@ def fake_lean_config(path: Path, rules: str | Path | None = None, **settings: An
     return path
 
 
-# ``repro run --config configs/demo.yaml`` on rows the demo's recording does not hold: the fake REPL instead
-FAKE_LEAN_SET = ["--set", "lean.backend=factory", "--set", f"lean.factory={FACTORY}"]
+# ``repro run --config configs/demo.yaml`` on rows the demo's recording does not hold: the fake REPL and the
+# stand-in judge instead of the recorded backends
+STAND_INS_SET = [
+    *("--set", "lean.backend=factory", "--set", f"lean.factory={FACTORY}"),
+    *("--set", "judge.backend=factory", "--set", "judge.factory=tests.doubles.judge:stand_in_judge"),
+]
