@@ -195,10 +195,10 @@ def _header(
     scripted_stages = sorted({row.stage for row in rows if "scripted" in row.backend or "fake" in row.backend})
     if scripted_stages:
         unverified.append("scripted (not model) outputs at stages: " + ", ".join(scripted_stages))
-    lean_stand_ins = [row.backend for row in lean_rows if not row.real_lean]
-    if lean_stand_ins:
+    not_lean = [row.backend for row in lean_rows if not row.real_lean]
+    if not_lean:
         unverified.append(
-            "Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(lean_stand_ins)))
+            "Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(not_lean)))
         )
     judges = _judges(judged or [])
     stand_ins = sorted({row.tool for row in judges if not row.real})
