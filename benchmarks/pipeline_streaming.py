@@ -23,6 +23,7 @@ from repro.llm import ModelClient, ScriptedBackend
 from repro.pipeline import Pipeline
 from repro.records import SourceProblem
 from repro.store import RunStore
+from tests.doubles.judge import StandInJudge
 from tests.pipeline_world import responder, world_config
 
 
@@ -55,7 +56,7 @@ async def run_once(count: int, in_flight: int, model_latency: float, lean_latenc
         )
         await verifier.check("theorem warmup : True := trivial", config.lean.header)  # start workers up front
         started = time.perf_counter()
-        summary = await Pipeline(config, store, clients, verifier).run(problems(count))
+        summary = await Pipeline(config, store, clients, verifier, StandInJudge()).run(problems(count))
         elapsed = time.perf_counter() - started
         await verifier.close()
         store.close()

@@ -65,6 +65,8 @@ def retained_candidate(problem_id: str, index: int) -> Candidate:
         proof_attempt_number=index % 3,
         verifier_backend="lean_interact",
         verifier_is_real_lean=False,
+        judge_tool="stand-in judge",
+        judge_toolchain="v4.15.0",
         lean_toolchain="leanprover/lean4:v4.15.0",
         mathlib_revision="v4.15.0",
         models=MODELS,

@@ -37,6 +37,7 @@ from repro.llm import ModelClient, ScriptedBackend
 from repro.pipeline import Pipeline
 from repro.records import SourceProblem
 from repro.store import RunStore
+from tests.doubles.judge import StandInJudge
 from tests.pipeline_world import responder, world_config
 
 STAGES = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
@@ -83,7 +84,9 @@ async def run_pipeline(run_dir: Path, count: int, *, workers: int, in_flight: in
     gc.freeze()  # as `repro run` does
     started = time.perf_counter()
     cpu_started = time.process_time()
-    summary = await Pipeline(config, store, clients, verifier, on_event=on_event).run(problem_stream(count))
+    summary = await Pipeline(config, store, clients, verifier, StandInJudge(), on_event=on_event).run(
+        problem_stream(count)
+    )
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
     await verifier.close()

@@ -38,7 +38,7 @@ from repro.dirlock import hold_directory
 from repro.exit_codes import ExitCode, ReproError
 from repro.judge.batch import BatchSummary, check_batch, read_rows
 from repro.judge.screen import verify_proof
-from repro.judge.verdict import Verdict
+from repro.judge.verdict import Judge, Verdict
 from repro.lean.factory import build_verifier
 from repro.lean.protocol import InfraStatus, Verifier
 from repro.lean.text import without_header
@@ -51,12 +51,13 @@ from repro.metrics import run_metrics
 from repro.pipeline import Pipeline, RunSummary
 from repro.provers import profile_provenance
 from repro.records import SourceProblem, utc_now
-from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
+from repro.runlog import LOG_FILENAME, PlainProgress, RunLog, sigterm_as_sigint
 from repro.store import STORE_FILENAME, RunReader, RunStore
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from repro.answer_check import AnswerResult, AnswerRow, AnswerSummary
     from repro.lean.protocol import Verifier
     from repro.llm.client import ModelClient
     from repro.pipeline import RunSummary
@@ -233,6 +234,7 @@ async def _execute(
         await verifier.close()
         raise
     clients = build_clients(config, store, breaker)
+    judge = _run_judge(config, store)
     counts: Counter[str] = Counter()
     started = time.monotonic()
     total = config.target or _selected_count(config, report)
@@ -264,13 +266,13 @@ async def _execute(
             if config.target and event == "retained":
                 progress.advance(task)
 
-    pipeline = Pipeline(config, store, clients, verifier, on_event=on_event)
+    pipeline = Pipeline(config, store, clients, verifier, judge, on_event=on_event)
     heartbeat = asyncio.create_task(plain.beat())
     with progress:
         try:
             summary = await pipeline.run(problems, target=config.target)
             if reprove_with is not None:
-                summary = await _reprove_with(config, store, clients, verifier, reprove_with, summary, console)
+                summary = await _reprove_with(config, store, clients, verifier, judge, reprove_with, summary, console)
         finally:
             heartbeat.cancel()
             await verifier.close()
@@ -283,6 +285,15 @@ async def _execute(
             f" fix the endpoint, then: repro run --resume --run-dir {store.run_dir}"
         )
     return summary
+
+
+def _run_judge(config: RunConfig, store: RunStore) -> Judge:
+    """The run's kernel judge (``judge:``), its verdicts kept in the run store: identical code is judged once,
+    across resumes. Confined as ``lean.sandbox`` names (``unshare``/``none`` there is the opt-in to run so)."""
+    from repro.judge.cached import CachedJudge
+    from repro.judge.kernel import build_judge
+
+    return CachedJudge(build_judge(config.judge, sandbox=config.lean.sandbox), store)
 
 
 def validate_inputs(config: RunConfig) -> LoadReport:
@@ -299,21 +310,29 @@ async def _reprove_with(
     store: RunStore,
     clients: dict[str, ModelClient],
     verifier: Verifier,
+    judge: Judge,
     study_dir: Path,
     summary: RunSummary,
     console: Console | None,
 ) -> RunSummary:
-    """``--reprove-with``: candidates that failed only at prove/verify take a study's verified proof."""
+    """``--reprove-with``: candidates that failed only at proving take a study's judged proof, once the
+    run's own screen and judge pass it too."""
     from repro.study import reprove_with_study
 
-    reused = await reprove_with_study(config, store, clients, verifier, study_dir)
+    reused = await reprove_with_study(config, store, clients, verifier, judge, study_dir)
     summary.retained += reused.retained
     summary.rejected = max(summary.rejected - reused.retained, 0)
     if console:
         console.print(
-            f"--reprove-with {study_dir}: {reused.considered} candidates failed only at prove/verify;"
+            f"--reprove-with {study_dir}: {reused.considered} candidates failed only at prove/verify/judge;"
             f" {len(reused.reused)} took a study proof, {reused.retained} retained,"
-            f" {reused.without_study_proof} had no study proof for their exact statement and header",
+            f" {reused.without_study_proof} had no judged study proof for their exact statement and header"
+            + (f", {reused.judge_rejected} whose study proof the run's judge rejected" if reused.judge_rejected else "")
+            + (
+                f", {reused.judge_unavailable} left as they were (the judge gave no verdict; run it again)"
+                if reused.judge_unavailable
+                else ""
+            ),
             markup=False,
         )
     return summary
@@ -337,19 +356,40 @@ def run(
     if not resume:
         if config is None:
             raise RunError("a config is needed to start a run: --config FILE")
-        if (run_dir / STORE_FILENAME).exists():
-            raise RunError(f"{run_dir} already holds a run; pass --resume to continue it, or choose another --run-dir")
+        _refuse_a_run_there(run_dir)  # before any endpoint is asked (again under the lock, below)
         report = validate_inputs(config)
         if report.missing_ids and console is not None:
             console.print(f"warning: --ids not in the source: {', '.join(report.missing_ids)}", style="yellow")
     created = not run_dir.exists()
     with hold_directory(run_dir, command="repro run"):
+        if not resume and (run_dir / STORE_FILENAME).exists():
+            _refuse_a_run_there(run_dir)
+            clear_failed_start(run_dir)  # no problem was ever drawn there: nothing to keep
         try:
             return _run_held(config, run_dir, resume, console, reprove_with, report)
         except LeanPreflightError:
             if created and not resume:
                 shutil.rmtree(run_dir, ignore_errors=True)  # nothing ran: leave no half-made run behind
+            elif not resume:
+                clear_failed_start(run_dir)
             raise
+
+
+def _refuse_a_run_there(run_dir: Path) -> None:
+    if (run_dir / STORE_FILENAME).exists() and not failed_start(run_dir):
+        raise RunError(f"{run_dir} already holds a run; pass --resume to continue it, or choose another --run-dir")
+
+
+def failed_start(run_dir: Path) -> bool:
+    """Whether the run store there holds only a start that failed before drawing any problem."""
+    with RunReader(run_dir) as store:
+        return not store.outcome_counts()
+
+
+def clear_failed_start(run_dir: Path) -> None:
+    """Remove what a start that drew no problem wrote (its store, config and log), nothing else."""
+    for name in (STORE_FILENAME, f"{STORE_FILENAME}-wal", f"{STORE_FILENAME}-shm", "config.yaml", LOG_FILENAME):
+        (run_dir / name).unlink(missing_ok=True)
 
 
 def _run_held(
@@ -483,11 +523,18 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
     ):
         found = importlib.util.find_spec(package) is not None
         fix = f"pip install 'repro[{extra}]'" if extra else "pip install -e ."
+        detail = "installed" if found else f"MISSING: {fix}"
+        if found and extra is not None:
+            from repro.llm.compat import library_version
+
+            version = library_version(package)  # the in-process backends were checked against a range
+            found = bool(version.inside)
+            detail = ("installed " if found else "MISSING: installed ") + version.describe()
         lines.append(
             DoctorLine(
                 found,
                 f"python package {package}" + (f" (optional, extra {extra})" if extra else ""),
-                "installed" if found else f"MISSING: {fix}",
+                detail,
                 required=extra is None or extra in extras,
             )
         )
@@ -519,6 +566,8 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
         )
     )
     lines.extend(_toolchain_and_confinement_lines(config, project, needs_local_lean))
+    # a run on real Lean (repl or kimina) needs the judge: nothing is verified without it, and it compiles here
+    lines.append(_judge_doctor_line(config, config is not None and config.lean.backend != LeanBackendName.fake))
     if config is not None:
         ready = config.lean.backend == LeanBackendName.fake or (not health.problems and health.mathlib_built)
         if config.lean.backend == LeanBackendName.kimina:
@@ -533,7 +582,50 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
         for check in asyncio.run(check_endpoints(config)):
             models = ", ".join(sorted(set(check.models)))
             lines.append(DoctorLine(check.ok, f"endpoint {check.base_url} ({models})", check.detail))
+        lines.extend(_sampling_lines(config))
     return lines
+
+
+def _judge_doctor_line(config: RunConfig | None, required: bool) -> DoctorLine:
+    """Whether the kernel judge can judge the run's toolchain here: its pinned tool set up and built, and
+    the named confinement working (a run on real Lean needs it: nothing is verified without it)."""
+    from repro.config import JudgeSettings
+    from repro.judge.kernel import build_judge, readiness, toolchain_key
+
+    settings = config.judge if config else JudgeSettings()
+    toolchain = toolchain_key(config.lean.toolchain if config else None)
+    try:
+        judge = build_judge(settings, sandbox=config.lean.sandbox if config else "bwrap")
+    except ValueError as error:
+        return DoctorLine(False, "kernel judge", f"MISSING: {error}", required=required)
+    revision = (judge.revision(toolchain) or "no pinned revision")[:12]
+    dispatch = getattr(judge, "judge_for", None)  # auto: the tool this toolchain goes to
+    tool = dispatch(toolchain).name if callable(dispatch) else judge.name
+    name = f"kernel judge ({tool} {revision} for {toolchain})"
+    problem = readiness(judge, toolchain)
+    if problem is not None:
+        return DoctorLine(False, name, f"MISSING: {problem[1]}", required=required)
+    confinement = getattr(judge, "confinement", "")
+    detail = ("ready" if judge.real else "a stand-in: its verdicts are not real") + (
+        f"; {confinement}" if isinstance(confinement, str) and confinement else ""
+    )
+    return DoctorLine(True, name, detail, required=required)
+
+
+def _sampling_lines(config: RunConfig) -> list[DoctorLine]:
+    """Per served stage: the sampling values it sends and those the server would otherwise apply (informational)."""
+    from repro.llm.server_defaults import sampling_exposures
+
+    used = []
+    for stage in PIPELINE_STAGES:
+        try:
+            used.append((stage, config.model_for(stage)))
+        except ConfigError:
+            continue
+    return [
+        DoctorLine(True, f"sampling of {exposure.stage} ({exposure.model})", exposure.describe(), required=False)
+        for exposure in asyncio.run(sampling_exposures(used))
+    ]
 
 
 def _toolchain_and_confinement_lines(config: RunConfig | None, project: Path, needed: bool) -> list[DoctorLine]:
@@ -672,6 +764,20 @@ async def check_proof_batch(
             progress=progress,
             salvage=salvage,
         )
+    finally:
+        await verifier.close()
+
+
+async def answer_only(
+    rows: list[AnswerRow], lean: LeanSettings, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[AnswerResult], AnswerSummary]:
+    """The answer each statement would release (``check-proof --answer-only``), through ``lean``'s backend."""
+    from repro.answer_check import answer_rows, summarize
+
+    verifier = build_verifier(lean)
+    try:
+        results = await answer_rows(rows, verifier, header=lean.header, progress=progress)
+        return results, summarize(results, verifier)
     finally:
         await verifier.close()
 

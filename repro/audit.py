@@ -2,9 +2,10 @@
 
 Rejections of candidates that were finally retained count too (a forbidden construct in the
 first proof sample is evidence even when the third sample verified). Each row carries the stored
-texts, the judge's analysis, the prover output, the code Lean checked, Lean's messages and the
-error message. Rows come from one SQL query with LIMIT, so auditing a 100k-problem run reads only
-the rows it shows.
+texts, the alignment judge's analysis, the prover output, the code Lean checked (for a kernel-judge
+attempt: the submission it compiled and what the tool answered), Lean's messages and the error
+message. Rows come from one SQL query with LIMIT, so auditing a 100k-problem run reads only the rows
+it shows.
 """
 
 from __future__ import annotations
@@ -46,6 +47,26 @@ def _texts(output: dict[str, Any]) -> list[str]:
     return texts
 
 
+def judge_details(output: dict[str, Any]) -> list[str]:
+    """What a judge attempt's evidence says: who judged, on what, and what the tool answered."""
+    verdict = output.get("judge") or {}
+    lines = []
+    if output.get("overrules_screen"):
+        lines.append(
+            f"the screen ({output.get('screened_by')} #{output.get('of_attempt')}) passed this text and the kernel"
+            " judge rejected it: the judge wins"
+        )
+    lines.append(
+        f"judge {verdict.get('tool')} {verdict.get('tool_revision') or ''} on {verdict.get('toolchain')},"
+        f" real {bool(verdict.get('real'))}, confinement {verdict.get('confinement') or 'not recorded'}"
+    )
+    if verdict.get("cause"):
+        lines.append(f"no verdict ({verdict['cause']})")
+    if verdict.get("detail"):
+        lines.append(str(verdict["detail"]))
+    return lines
+
+
 def _statement(attempt: StageAttempt, pointed: str | None) -> dict[str, Any]:
     """The statement this attempt wrote (formalize) or worked on (its ``inputs``), never the candidate's
     latest one: a later round replaces that, and a judge's reason must sit beside what it judged."""
@@ -80,6 +101,9 @@ def audit_rows(
             prover_output = StageAttempt.model_validate_json(row["prove_attempt"]).output.get("text")
         elif attempt.stage == Stage.prove:
             prover_output = output.get("text")
+        checked_code, details = output.get("checked_code"), output.get("details") or output.get("problem")
+        if attempt.stage == Stage.judge:
+            checked_code, details = output.get("submission"), judge_details(output)
         result.append(
             {
                 "candidate_id": candidate.candidate_id,
@@ -95,8 +119,8 @@ def audit_rows(
                 "texts": _texts(output),
                 "analysis": output.get("analysis") or output.get("analyses"),
                 "prover_output": prover_output,
-                "checked_code": output.get("checked_code"),
-                "details": output.get("details") or output.get("problem") or output.get("lean_detail"),
+                "checked_code": checked_code,
+                "details": details or output.get("lean_detail"),
                 "lean_messages": [message.model_dump() for message in attempt.lean_messages],
                 "error": output.get("error"),
                 "output": output,

@@ -6,7 +6,9 @@ resumed with exactly the settings that produced it.
 
 from __future__ import annotations
 
+import difflib
 import tomllib
+import typing
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -490,21 +492,53 @@ def apply_override(data: dict[str, Any], assignment: str) -> None:
     node[parts[-1]] = value
 
 
-def _explain(error: ValidationError, data: dict[str, Any]) -> str:
+def _section_model(model: type[BaseModel], location: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The settings model that holds the last key of ``location`` (``models.prove.x``: ModelSettings)."""
+    current: Any = model
+    keyed = False  # the part is a key of a mapping (models: {stage: ModelSettings}), not a field
+    for part in location[:-1]:
+        if keyed:
+            keyed = False
+            continue
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        field = current.model_fields.get(str(part))
+        if field is None:
+            return None
+        current = field.annotation
+        if typing.get_origin(current) is dict:
+            current, keyed = typing.get_args(current)[1], True
+    return current if isinstance(current, type) and issubclass(current, BaseModel) and not keyed else None
+
+
+def explain_validation(error: ValidationError, model: type[BaseModel] = BaseModel, *, where: str = "config") -> str:
+    """Every refused key as ``key: reason``: an unknown key with the close known one (``problem_in_flight``:
+    did you mean ``problems_in_flight``?), a bad value with what was given and why it was refused."""
     lines = []
     for item in error.errors():
-        key = ".".join(str(part) for part in item["loc"]) or "(top level)"
+        location = tuple(item["loc"])
+        key = ".".join(str(part) for part in location) or "(top level)"
         value = item.get("input")
         shown = value if not isinstance(value, dict) else "{...}"
-        lines.append(f"{key}: got {shown!r}; expected {item['msg'].removeprefix('Value error, ')}")
-    return "invalid config:\n  " + "\n  ".join(lines)
+        if item["type"] == "extra_forbidden":
+            section = _section_model(model, location)
+            known = [name for name in (section.model_fields if section else {}) if name != "schema_version"]
+            close = difflib.get_close_matches(str(location[-1]), known, n=1, cutoff=0.6)
+            lines.append(f"{key}: unknown key" + (f"; did you mean {close[0]!r}?" if close else ""))
+        elif item["type"] == "missing":
+            lines.append(f"{key}: missing")
+        elif item["type"] == "value_error":
+            lines.append(f"{key}: {shown!r} refused: {item['msg'].removeprefix('Value error, ')}")
+        else:
+            lines.append(f"{key}: got {shown!r}; expected {item['msg'].removeprefix('Value error, ')}")
+    return f"invalid {where}:\n  " + "\n  ".join(lines)
 
 
-def build_config(data: dict[str, Any]) -> RunConfig:
+def build_config(data: dict[str, Any], *, where: str = "config") -> RunConfig:
     try:
         return RunConfig.model_validate(data)
     except ValidationError as error:
-        raise ConfigError(_explain(error, data)) from None
+        raise ConfigError(explain_validation(error, RunConfig, where=where)) from None
 
 
 def unshare(value: Any) -> Any:
@@ -524,7 +558,10 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None) -> 
     data = unshare(_read_file(Path(path))) if path else {}
     for assignment in overrides or []:
         apply_override(data, assignment)
-    return build_config(data)
+    where = f"config file {path}" if path else "config"
+    if overrides:
+        where += " with " + " ".join(f"--set {assignment}" for assignment in overrides)
+    return build_config(data, where=where)
 
 
 def dump_config(config: RunConfig) -> str:
@@ -541,6 +578,30 @@ def config_warnings(config: RunConfig) -> list[str]:
             f"prove.k={config.prove.k} with models.prove.temperature=0: every sample is the same"
             " (greedy decoding); set a temperature > 0 (e.g. 1.0) or prove.k=1"
         )
+    engines = {
+        (settings.model, settings.max_model_len): settings.engine.gpu_memory_utilization
+        for settings in config.models.values()
+        if settings.backend == ModelBackendName.vllm
+    }
+    if len(engines) > 1 and sum(engines.values()) > 0.95:
+        shown = ", ".join(f"{model} ({share})" for (model, _), share in engines.items())
+        warnings.append(
+            f"{len(engines)} in-process vLLM engines load on the same GPUs, each taking its gpu_memory_utilization"
+            f" ({shown}): together they exceed the memory, so a later one fails to load. Serve all but one over HTTP"
+            " (backend: openai) on GPUs of their own, or lower engine.gpu_memory_utilization so the shares fit"
+        )
+    if prove is not None and prove.backend == ModelBackendName.openai:
+        left = [
+            name
+            for name in ("top_k", "min_p", "repetition_penalty", "presence_penalty", "frequency_penalty")
+            if getattr(prove, name) is None
+        ]
+        if left:
+            warnings.append(
+                f"models.prove leaves {', '.join(left)} to the server: vLLM >= 0.8 fills them from the checkpoint's"
+                " generation_config.json unless started with --generation-config vllm (`repro doctor --config FILE`"
+                " shows what it would apply); set them, or name a prover profile, which sends its harness's values"
+            )
     if prove is not None and prove.profile and prove.profile != "custom":
         from repro.provers import get_profile, profile_overrides
 

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
+from repro.judge.verdict import JudgeRequest, JudgeStatus, JudgeVerdict
 from repro.llm.protocol import FinishReason, ModelRequest
 from repro.prompts import bundled_path
 
@@ -348,6 +349,16 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
         kinds = rewrite.proofs[min(round_index, len(rewrite.proofs) - 1)]
         position = sample_index - request.sample_offset
         return prover_reply(kinds[min(position, len(kinds) - 1)], rewrite, name)
+    if "was rejected by Lean" in prompt or "is not correct. Following is the compilation error" in prompt:
+        # a feedback round (`--feedback-rounds N`): shown Lean's errors, the prover writes the honest proof
+        for block in re.findall(r"```lean4\n(.*?)```", prompt, re.DOTALL):
+            if "theorem" not in block:
+                continue
+            theorem = block[block.index("theorem") :]
+            matched = _rewrite_for_statement(theorem.split(":= by", 1)[0] + ":= by sorry")
+            if matched is not None and not matched[1]:
+                return prover_reply("ok", matched[0], theorem.split()[1])
+        raise LookupError("the demo has no corrected proof for this statement")
     if "Read off the answer" in prompt:
         found = _rewrites_by_question().get(_text_key(_between(prompt, "Problem:\n", "\n\nLean statement")))
         if found is None:
@@ -364,3 +375,37 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
     if "Rewrite ONLY that output" in prompt:
         return "{}"
     raise LookupError("the demo responder has no answer for this prompt")
+
+
+class DemoJudge:
+    """The demo's kernel judge, selected by name (``judge.factory: "repro.demo:demo_judge"`` in
+    ``configs/demo.yaml``): the offline demo has no Lean, so nothing is compiled or replayed. It passes a
+    text that names our theorem and is never real, so nothing it passes is ever verified (``repro release``
+    writes such rows only with ``--allow-unverified``, marked unverified). A real run's judge is
+    :func:`repro.judge.kernel.build_judge`'s SafeVerify or comparator."""
+
+    name = "demo stand-in judge"
+    real = False
+
+    def revision(self, toolchain: str) -> str | None:
+        return None
+
+    async def judge(self, request: JudgeRequest) -> JudgeVerdict:
+        named = bool(request.theorem_name) and f"theorem {request.theorem_name}" in request.submission
+        return JudgeVerdict(
+            key=request.key,
+            status=JudgeStatus.passed if named else JudgeStatus.rejected,
+            tool=self.name,
+            toolchain=request.toolchain,
+            real=False,
+            confinement="none: the demo compiles nothing",
+            detail="demonstration: nothing was compiled or replayed"
+            if named
+            else f"demonstration: {request.theorem_name} is not declared in the submission",
+            refusal=None if named else "not_found",
+        )
+
+
+def demo_judge(settings: Any = None) -> DemoJudge:
+    """``judge.factory`` of the demo config."""
+    return DemoJudge()

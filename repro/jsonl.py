@@ -7,14 +7,24 @@ sources go through :mod:`repro.data`, which can skip bad rows.)
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 _BOM = b"\xef\xbb\xbf"
+M = TypeVar("M", bound=BaseModel)
+
+
+def unknown_field(field: str, known: list[str]) -> str:
+    """Why a field is refused: unknown, the close known name if there is one, and the known ones."""
+    close = difflib.get_close_matches(field, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    listed = f" (a row has {', '.join(known)})" if known else ""
+    return f"unknown field{hint}{listed}"
 
 
 class BadRows:
@@ -36,10 +46,38 @@ class BadRows:
         self.lines.append(f"{self.path}:{number}: {where}{reason}")
         self.numbers.add(number)
 
-    def add_invalid(self, number: int, error: ValidationError) -> None:
-        """Every field the row's model refused, each with pydantic's reason (``(row)``: the row itself)."""
+    def add_invalid(
+        self,
+        number: int,
+        error: ValidationError,
+        *,
+        model: type[BaseModel] | None = None,
+        missing: dict[str, str] | None = None,
+    ) -> None:
+        """Every field the row's model refused, each with its reason (``(row)``: the row itself).
+
+        Given the ``model``, an unknown field is named with the close known one (a misspelt
+        ``reasoning`` for ``initial_reasoning``) and the fields the row may have; ``missing`` says
+        more about a field that is missing than that it is."""
+        known = [name for name in (model.model_fields if model else {}) if name != "schema_version"]
         for problem in error.errors():
-            self.add(number, problem["msg"], field=".".join(str(part) for part in problem["loc"]) or "(row)")
+            field = ".".join(str(part) for part in problem["loc"]) or "(row)"
+            reason = problem["msg"]
+            if problem["type"] == "missing":
+                reason = "missing" + (f": {missing[field]}" if missing and field in missing else "")
+            elif problem["type"] == "extra_forbidden":
+                reason = unknown_field(field, known)
+            self.add(number, reason, field=field)
+
+    def validated(
+        self, number: int, model: type[M], row: dict[str, Any], *, missing: dict[str, str] | None = None
+    ) -> M | None:
+        """The row as ``model``, or None with every refused field recorded (see :meth:`add_invalid`)."""
+        try:
+            return model.model_validate(row)
+        except ValidationError as error:
+            self.add_invalid(number, error, model=model, missing=missing)
+            return None
 
     def first_use(self, number: int, row_id: str) -> bool:
         """True the first time ``row_id`` is met; a repeat is recorded as bad, naming the line of its first use."""

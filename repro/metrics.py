@@ -139,6 +139,7 @@ def lever_lines(levers: dict[str, Any]) -> list[str]:
         lines.append(
             f"{lever}: {cost['attempts']} checks, {cost['verified']} verified, {cost['lean_seconds']} Lean s,"
             f" {cost['model_calls']} model calls, {cost['tokens_in']}+{cost['tokens_out']} tokens"
+            + (f"; {cost['failed']} failed (an endpoint or Lean gave no verdict)" if cost.get("failed") else "")
         )
     return lines
 
@@ -162,6 +163,54 @@ def statement_checks(store: RunReader) -> dict[str, Any]:
         "by_level": {key: dict(value) for key, value in sorted(by_level.items())},
         "by_type": {key: dict(value) for key, value in sorted(by_type.items())},
     }
+
+
+def judge_figures(store: RunReader) -> dict[str, Any]:
+    """What the kernel judge said over the run, from the running attempt counts and the retained rows.
+
+    The judge is asked only about texts the screen passed, so every rejection is a disagreement between the
+    two, and the judge won (``overruled``). ``verified`` counts retained candidates a real judge passed: a
+    stand-in judge's pass (tests, the demo) is retained but never verified.
+    """
+    counts: Counter[str] = Counter()
+    for stage, state, reason, count in store.stage_status_counts():
+        if stage == Stage.judge.value:
+            counts[reason or state] += count
+    tools: dict[str, int] = {}
+    verified = unjudged = 0
+    for tool, real, count in store.retained_judges():
+        if tool is None:
+            unjudged += count
+            continue
+        label = f"{tool}{'' if real else ' (stand-in)'}"
+        tools[label] = tools.get(label, 0) + count
+        verified += count if real else 0
+    return {
+        "judged": sum(counts.values()),
+        "passed": counts["passed"],
+        "overruled": counts["judge_rejected"],
+        "unavailable": counts["judge_unavailable"],
+        "retained_verified": verified,
+        "retained_unjudged": unjudged,
+        "retained_by_tool": tools,
+    }
+
+
+def judge_lines(judge: dict[str, Any], retained: int) -> list[str]:
+    """Plain lines for a terminal: what the judge passed, where it overruled the screen, what is verified."""
+    lines = [
+        f"kernel judge: {judge['judged']} judgements of texts the screen passed: passed {judge['passed']},"
+        f" rejected {judge['overruled']} (the screen and the judge disagreed: the judge won),"
+        f" no verdict {judge['unavailable']}"
+    ]
+    tools = ", ".join(f"{tool} {count}" for tool, count in judge["retained_by_tool"].items())
+    lines.append(
+        f"verified (retained on a real judge's pass) {judge['retained_verified']} of {retained} retained"
+        + (f"; judged by {tools}" if tools else "")
+    )
+    if retained and judge["retained_verified"] < retained:
+        lines.append("NOT VERIFIED: retained rows that no real kernel judge passed verify nothing")
+    return lines
 
 
 def model_accounting(store: RunReader) -> dict[str, dict[str, Any]]:
@@ -192,11 +241,67 @@ def cost_per_retained(store: RunReader) -> dict[str, float | None]:
     }
 
 
+def answer_metrics(store: RunReader, finished: int) -> dict[str, Any]:
+    """Per answer form, the retained instances and the generation rate; verified statements with no answer,
+    and why (issue 29): ``no_answer`` by reason (:class:`repro.records.NoAnswerReason`), ``not_final`` by
+    class, ``unfinished`` where Lean gave no verdict."""
+    answered: Counter[str] = Counter()
+    no_answer: Counter[str] = Counter()
+    not_final: Counter[str] = Counter()
+    reached = unfinished = 0
+    for status, form, reason, gap, answer_class, count in store.answer_outcomes():
+        reached += count
+        if status == "retained":
+            answered[form or "unrecorded"] += count
+        elif reason == "answer_not_grounded":
+            no_answer[gap or "unrecorded"] += count
+        elif reason == "answer_not_final":
+            not_final[gap if gap == "unevaluated" else answer_class or "unknown"] += count
+        else:
+            unfinished += count
+    return {
+        "reached": reached,
+        "answered": dict(sorted(answered.items())),
+        "generation_rate": {form: _rate(count, finished) for form, count in sorted(answered.items())},
+        "answer_rate": _rate(sum(answered.values()), reached),
+        "no_answer": dict(no_answer.most_common()),
+        "not_final": dict(not_final.most_common()),
+        "unfinished": unfinished,
+    }
+
+
+def answer_lines(answers: dict[str, Any]) -> list[str]:
+    """Plain lines for ``repro status`` and the report: answers per form, and why statements gave none."""
+    if not answers or not answers.get("reached"):
+        return []
+    answered = answers.get("answered", {})
+    rates = answers.get("generation_rate", {})
+    lines = [
+        f"answers: {sum(answered.values())} of {answers['reached']} verified statements gave a final answer"
+        f" (rate {answers.get('answer_rate')})",
+        "  by form: "
+        + (
+            ", ".join(f"{form} {count} (generation rate {rates.get(form)})" for form, count in answered.items())
+            or "none"
+        ),
+    ]
+    if answers.get("no_answer"):
+        lines.append("  no answer: " + ", ".join(f"{reason} {count}" for reason, count in answers["no_answer"].items()))
+    if answers.get("not_final"):
+        lines.append("  not final: " + ", ".join(f"{kind} {count}" for kind, count in answers["not_final"].items()))
+    if answers.get("unfinished"):
+        lines.append(f"  Lean gave no verdict: {answers['unfinished']} (unfinished, resumable)")
+    return lines
+
+
 def run_metrics(store: RunReader, k: int, strategy: str = "parallel") -> dict[str, Any]:
+    rates = generation_rates(store, k, strategy)
     return {
         "funnel": funnel(store),
-        "rates": generation_rates(store, k, strategy),
+        "rates": rates,
+        "answers": answer_metrics(store, rates["finished"]),
         "statement_checks": statement_checks(store),
+        "judge": judge_figures(store),
         "models": model_accounting(store),
         "cost_per_retained": cost_per_retained(store),
         "stage_order": [stage.value for stage in Stage],

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from repro.config import MAX_FEEDBACK_ROUNDS, MAX_SALVAGE_VARIANTS, RunConfig
-from repro.judge.verdict import Verdict
+from repro.judge.verdict import Judge, JudgeStatus, JudgeVerdict, Verdict
 from repro.lean.protocol import Verifier
 from repro.lean.statement_checks import check_statement, refute_statement
 from repro.llm.client import ModelClient
@@ -36,10 +36,11 @@ from repro.records import (
 )
 from repro.stages import (
     ProofSample,
+    apply_answer,
     check_alignment,
-    deterministic_answer,
     formalize,
     literal_text,
+    proposed_answer,
     recover_answer,
     rewrite_problem,
     sample_proofs,
@@ -49,14 +50,31 @@ from repro.stages import (
 )
 from repro.stages.common import StageResult, Stopwatch, input_hash
 from repro.stages.feedback import FeedbackThread, ask_again, feedback_style, lean_errors, wants_feedback
+from repro.stages.judge import (
+    judge_attempt_number,
+    judge_request,
+    judge_screened,
+    submission_of,
+    take_judge_provenance,
+)
 from repro.stages.salvage import salvage_sample
 from repro.store import RunStore
 from repro.waiting import about
 
-# Rejections that say nothing about the candidate: the endpoint or the Lean backend failed.
-INFRASTRUCTURE_REASONS = frozenset({ReasonCode.model_call_failed, ReasonCode.lean_unavailable})
+# Rejections that say nothing about the candidate: the endpoint, the Lean backend or the judge failed.
+INFRASTRUCTURE_REASONS = frozenset(
+    {ReasonCode.model_call_failed, ReasonCode.lean_unavailable, ReasonCode.judge_unavailable}
+)
 
 EventHook = Callable[[str, str, str | None], None]  # (event, stage, reason)
+
+
+@dataclass
+class _ProofSearch:
+    """What the judge said over one candidate's proof search (raw samples, salvage, feedback rounds)."""
+
+    judge_rejected: bool = False  # the screen passed a text the judge rejected: the judge won
+    judge_unavailable: bool = False  # the judge gave no verdict: the search stops, the problem stays unfinished
 
 
 @dataclass
@@ -93,6 +111,7 @@ class Pipeline:
         store: RunStore,
         clients: dict[str, ModelClient],
         verifier: Verifier,
+        judge: Judge,
         *,
         on_event: EventHook | None = None,
     ) -> None:
@@ -100,6 +119,8 @@ class Pipeline:
         self.store = store
         self.clients = clients
         self.verifier = verifier
+        # the kernel judge (built from RunConfig.judge by the caller): only its pass retains a candidate
+        self.judge = judge
         self.on_event = on_event or (lambda event, stage, reason: None)
         self.header = config.lean.header
         # problem id -> the reason code that left it unfinished, until its progress event is sent
@@ -108,6 +129,9 @@ class Pipeline:
         self._infrastructure_causes: dict[str, str] = {}
         # candidate id -> {stage: attempt number} whose products its next attempts work on (StageAttempt.inputs)
         self._inputs: dict[str, dict[str, int]] = {}
+        # candidate id -> the first attempt an infrastructure failure left without a verdict (stage, reason):
+        # until a later success makes it moot, no rejection of the candidate is final
+        self._no_verdict: dict[str, tuple[Stage, ReasonCode]] = {}
 
     def _uses(self, candidate: Candidate, stage: Stage, number: int | None) -> None:
         """From now on the candidate's attempts work on the product of ``stage`` attempt ``number``
@@ -145,14 +169,26 @@ class Pipeline:
             candidate.backends[stage.value] = result.backend_id or "unknown"
         self.store.record_attempt(attempt, candidate if candidate_changed else None)
         if result.reason in INFRASTRUCTURE_REASONS:
+            self._no_verdict.setdefault(candidate.candidate_id, (stage, result.reason))
             detail = result.output.get("error") or result.output.get("lean_detail") or result.output.get("details")
             self._infrastructure_causes[candidate.candidate_id] = f"{stage.value}: {result.reason.value}" + (
                 f": {str(detail)[:500]}" if detail else ""
             )
         self.on_event("attempt", stage.value, result.reason.value if result.reason else None)
 
+    def _stopped(self, candidate: Candidate) -> bool:
+        """True, and the candidate left unfinished, when some attempt of it went without a verdict:
+        another round would spend model calls on an outage and a rejection would not be final."""
+        if candidate.candidate_id not in self._no_verdict:
+            return False
+        stage, reason = self._no_verdict[candidate.candidate_id]
+        self._reject(candidate, stage, reason)
+        return True
+
     def _reject(self, candidate: Candidate, stage: Stage, reason: ReasonCode) -> None:
-        # an infrastructure failure is no verdict: the candidate is unfinished, not rejected
+        # an infrastructure failure is no verdict: the candidate is unfinished, not rejected, and so is a
+        # rejection reached after any stage or lever went without a verdict (an endpoint or Lean failed)
+        stage, reason = self._no_verdict.get(candidate.candidate_id, (stage, reason))
         unfinished = reason in INFRASTRUCTURE_REASONS
         candidate.status = CandidateStatus.unfinished if unfinished else CandidateStatus.rejected
         candidate.reject_stage, candidate.reject_reason = stage, reason
@@ -199,6 +235,7 @@ class Pipeline:
             finally:
                 cause = self._infrastructure_causes.pop(candidate.candidate_id, None)
                 self._inputs.pop(candidate.candidate_id, None)
+                self._no_verdict.pop(candidate.candidate_id, None)
             if retained:
                 self.store.set_problem_outcome(problem.problem_id, "retained")
                 return True
@@ -257,6 +294,8 @@ class Pipeline:
             told = {Stage.check.value: refutation_attempt} if refutation_attempt is not None else {}
             self._record(candidate, Stage.formalize, round_index, result, also_uses=told)
             if not result.passed:
+                if self._stopped(candidate):
+                    return False
                 last_stage, last_reason = Stage.formalize, result.reason or ReasonCode.no_lean_block
                 continue
             statement = result.output["statement"]
@@ -273,18 +312,31 @@ class Pipeline:
             )
             self._record(candidate, Stage.align, round_index, result)
             if not result.passed:
+                if self._stopped(candidate):
+                    return False
                 last_stage, last_reason = Stage.align, result.reason or ReasonCode.semantic_mismatch
                 continue
 
-            if config.statement_checks.vacuity and await self._vacuous(candidate, statement, round_index):
+            vacuous = config.statement_checks.vacuity and await self._vacuous(candidate, statement, round_index)
+            if self._stopped(candidate):  # a check Lean could not answer: undecided is no verdict to go on
+                return False
+            if vacuous:
                 last_stage, last_reason = Stage.check, ReasonCode.statement_vacuous
                 continue
 
             verified = await self._prove(candidate, statement, round_index, offset * k)
             if isinstance(verified, ReasonCode):
-                last_stage, last_reason = Stage.prove, verified
-                if verified == ReasonCode.proof_not_found and config.statement_checks.refutation:
+                if self._stopped(candidate):  # a sample, salvage check, feedback call or judgement without a verdict
+                    return False
+                last_stage = Stage.judge if verified == ReasonCode.judge_rejected else Stage.prove
+                last_reason = verified
+                if (
+                    verified in (ReasonCode.proof_not_found, ReasonCode.judge_rejected)
+                    and config.statement_checks.refutation
+                ):
                     refutation = await self._refuted(candidate, statement, round_index)
+                    if self._stopped(candidate):
+                        return False
                     if refutation is not None:
                         last_stage, last_reason = Stage.check, ReasonCode.statement_refuted
                         feedback, refutation_attempt = refutation, 2 * round_index + 1
@@ -309,8 +361,7 @@ class Pipeline:
             if not result.passed:
                 self._reject(candidate, Stage.answer, result.reason or ReasonCode.answer_not_final)
                 return False
-            candidate.new_answer = literal_text(str(result.output["candidate"]))
-            candidate.answer_class = result.output.get("answer_class")
+            apply_answer(candidate, result.output)
             candidate.answer_disagrees_with_screener = screener_disagrees(
                 candidate.screener_answer, candidate.new_answer
             )
@@ -337,6 +388,8 @@ class Pipeline:
             output=facts.model_dump(mode="json"),
             elapsed_s=clock.elapsed(),
         )
+        if not vacuous and facts.infrastructure_failure:
+            result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
         candidate.statement_check = facts.status
         self._record(candidate, Stage.check, 2 * round_index, result)
         return vacuous
@@ -345,7 +398,7 @@ class Pipeline:
         """After every sample failed: our refutation; the formalizer's feedback if Lean proved the negation."""
         clock = Stopwatch()
         facts = await refute_statement(statement, self.verifier, header=self.header)
-        claimed = deterministic_answer(statement)
+        claimed = proposed_answer(statement)  # feedback text only: never released
         disagrees = screener_disagrees(candidate.screener_answer, literal_text(claimed) if claimed else None)
         output = facts.model_dump(mode="json") | {"statement_answer": claimed, "screen_disagrees": disagrees}
         result = StageResult(
@@ -355,6 +408,8 @@ class Pipeline:
             output=output,
             elapsed_s=clock.elapsed(),
         )
+        if not facts.refuted and facts.infrastructure_failure:
+            result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
         self._record(candidate, Stage.check, 2 * round_index + 1, result)
         if not facts.refuted:
             return None
@@ -375,18 +430,21 @@ class Pipeline:
     ) -> str | ReasonCode:
         """Up to k samples, each stored with its text, finish reason and verdict; then the levers.
 
-        A failed sample is salvaged (its text repaired, each repair through the gate) unless
-        ``prove.salvage`` is off; when all k fail, ``prove.feedback_rounds`` rounds ask the prover again
-        with Lean's messages. Returns the verified code, or why there is none: ``proof_not_found``, or
-        an infrastructure reason when no sample could be judged at all.
+        Every sample the screen passes goes to the judge (all of a parallel batch, so the run's pass@j counts
+        judged samples); the first the judge passes is the proof. A failed sample is salvaged (its text
+        repaired, each repair through the screen and the judge) unless ``prove.salvage`` is off; when all k
+        fail, ``prove.feedback_rounds`` rounds ask the prover again with Lean's messages. Returns the verified
+        code, or why there is none: ``proof_not_found``, ``judge_rejected`` (the screen passed some text, the
+        judge none), or an infrastructure reason: no sample could be screened at all, or the judge gave no
+        verdict (the search stops there; ``--resume`` judges it).
         """
-        infrastructure_only = True
         config = self.config
         k = config.prove.k
         settings = config.model_for("prove")
         client = self.clients["prove"]
         batches = [(0, k)] if config.prove.strategy == "parallel" else [(j, 1) for j in range(k)]
         threads: list[FeedbackThread] = []
+        search = _ProofSearch()
         for start, count in batches:
             samples, result = await sample_proofs(
                 statement,
@@ -401,7 +459,7 @@ class Pipeline:
                 self._record(candidate, Stage.prove, round_index * k + start, result)
                 return result.reason or ReasonCode.model_call_failed
             verdicts = await asyncio.gather(*(self._verify(statement, sample) for sample in samples))
-            found: str | None = None
+            screened: list[tuple[int, ProofSample, Verdict, int]] = []
             for position, (sample, (verdict, verify_result)) in enumerate(zip(samples, verdicts, strict=True)):
                 number = round_index * k + start + position
                 prove_result = result.model_copy(
@@ -418,34 +476,90 @@ class Pipeline:
                 )
                 self._record(candidate, Stage.prove, number, prove_result, candidate_changed=position == 0)
                 self._record(candidate, Stage.verify, number, verify_result, candidate_changed=False)
-                infrastructure_only &= verify_result.reason == ReasonCode.lean_unavailable
-                if verdict.verified and found is None:
-                    found = verdict.checked_code
-                    self._take_proof(candidate, sample.text, verdict, start + position, lever=None)
+                if verdict.verified:
+                    screened.append((start + position, sample, verdict, number))
                 elif wants_feedback(verdict):
                     threads.append(_thread(sample.text, verdict, number))
+            judgements = await asyncio.gather(
+                *(
+                    self._judge(candidate, statement, verdict, search, screened_by=Stage.verify, of_attempt=number)
+                    for _, _, verdict, number in screened
+                )
+            )
+            found: str | None = None
+            for (position, sample, verdict, _), judged in zip(screened, judgements, strict=True):
+                if judged.passed:
+                    found = submission_of(verdict)
+                    self._take_proof(candidate, sample.text, verdict, judged, position, lever=None)
+                    break
+            if found is None and search.judge_unavailable:
+                return ReasonCode.judge_unavailable
             if found is None and config.prove.salvage:
                 for position, (sample, (verdict, _)) in enumerate(zip(samples, verdicts, strict=True)):
                     found = await self._salvage(
-                        candidate, statement, sample, verdict, round_index * k + start + position
+                        candidate, statement, sample, verdict, round_index * k + start + position, search
                     )
                     if found is not None:
                         candidate.proof_attempt_number = start + position
                         break
+                    if search.judge_unavailable:
+                        return ReasonCode.judge_unavailable
             if found is not None:
+                self._no_verdict.pop(candidate.candidate_id, None)  # a proof: samples without a verdict are moot
                 self.store.save_candidate(candidate)
                 return found
-        found = await self._feedback_rounds(candidate, statement, round_index, first_index, threads)
+        found = await self._feedback_rounds(candidate, statement, round_index, first_index, threads, search)
         if found is not None:
+            self._no_verdict.pop(candidate.candidate_id, None)
             self.store.save_candidate(candidate)
             return found
-        return ReasonCode.lean_unavailable if infrastructure_only else ReasonCode.proof_not_found
+        if search.judge_rejected and candidate.candidate_id not in self._no_verdict:
+            return ReasonCode.judge_rejected  # the screen passed some text, the judge none: the judge won
+        # a sample, salvage check, feedback call or judgement without a verdict left a no-verdict mark (_record)
+        return self._no_verdict.get(candidate.candidate_id, (Stage.prove, ReasonCode.proof_not_found))[1]
+
+    async def _judge(
+        self,
+        candidate: Candidate,
+        statement: str,
+        verdict: Verdict,
+        search: _ProofSearch,
+        *,
+        screened_by: Stage,
+        of_attempt: int,
+    ) -> JudgeVerdict:
+        """The judge on a text the screen passed (attempt ``of_attempt`` of ``screened_by``), stored as a judge
+        attempt: the run's trusted header and toolchain, our statement, the text the screen's Lean check saw."""
+        request = judge_request(
+            f"{candidate.candidate_id}/{screened_by.value}/{of_attempt}",
+            header=self.header,
+            statement=statement,
+            theorem_name=candidate.theorem_name or "",
+            verdict=verdict,
+            toolchain=self.config.lean.toolchain,
+        )
+        judged, result = await judge_screened(self.judge, request, screened_by=screened_by, of_attempt=of_attempt)
+        number = judge_attempt_number(screened_by, of_attempt)
+        self._record(
+            candidate, Stage.judge, number, result, candidate_changed=False, also_uses={screened_by.value: of_attempt}
+        )
+        search.judge_rejected |= judged.status == JudgeStatus.rejected
+        search.judge_unavailable |= judged.status == JudgeStatus.unavailable
+        return judged
 
     def _take_proof(
-        self, candidate: Candidate, text: str, verdict: Verdict, position: int | None, *, lever: str | None
+        self,
+        candidate: Candidate,
+        text: str,
+        verdict: Verdict,
+        judged: JudgeVerdict,
+        position: int | None,
+        *,
+        lever: str | None,
     ) -> None:
+        """The proof a candidate keeps: a text the screen passed and the judge passed, with both provenances."""
         candidate.lean_proof = text
-        candidate.verified_code = verdict.checked_code
+        candidate.verified_code = submission_of(verdict)
         candidate.proof_attempt_number = position
         candidate.proof_lever = lever
         lean = verdict.lean
@@ -453,6 +567,7 @@ class Pipeline:
         candidate.verifier_is_real_lean = bool(lean and lean.real_lean)
         candidate.lean_toolchain = lean.toolchain if lean else None
         candidate.mathlib_revision = lean.mathlib_revision if lean else None
+        take_judge_provenance(candidate, judged)
 
     async def _verify(self, statement: str, sample: ProofSample) -> tuple[Verdict, StageResult]:
         """One prover sample through the gate, with the run's header and Lean settings (prove and feedback)."""
@@ -467,9 +582,16 @@ class Pipeline:
         )
 
     async def _salvage(
-        self, candidate: Candidate, statement: str, sample: ProofSample, verdict: Verdict, number: int
+        self,
+        candidate: Candidate,
+        statement: str,
+        sample: ProofSample,
+        verdict: Verdict,
+        number: int,
+        search: _ProofSearch,
     ) -> str | None:
-        """Repaired texts of one failed sample, each stored as a salvage attempt; the verified code, if any."""
+        """Repaired texts of one failed sample, each stored as a salvage attempt and, when the screen passes it,
+        judged; the code of the first the judge passed, if any (None also when the judge gave no verdict)."""
         config = self.config
         checks = await salvage_sample(
             statement,
@@ -484,17 +606,18 @@ class Pipeline:
         )
         for variant_index, check in enumerate(checks):
             check.result.output.update({"of_attempt": number, "sample_index": sample.index})
-            if check.verdict.verified:
-                self._take_proof(candidate, check.variant.text, check.verdict, None, lever="salvage")
-            self._record(
-                candidate,
-                Stage.salvage,
-                number * MAX_SALVAGE_VARIANTS + variant_index,
-                check.result,
-                candidate_changed=False,
+            salvage_number = number * MAX_SALVAGE_VARIANTS + variant_index
+            self._record(candidate, Stage.salvage, salvage_number, check.result, candidate_changed=False)
+            if not check.verdict.verified:
+                continue
+            judged = await self._judge(
+                candidate, statement, check.verdict, search, screened_by=Stage.salvage, of_attempt=salvage_number
             )
-            if check.verdict.verified:
-                return check.verdict.checked_code
+            if judged.passed:
+                self._take_proof(candidate, check.variant.text, check.verdict, judged, None, lever="salvage")
+                return submission_of(check.verdict)
+            if search.judge_unavailable:
+                return None
         return None
 
     async def _feedback_rounds(
@@ -504,8 +627,10 @@ class Pipeline:
         round_index: int,
         first_index: int,
         threads: list[FeedbackThread],
+        search: _ProofSearch,
     ) -> str | None:
-        """``prove.feedback_rounds`` rounds over the samples Lean rejected with errors; the verified code, if any."""
+        """``prove.feedback_rounds`` rounds over the samples Lean rejected with errors; the code the judge passed,
+        if any (None also when the judge gave no verdict: the rounds stop there)."""
         config = self.config
         k = config.prove.k
         settings = config.model_for("prove")
@@ -551,12 +676,17 @@ class Pipeline:
                         "backend_id": result.backend_id,
                     }
                 )
-                if verdict.verified:
-                    self._take_proof(candidate, sample.text, verdict, None, lever="feedback")
                 self._record(candidate, Stage.feedback, number, record, candidate_changed=False)
                 if verdict.verified:
-                    return verdict.checked_code
-                if wants_feedback(verdict):
+                    judged = await self._judge(
+                        candidate, statement, verdict, search, screened_by=Stage.feedback, of_attempt=number
+                    )
+                    if judged.passed:
+                        self._take_proof(candidate, sample.text, verdict, judged, None, lever="feedback")
+                        return submission_of(verdict)
+                    if search.judge_unavailable:
+                        return None
+                elif wants_feedback(verdict):
                     following.append(_thread(sample.text, verdict, number, messages))
             threads = following
         return None

@@ -32,12 +32,24 @@ class Stage(StrEnum):
     # prover asked again with Lean's messages; both rank with verify in the funnel
     salvage = "salvage"
     feedback = "feedback"
+    # the kernel judge (repro.judge): what the screen (verify, salvage, feedback) passed is replayed in
+    # Lean's kernel in a sealed process; only its pass makes a proof count
+    judge = "judge"
     answer = "answer"
 
 
 # The pipeline's stages in order (the levers are not stages of their own in the funnel).
 STAGE_ORDER: tuple[Stage, ...] = tuple(stage for stage in Stage if stage not in (Stage.salvage, Stage.feedback))
 LEVER_STAGES: tuple[Stage, ...] = (Stage.salvage, Stage.feedback)
+# The screens whose passes the judge judges, in the order that numbers judge attempts: the judgement of
+# attempt n of JUDGED_SCREENS[i] is judge attempt n * len(JUDGED_SCREENS) + i, so the judgements of a raw
+# sample, a salvaged text and a feedback reply never share one (candidate, stage, attempt number).
+JUDGED_SCREENS: tuple[Stage, ...] = (Stage.verify, Stage.salvage, Stage.feedback)
+
+
+def judge_attempt_number(screened_by: Stage, of_attempt: int) -> int:
+    """The judge attempt that judges attempt ``of_attempt`` of the screen stage ``screened_by``."""
+    return of_attempt * len(JUDGED_SCREENS) + JUDGED_SCREENS.index(screened_by)
 
 
 class AttemptStatus(StrEnum):
@@ -84,9 +96,12 @@ class ReasonCode(StrEnum):
     axiom_violation = "axiom_violation"
     lean_timeout = "lean_timeout"
     lean_unavailable = "lean_unavailable"
+    judge_rejected = "judge_rejected"
+    judge_unavailable = "judge_unavailable"
     answer_not_grounded = "answer_not_grounded"
     answer_not_final = "answer_not_final"
     model_call_failed = "model_call_failed"
+    prompt_too_long = "prompt_too_long"
 
 
 REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
@@ -132,12 +147,77 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ),
     ReasonCode.lean_timeout: "The Lean check exceeded its hard timeout.",
     ReasonCode.lean_unavailable: "No Lean backend could check the code (crash, out of memory, unavailable).",
+    ReasonCode.judge_rejected: (
+        "The screen passed the proof, but the kernel judge, replaying it apart from the prover's code, did not:"
+        " another statement, an axiom beyond the standard three, or a Lean error. The judge wins."
+    ),
+    ReasonCode.judge_unavailable: (
+        "The kernel judge gave no verdict (tool not built, timeout, killed, sandbox error): nothing was decided;"
+        " the problem is left unfinished and `--resume` judges it."
+    ),
     ReasonCode.answer_not_grounded: (
-        "The proposed answer is not a token sequence of our statement's conclusion, or (for an existential"
-        " statement) Lean did not accept it as a witness in our own command."
+        "Our statement gives no answer Lean confirms: no equation with a literal right side whose type and value"
+        " our own Lean commands confirm, and (for an existential statement) no witness Lean accepted in our own"
+        " command. The attempt's `no_answer` field says why (answer_gaps in the report)."
     ),
     ReasonCode.answer_not_final: "The recovered answer is intermediate, of the wrong target, or unknown.",
     ReasonCode.model_call_failed: "A model request failed after its retries (the message names endpoint and cause).",
+    ReasonCode.prompt_too_long: (
+        "The prompt, counted with the model's own tokenizer and chat template, left no room for an answer in the"
+        " model's context (a long feedback history, most often). A property of this request: it is not retried"
+        " and never counts as the endpoint failing."
+    ),
+}
+
+
+class AnswerForm(StrEnum):
+    """The form of a released answer (the release's ``answer_type`` column)."""
+
+    integer = "integer"  # whole, negatives included: ``16``, ``-5``
+    fraction = "fraction"  # ``3 / 4``, ``-1 / 4`` in ℚ, ℝ or ℂ
+    decimal = "decimal"  # ``2.5`` in ℚ, ℝ or ℂ
+    closed_form = "closed_form"  # ℝ: ``3 * Real.sqrt 2``, ``π / 4`` (released as LaTeX, graded by math-verify)
+    tuple = "tuple"  # ``x = 15 ∧ y = -11``: the values in the order the question asks for them
+
+
+class NoAnswerReason(StrEnum):
+    """Why a verified statement gave no answer (counted apart in the status, the report and the card)."""
+
+    unreadable_statement = "unreadable_statement"
+    signature = "signature"  # a binder or binding may change what numerals mean
+    restated_hypothesis = "restated_hypothesis"
+    existential = "existential"  # an ∃ whose witness could not be checked (see the witness check)
+    premise = "premise"  # →, ∀, ¬, ↔, if at the top: nothing is entailed unconditionally
+    disjunction = "disjunction"  # ∨, ∈: several values or a set
+    set_or_interval = "set_or_interval"  # IsLeast, IsGreatest, a set
+    inequality = "inequality"  # a bound, not a value
+    symbolic = "symbolic"  # the right side mentions variables: an expression, not a value
+    not_a_value = "not_a_value"  # the right side is no literal of a released form (``16 / 3`` in ℕ, a function)
+    unevaluated = "unevaluated"  # ``6 / 4``, ``5 ^ 2``: a computation left undone
+    constant = "constant"  # the left side does not depend on the statement's unknown
+    not_evaluable = "not_evaluable"  # whether the left side depends on the unknown cannot be decided
+    lean_refused = "lean_refused"  # Lean confirmed the value in none of ℕ ℤ ℚ ℝ ℂ (ZMod, Fin, a cast...)
+    no_verdict = "no_verdict"  # Lean gave no verdict (unavailable, timeout): no answer yet, resumable
+    other_shape = "other_shape"
+
+
+NO_ANSWER_DESCRIPTIONS: dict[NoAnswerReason, str] = {
+    NoAnswerReason.unreadable_statement: "the statement is not one theorem the reader reads",
+    NoAnswerReason.signature: "a binder or binding may change what numerals mean, or a name is left unbound",
+    NoAnswerReason.restated_hypothesis: "the conclusion gives back a hypothesis",
+    NoAnswerReason.existential: "an ∃ whose witness Lean did not accept in our own command",
+    NoAnswerReason.premise: "a premise, negation or binder at the top: nothing is entailed unconditionally",
+    NoAnswerReason.disjunction: "a disjunction or a membership: several values, or a set",
+    NoAnswerReason.set_or_interval: "a set, an interval or an extremum (IsLeast ...): counted apart",
+    NoAnswerReason.inequality: "an inequality: a bound, not a value",
+    NoAnswerReason.symbolic: "the right side is an expression in the variables: counted apart",
+    NoAnswerReason.not_a_value: "the right side is no literal of a released form (16 / 3 in ℕ, a function)",
+    NoAnswerReason.unevaluated: "the value is written as an unevaluated computation (6 / 4, 5 ^ 2)",
+    NoAnswerReason.constant: "the left side does not depend on the statement's unknown",
+    NoAnswerReason.not_evaluable: "whether the left side depends on the unknown cannot be decided",
+    NoAnswerReason.lean_refused: "Lean confirmed the value in none of ℕ ℤ ℚ ℝ ℂ (ZMod, Fin, another reading)",
+    NoAnswerReason.no_verdict: "Lean gave no verdict (unavailable, timeout): the candidate stays unfinished",
+    NoAnswerReason.other_shape: "any other shape",
 }
 
 
@@ -223,6 +303,12 @@ class Candidate(Record):
     verified_code: str | None = None
     new_answer: str | None = None
     answer_class: str | None = None
+    # the answer as Lean confirmed it from our statement: its form, Lean type(s), the statement's own text
+    # of the value(s), and a tuple's variables in the released order (None before these existed)
+    answer_form: str | None = None
+    answer_lean_type: str | None = None
+    answer_lean: str | None = None
+    answer_variables: str | None = None
     answer_disagrees_with_screener: bool | None = None
     # what our trusted Lean checks established before proving: satisfiable | flagged | undecided
     statement_check: str | None = None
@@ -234,8 +320,21 @@ class Candidate(Record):
     verifier_is_real_lean: bool = False
     lean_toolchain: str | None = None
     mathlib_revision: str | None = None
+    # the kernel judge that passed the proof (repro.judge): its tool, revision and toolchain, whether it
+    # is a real judge (a stand-in's pass never makes anything verified) and how it confined the compiles.
+    # None on a candidate no judge passed (and on every candidate stored before the judge stage).
+    judge_tool: str | None = None
+    judge_revision: str | None = None
+    judge_toolchain: str | None = None
+    judge_real: bool = False
+    judge_confinement: str | None = None
     models: dict[str, str] = Field(default_factory=dict)
     backends: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def verified(self) -> bool:
+        """Retained on a pass of a real kernel judge: the only way a candidate is ever reported verified."""
+        return self.status == CandidateStatus.retained and self.judge_tool is not None and self.judge_real
 
 
 class ModelCallRecord(Record):
@@ -284,6 +383,17 @@ class Provenance(Record):
     # (another prover's proof from a prove-study, ``--reprove-with``), so a user can filter them out;
     # None in releases written before this field
     proof_lever: str | None = None
+    # the kernel judge that passed the proof (SafeVerify, comparator, or a stand-in's name); None in releases
+    # written before the judge stage
+    judge_tool: str | None = None
+    # the judge tool's pinned revision (a commit)
+    judge_revision: str | None = None
+    # the Lean toolchain the judge compiled and replayed the proof under
+    judge_toolchain: str | None = None
+    # how the judge confined its compiles and the replay (the sandbox's own description)
+    judge_confinement: str | None = None
+    # whether a real kernel judge (not a stand-in) passed it: a row is verified only when this is true
+    verified_by_real_judge: bool = False
     # SHA-256 of `verified_code`
     proof_hash: str
     # the repro version that wrote the release
@@ -312,8 +422,17 @@ class ReleasedInstance(Record):
     # the rewritten problem the model wrote
     rewritten_question: str
     # the reference answer of the rewritten problem, read from our Lean statement and confirmed by Lean,
-    # never from the prover's text
+    # never from the prover's text: `16`, `-1 / 4`, `2.5`; a closed form as LaTeX (`3 \cdot \sqrt{2}`,
+    # graded by math-verify); a tuple's values `, `-separated, in the order of `answer_variables`
     new_answer: str
+    # the answer's form: integer, fraction, decimal, closed_form or tuple (null in older releases)
+    answer_type: str | None = None
+    # the answer's Lean type as Lean confirmed it, one per value: ℕ, ℤ, ℚ, ℝ or ℂ (`ℝ, ℝ` for a pair)
+    answer_lean_type: str | None = None
+    # our statement's own text of the value(s) (`3 * Real.sqrt 2`), as Lean checked it
+    answer_lean: str | None = None
+    # a tuple's variables in the order of `new_answer` (the order the question asks for them)
+    answer_variables: str | None = None
     # our formal statement, ending `:= by sorry`
     lean_statement: str
     # the prover's output (or the repaired text) whose code was checked
@@ -328,8 +447,9 @@ class ReleasedInstance(Record):
     screener_answer: str | None = None
     # the screen's answer differs from new_answer (a flag for audit: the answer comes from Lean)
     answer_disagrees_with_screener: bool = False
-    # true when no real Lean backend checked the proof (or the run was a demonstration): never use such a
-    # row as a verified reference; released only with `repro release --allow-unverified`
+    # true when no real Lean backend screened the proof or no real kernel judge passed it (or the run was a
+    # demonstration): never use such a row as a verified reference; released only with
+    # `repro release --allow-unverified`
     unverified: bool = False
-    # models, toolchain and verifier behind this row
+    # models, toolchain, verifier and kernel judge behind this row
     provenance: Provenance

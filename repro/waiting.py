@@ -38,6 +38,11 @@ def about(subject: str) -> Iterator[None]:
         _subject.reset(token)
 
 
+def current_subject() -> str | None:
+    """What the current task works on (the candidate id :func:`about` set), if anything."""
+    return _subject.get()
+
+
 @contextmanager
 def waiting_on(what: str, *, named: bool = False) -> Iterator[None]:
     """Register one wait (``what`` names the kind: "request to rewrite model m (…)"); with ``named``,

@@ -47,6 +47,13 @@ ASSUMES_CONCLUSION_PROOF = "```lean4\ntheorem {name} (x : ℕ) (h₁ : x / 12 = 
 CORRUPTED_WRONG_MATH_PROOF = (
     "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by<|im_end|>\n  norm_num\n```"
 )
+# the screen passes it, the stand-in kernel judge (tests/doubles/judge.py) rejects it: the world's stand-in for
+# a proof whose statement the bridge accepts by definitional unfolding and the kernel judge, comparing
+# types structurally, does not
+JUDGE_OVERRULED_PROOF = (
+    "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n"
+    "  norm_num [judge_rejects_this]\n```"
+)
 # a first attempt that Lean rejects (the world's fake rules answer BADLEMMA with an error)
 FEEDBACK_FIRST_PROOF = (
     "```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num [BADLEMMA]\n```"
@@ -134,6 +141,7 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, str]
             "restated_assumes_conclusion": ASSUMES_CONCLUSION_PROOF,
             "corrupted_wrong_math": CORRUPTED_WRONG_MATH_PROOF,
             "feedback_fixes": FEEDBACK_FIRST_PROOF,
+            "judge_overrules": JUDGE_OVERRULED_PROOF,
         }
         if case == "repetition_to_limit":
             return REPEATED_TO_LIMIT_PROOF.format(name=name), "length"
@@ -141,6 +149,8 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, str]
             return near_misses[case].format(name=name)
         if case == "second_attempt":
             template = SORRY_PROOF if sample_index % 3 == 0 else GOOD_PROOF
+        elif case == "judge_overrules_first":  # the first screened sample is overruled, the second is not
+            template = JUDGE_OVERRULED_PROOF if sample_index % 3 == 0 else GOOD_PROOF
         elif case == "restated_target":
             template = RESTATED_PROOF
         elif case == "extraction_not_in_proof":
@@ -181,6 +191,8 @@ def world_config(dataset: str, **overrides: Any) -> dict[str, Any]:
         "prove": {"k": 3, "strategy": "parallel"},
         "retries": {"rewrites_per_problem": 1, "formalizations_per_rewrite": 2},
         "lean": {"backend": "fake", "workers": 2, "timeout_s": 20, "fake_rules": None},
+        # the stand-in kernel judge (tests/doubles/judge.py): never real, so nothing here is verified
+        "judge": {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"},
         "problems_in_flight": 8,
     }
     for key, value in overrides.items():

@@ -35,6 +35,7 @@ def demo_endpoint_config(path: Path, base_url: str, *, limit: int) -> Path:
         "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl"), "limit": limit},
         "models": {stage: dict(model) for stage in ("rewrite", "screen", "formalize", "align", "prove")},
         "lean": {"backend": "fake", "workers": 1},
+        "judge": {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"},
     }
     path.write_text(yaml.safe_dump(config))
     return path

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.config import DEFAULT_HEADER
+from tests.doubles.judge import STAND_IN_CONFIG
 
 STATEMENTS = 60
 K = 4
@@ -76,7 +77,8 @@ def write_lean_config(directory: Path, workers: int = 2) -> Path:
     rules = directory / "lean_rules.json"
     rules.write_text(json.dumps(LEAN_RULES))
     config = directory / "lean.yaml"
-    config.write_text(json.dumps({"lean": {"backend": "fake", "workers": workers, "fake_rules": str(rules)}}))
+    lean = {"backend": "fake", "workers": workers, "fake_rules": str(rules)}
+    config.write_text(json.dumps({"lean": lean, "judge": STAND_IN_CONFIG}))
     return config
 
 

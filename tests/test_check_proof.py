@@ -107,7 +107,7 @@ def test_batch_rechecks_infrastructure_failures_on_resume(tmp_path: Path, capsys
     ("line", "named"),
     [
         ("not json", "in.jsonl:2: not valid JSON"),
-        (json.dumps({"id": "b", "statement": STATEMENT}), "in.jsonl:2: field 'output': Field required"),
+        (json.dumps({"id": "b", "statement": STATEMENT}), "in.jsonl:2: field 'output': missing"),
         (
             json.dumps({"id": "a", "statement": STATEMENT, "output": HONEST}),
             "in.jsonl:2: field 'id': 'a' already used on line 1",
@@ -156,7 +156,7 @@ def test_batch_names_every_bad_row_and_keeps_stored_verdicts(
     for named in (
         "in.jsonl: 5 bad rows",
         "in.jsonl:2: not valid JSON",
-        "in.jsonl:3: field 'output': Field required",
+        "in.jsonl:3: field 'output': missing",
         "in.jsonl:4: field 'id': 'a' already used on line 1",
         "in.jsonl:5: field 'statement': Input should be a valid string",
         "in.jsonl:5: field 'output': Input should be a valid string",

@@ -26,6 +26,7 @@ from tests.docs_pages import (
     blocks,
     command_lines,
     repro_commands,
+    shell_lines,
     without_blocks,
 )
 
@@ -240,3 +241,51 @@ def test_every_command_block_is_run_by_the_tour_or_marked_as_needing_a_gpu_lean_
     assert not unmarked, (
         f"blocks without a marker (one of {', '.join(f'<!-- {m} -->' for m in MARKERS)} on the line above): {unmarked}"
     )
+
+
+_REPO_PATH = re.compile(r"`((?:repro|tests|benchmarks|prompts|configs|docs|data|docker|lean_project|\.ci)/[^`\s]*)`")
+_PYTHON_TARGET = re.compile(r"python3? (?:-m )?([\w./]+)")
+RELEASE_RELATIVE = ("data/test.",)  # a release's own files, named relative to the release directory
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda path: str(path.relative_to(REPO)))
+def test_named_files_scripts_and_modules_exist(page: Path) -> None:
+    """A guide that points at `repro/lean/x.py` or `python -m benchmarks.y` points at something that is there."""
+    text = page.read_text(encoding="utf-8")
+    missing = []
+    for named in _REPO_PATH.findall(text):
+        path = named.split(":")[0].rstrip(".,")
+        if any(mark in path for mark in "<*{[") or path.startswith(RELEASE_RELATIVE):
+            continue
+        if not (REPO / path.rstrip("/")).exists():
+            missing.append(path)
+    for target in _PYTHON_TARGET.findall(text):
+        if target.endswith(".py"):
+            if not (REPO / target).is_file():
+                missing.append(target)
+        elif "." in target:
+            module = REPO / target.replace(".", "/")
+            if not any(candidate.is_file() for candidate in (module.with_suffix(".py"), module / "__main__.py")):
+                missing.append(f"python -m {target}")
+    assert not missing, f"{page.relative_to(REPO)} names what does not exist: {missing}"
+
+
+def _serve_commands(page: Path) -> list[str]:
+    commands = []
+    for block in blocks(page):
+        for line in shell_lines(block.body):
+            line = " ".join(line.split(" #")[0].split()).removesuffix(" &")
+            if "vllm serve" in line:
+                commands.append(line)
+    return commands
+
+
+def test_every_serving_command_is_one_the_serving_recipe_test_checks() -> None:
+    """tests/test_serving_recipes.py checks docs/gpu-node.md's servers start side by side; every other page's
+    `vllm serve` must be one of those, byte for byte, so that check covers it too."""
+    checked = set(_serve_commands(DOCS / "gpu-node.md"))
+    assert checked
+    other = [(page, command) for page in PAGES if page.name != "gpu-node.md" for command in _serve_commands(page)]
+    assert other, "the README's GPU-node path shows its serving commands"
+    unchecked = [f"{page.relative_to(REPO)}: {command}" for page, command in other if command not in checked]
+    assert not unchecked, f"serving commands not in docs/gpu-node.md's checked recipe: {unchecked}"

@@ -402,6 +402,6 @@ def test_a_solutions_file_with_several_bad_rows_names_each(tmp_path: Path) -> No
         read_solutions(path)
     message = str(caught.value)
     assert "2 bad rows (3 problems)" in message and "solutions.jsonl:1:" not in message
-    assert "solutions.jsonl:2: field 'original_solution': missing or not a string" in message
-    assert "solutions.jsonl:3: field 'instance_id': missing or not a string" in message
-    assert "solutions.jsonl:3: field 'rewritten_solution': missing or not a string" in message
+    assert "solutions.jsonl:2: field 'original_solution': Input should be a valid string" in message
+    assert "solutions.jsonl:3: field 'instance_id': missing" in message
+    assert "solutions.jsonl:3: field 'rewritten_solution': missing" in message

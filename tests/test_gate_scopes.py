@@ -15,7 +15,7 @@ from repro.judge.verdict import Verdict
 from repro.lean import KiminaVerifier, fake_repl_verifier
 from repro.lean.text import LeanCode, Statement
 from repro.records import ReasonCode
-from repro.testing.kimina_server import KiminaTestServer
+from tests.doubles.kimina_server import KiminaTestServer
 
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"

@@ -129,3 +129,13 @@ def test_an_older_run_store_gains_the_judge_cache_on_open(tmp_path: Path) -> Non
         assert store.schema_version() == SCHEMA_VERSION
         store.cache_judge_verdict("k", {"key": "k", "status": "passed", "tool": "SafeVerify", "real": True})
         assert store.cached_judge_verdict("k") is not None
+
+
+def test_a_verdict_obtained_unconfined_never_answers_for_a_confined_judge(tmp_path: Path) -> None:
+    from repro.lean.sandbox import SandboxStatus
+
+    settings = JudgeSettings(tools_dir=str(tmp_path / "tools"))
+    loose = SandboxStatus(kind="none", network_blocked=False, writes_confined=False, detail="test")
+    confined = judges.safeverify(settings)
+    unconfined = judges.safeverify(settings, sandbox=loose, named_sandbox="none")
+    assert judge_cache_key(confined, _request()) != judge_cache_key(unconfined, _request())

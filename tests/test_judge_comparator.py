@@ -101,3 +101,15 @@ def test_auto_sends_each_toolchain_to_its_tool(tmp_path: Path) -> None:
     judge = build_judge(_settings(tmp_path))
     assert asyncio.run(judge.judge(_request(HONEST))).tool == "comparator"
     assert asyncio.run(judge.judge(_request(HONEST, toolchain="v4.15.0"))).tool == "SafeVerify"
+
+
+def test_a_sandboxed_step_that_failed_is_never_read_as_a_refusal(tmp_path: Path) -> None:
+    import time as clock
+
+    judge = ComparatorJudge(_settings(tmp_path), real=False, landrun="/bin/true")
+    for output in (
+        "uncaught exception: Child exited with 1",
+        "Building Challenge\nuncaught exception: Child exited with 1",
+    ):
+        verdict = judge._read(_request(HONEST), 1, output, clock.monotonic())
+        assert verdict.status == JudgeStatus.unavailable, output

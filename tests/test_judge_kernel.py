@@ -245,30 +245,69 @@ def test_what_the_submission_compile_writes_never_reaches_our_target(tmp_path: P
     )
     verdict = asyncio.run(loose.judge(_request(HONEST)))
     assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.sandbox
+    # the tampered target is not used again: the next judgement compiles it afresh (and is tampered again)
+    honest_after = judges.safeverify(_settings(tmp_path), sandbox=UNCONFINED, named_sandbox="none")
+    honest_after._targets = loose._targets
+    assert asyncio.run(honest_after.judge(_request(HONEST))).status == JudgeStatus.passed
     assert "changed between its compile and the replay" in verdict.detail
+
+
+def test_a_compiled_output_lean_did_not_write_from_the_text_gives_no_verdict(tmp_path: Path) -> None:
+    """Prover code running in the submission's compile can rewrite its output. A module importing nothing
+    could define its own ``Nat`` and still match our theorem by name (SafeVerify at the pins compares names,
+    its import check came later): our ImportsOf.lean step refuses it where the tool alone would pass it. A
+    link to ``/dev/zero`` where Lean writes a file is never read (a plain copy would read forever)."""
+    forged = judges.safeverify(_settings(tmp_path), "--fail", "submission:forge")
+    verdict = asyncio.run(forged.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.sandbox, verdict.detail
+    assert "imports [], not our header's ['Mathlib', 'Aesop']" in verdict.detail
+    linked = judges.safeverify(_settings(tmp_path, timeout_s=20), "--fail", "submission:symlink")
+    started = time.monotonic()
+    verdict = asyncio.run(linked.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.sandbox, verdict.detail
+    assert "cannot be opened as a file" in verdict.detail and time.monotonic() - started < 15
+    unreadable = judges.safeverify(_settings(tmp_path), "--fail", "imports:silent")
+    assert asyncio.run(unreadable.judge(_request(HONEST))).cause == JudgeCause.unreadable
 
 
 def test_command_lines_are_safeverify_s_own(tmp_path: Path) -> None:
     """verify.py:11 ``["lake", "env", "lean", "-o", fname[:-5] + ".olean", fname]`` for each file,
     verify.py:33 ``["lake", "env", "safe_verify", otarg, osub]`` (Main.lean: args[0] target, args[1]
     submission); ``-d CHECKOUT`` stands for running from the checkout, as verify.py does. The target and
-    the submission are compiled in different fresh directories."""
+    the submission are compiled in different fresh directories; our imports check reads the same copies."""
     log = tmp_path / "calls.jsonl"
     judge = judges.safeverify(_settings(tmp_path), "--log", str(log), sandbox=UNCONFINED, named_sandbox="none")
     assert asyncio.run(judge.judge(_request(HONEST))).status == JudgeStatus.passed
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     checkout = str((tmp_path / "tools" / "v4.15.0").resolve())
-    assert [call["argv"][:3] for call in calls] == [["-d", checkout, "env"]] * 3
-    (target, target_cwd), (submission, submission_cwd), (replay, replay_cwd) = (
+    assert [call["argv"][:3] for call in calls] == [["-d", checkout, "env"]] * 4
+    (target, target_cwd), (submission, submission_cwd), (imports, imports_cwd), (replay, replay_cwd) = (
         (call["argv"][3:], Path(call["cwd"])) for call in calls
     )
+    # our own ImportsOf.lean, before the tool, on the very copies the tool reads
+    from repro.judge.kernel import IMPORTS_SCRIPT
+
+    assert imports[:3] == ["lean", "--run", str(IMPORTS_SCRIPT)] and imports[3:] == replay[1:]
+    assert imports_cwd == replay_cwd
     for compiled, cwd, stem in ((target, target_cwd, "Target"), (submission, submission_cwd, "Submission")):
         assert compiled[:2] == ["lean", "-o"] and compiled[2] == compiled[3][: -len(".lean")] + ".olean"
         assert Path(compiled[3]) == cwd / f"{stem}.lean"
-    assert target_cwd != submission_cwd and target_cwd.parent == submission_cwd.parent
+    # the target in a directory of the judge's own, never inside the judgement's (which the submission writes)
+    assert target_cwd.parent.name.startswith("repro-judge-targets-") and not submission_cwd.is_relative_to(
+        target_cwd.parent
+    )
     assert replay[0] == "safe_verify" and [Path(p).name for p in replay[1:]] == ["Target.olean", "Submission.olean"]
     assert all(Path(p).parent == replay_cwd for p in replay[1:]) and replay_cwd not in (target_cwd, submission_cwd)
-    assert not target_cwd.parent.exists()  # every judgement's directories are removed after it
+    assert not submission_cwd.parent.exists()  # every judgement's directories are removed after it
+
+    # the same target again: compiled once; a second statement: compiled for itself
+    assert asyncio.run(judge.judge(_request(HONEST, key="again"))).status == JudgeStatus.passed
+    other = _request(HONEST.replace("= 4 :=", "= 5 :=").replace("norm_num", "omega"), key="other")
+    other = other.model_copy(update={"statement": STATEMENT.replace("= 4 :=", "= 5 :=")})
+    assert asyncio.run(judge.judge(other)).status == JudgeStatus.passed
+    compiled = [json.loads(line)["argv"][-1] for line in log.read_text().splitlines()]
+    assert sum(path.endswith("Target.lean") for path in compiled) == 2
+    assert sum(path.endswith("Submission.lean") for path in compiled) == 3
 
 
 def test_identical_requests_are_judged_concurrently_and_in_order(fake: SafeVerifyJudge) -> None:
@@ -319,8 +358,11 @@ def test_a_resume_may_change_where_the_judge_is_but_not_which_judge_it_is() -> N
 _KEEPING_LAKE = """#!/bin/sh
 keep="$1"; shift
 case "$4" in
-  lean) case "$7" in */Submission.lean) cp "$7" "$(mktemp -p "$keep" submission.XXXXXX)";; esac
-        echo '{"fake_olean": true, "source": ""}' > "$6";;
+  lean) case "$5" in
+          --run) echo "repro-imports-done";;
+          *) case "$7" in */Submission.lean) cp "$7" "$(mktemp -p "$keep" submission.XXXXXX)";; esac
+             echo '{"fake_olean": true, "source": ""}' > "$6";;
+        esac;;
   safe_verify) echo "Finished with no errors.";;
 esac
 """
@@ -459,3 +501,46 @@ def test_the_docker_image_builds_the_pinned_safeverify_commits() -> None:
     dockerfile = (REPO / "docker" / "Dockerfile").read_text(encoding="utf-8")
     for toolchain, pin in SAFEVERIFY_PINS.items():
         assert f'"{toolchain} {pin.commit}"' in dockerfile, toolchain
+
+
+def test_a_judgement_waiting_for_a_free_worker_does_not_spend_its_timeout_waiting(tmp_path: Path) -> None:
+    judge = judges.safeverify(_settings(tmp_path, workers=1, timeout_s=5), "--cost", "0.2")
+    requests = [_request(HONEST, key=str(i)) for i in range(4)]
+    started = time.monotonic()
+    verdicts = asyncio.run(judge_all(judge, requests))
+    assert [v.status for v in verdicts] == [JudgeStatus.passed] * 4, [v.detail for v in verdicts]
+    assert time.monotonic() - started > 5  # together longer than one timeout: each had its own from its start
+
+
+def test_no_judge_step_sees_the_operator_s_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prover code runs in the submission's compile: an API key in its environment could be printed into a
+    Lean message the verdict keeps. Each step gets only what Lean needs, whatever the confinement."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-prover-code")
+    log = tmp_path / "calls.jsonl"
+    judge = judges.safeverify(_settings(tmp_path), "--log", str(log), sandbox=UNCONFINED, named_sandbox="none")
+    assert asyncio.run(judge.judge(_request(HONEST))).status == JudgeStatus.passed
+    seen = [set(json.loads(line)["env"]) for line in log.read_text().splitlines()]
+    assert len(seen) == 4 and all("OPENAI_API_KEY" not in names for names in seen)
+    assert all("PATH" in names for names in seen)
+
+
+def test_doctor_says_whether_the_judge_can_judge_the_run_s_toolchain(tmp_path: Path) -> None:
+    from repro.app import doctor
+    from repro.config import RunConfig
+
+    config = RunConfig.model_validate({"judge": {"tools_dir": str(tmp_path / "none")}, "lean": {"backend": "repl"}})
+    (line,) = [line for line in doctor(config) if line.name.startswith("kernel judge")]
+    assert not line.ok and line.required and "not set up" in line.detail
+    assert line.name == f"kernel judge (SafeVerify {SAFEVERIFY_PINS['v4.15.0'].commit[:12]} for v4.15.0)"
+    judges.lay_out_safeverify(tmp_path / "tools")
+    stand_in = RunConfig.model_validate(
+        {
+            "judge": {
+                "backend": "factory",
+                "factory": "tests.doubles.judges:safeverify",
+                "tools_dir": str(tmp_path / "tools"),
+            }
+        }
+    )
+    (line,) = [line for line in doctor(stand_in) if line.name.startswith("kernel judge")]
+    assert line.ok and "a stand-in" in line.detail

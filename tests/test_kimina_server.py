@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,7 @@ from repro.judge import verify_proof
 from repro.lean import InfraStatus, KiminaVerifier, build_verifier
 from repro.lean.kimina import KIMINA_SERVER_MAX_WAIT_S, KiminaRefused
 from repro.records import ReasonCode
-from repro.testing.kimina_server import KiminaTestServer
+from tests.doubles.kimina_server import KiminaTestServer
 
 HEADER = "import Mathlib\nimport Aesop\n\nset_option maxHeartbeats 400000\n"
 STATEMENT = "theorem k : 1 + 1 = 2 := by sorry"
@@ -197,3 +198,35 @@ async def test_a_header_that_times_out_on_the_server_is_not_the_proofs_timeout(
         await verifier.close()
         stub.server.shutdown()
     assert result.infra_status == InfraStatus.unavailable
+
+
+async def test_the_selftest_timeout_case_survives_a_cold_header_on_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lean audit M7: a request that gets a fresh REPL imports Mathlib under the request's own timeout; with
+    the self-test's 10 s budget that is "header command timed out" (unavailable), which says nothing about
+    timeouts. The case then asks again with the configured budget, which real checks give the header."""
+    from repro.judge.selftest import run_selftest
+
+    monkeypatch.setenv("REPRO_CACHE_DIR", str(tmp_path))
+    with KiminaTestServer(cold_header_s=15) as server:
+        settings = LeanSettings(backend="kimina", kimina_url=server.url, timeout_s=30, workers=1)
+        report = await run_selftest(settings, only=["timeout_reported"])
+    outcome = next(o for o in report.outcomes if o.name == "timeout_reported")
+    assert outcome.passed, outcome.detail
+    assert "header timed out, so again with 30 s: timeout" in outcome.detail
+
+
+async def test_an_error_ending_at_the_next_sentinel_is_the_preceding_commands_own() -> None:
+    """Lean audit M6 on Kimina: an unfinished last declaration's parse error stands at our next sentinel
+    (leanprover/lean4#2393 places it at the offending token's start); it rejects that command, never a crash."""
+    with KiminaTestServer() as server:
+        client = KiminaVerifier(url=server.url, toolchain="leanprover/lean4:v4.15.0", verify_server=False)
+        try:
+            unfinished, after = await client.check_sequence(
+                ["theorem t : True := UNFINISHED", "theorem u : True := trivial"], HEADER
+            )
+        finally:
+            await client.close()
+    assert unfinished.infra_status == InfraStatus.ok and unfinished.has_error, unfinished.detail
+    assert after.ok

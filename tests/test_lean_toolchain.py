@@ -235,3 +235,20 @@ def test_the_selftest_report_names_the_lake_and_the_confinement(world: LeanWorld
     assert "lake: " + str(world.elan.lake(world.toolchain.elan_toolchain)) in lines
     assert "(toolchain leanprover/lean4:v4.15.0)" in lines
     assert "confinement: lean.sandbox none: no sandbox" in lines
+
+
+def test_the_cache_command_says_whether_mathlibs_cache_built_every_module(world: LeanWorld) -> None:
+    """What the Dockerfile runs in each SafeVerify checkout between `lake exe cache get` and the long build."""
+    from tests.repro_cli import repro
+
+    lake = str(world.elan.lake(world.toolchain.elan_toolchain))
+    subprocess.run([lake, "update"], cwd=world.project, check=True)
+    world.elan.behave(world.toolchain.elan_toolchain, cache="partial")
+    subprocess.run([lake, "exe", "cache", "get"], cwd=world.project, capture_output=True)
+    partial = repro("lean", "cache", "--project", str(world.project))
+    assert partial.returncode == 3 and "2 of 5 modules built" in partial.stdout
+    assert "--build-mathlib" in partial.stderr
+    world.elan.behave(world.toolchain.elan_toolchain, cache="complete")
+    subprocess.run([lake, "exe", "cache", "get"], cwd=world.project, check=True, capture_output=True)
+    complete = repro("lean", "cache", "--project", str(world.project))
+    assert complete.returncode == 0 and "5 of 5 modules built" in complete.stdout

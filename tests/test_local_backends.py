@@ -96,7 +96,8 @@ def test_qwen3s_template_drops_earlier_reasoning_from_a_feedback_history() -> No
 @pytest.mark.parametrize("family", FAMILIES)
 async def test_the_transformers_backend_samples_a_tiny_model_of_each_family(family: str) -> None:
     pytest.importorskip("torch")
-    directory = tiny_models.checkpoint(family, with_model=True, generation_config='{"top_k": 20, "temperature": 0.6}')
+    shipped = '{"do_sample": true, "top_k": 20, "temperature": 0.6}'  # what a Qwen3 checkpoint's file sets
+    directory = tiny_models.checkpoint(family, with_model=True, generation_config=shipped)
     backend = TransformersBackend(model_id=str(directory), engine=EngineSettings(device="cpu"))
     request = ModelRequest(messages=GOEDEL_CHAT, n=2, temperature=1.0, top_p=0.95, top_k=-1, max_tokens=6, seed=3)
     response = await asyncio.wait_for(backend.generate(request), timeout=120)
@@ -262,3 +263,18 @@ async def test_missing_optional_packages_fail_with_the_install_hint(monkeypatch:
         await asyncio.wait_for(VLLMBackend(model_id="m").generate(ModelRequest(prompt="x")), timeout=10)
     with pytest.raises(ModelCallError, match=r"pip install 'repro\[local\]'"):
         await TransformersBackend(model_id="m").generate(ModelRequest(prompt="x"))
+
+
+def test_stages_naming_one_in_process_model_share_one_engine_and_two_models_are_warned_about() -> None:
+    from repro.config import ModelSettings, build_config, config_warnings
+    from repro.llm.factory import build_backend
+
+    settings = ModelSettings(backend="vllm", model="Goedel-LM/Goedel-Prover-V2-8B", max_model_len=40960)
+    assert build_backend(settings) is build_backend(settings.model_copy()), "one engine, not two on the same GPUs"
+    other = settings.model_copy(update={"model": "Goedel-LM/Goedel-Formalizer-V2-8B"})
+    assert build_backend(other) is not build_backend(settings)
+    prover = settings.model_dump()
+    config = build_config({"models": {"formalize": other.model_dump(), "prove": prover}})
+    assert any("2 in-process vLLM engines" in warning for warning in config_warnings(config))
+    shared = build_config({"models": {"formalize": prover, "prove": prover}})
+    assert not any("in-process vLLM engines" in warning for warning in config_warnings(shared))

@@ -55,6 +55,9 @@ def _run(run_dir: Path) -> None:
                     verified_code=proof,
                     verifier_backend="lean-interact-repl",
                     verifier_is_real_lean=True,
+                    judge_tool="SafeVerify",
+                    judge_toolchain="v4.15.0",
+                    judge_real=True,
                 )
             )
         for problem_id in DRAWN:

@@ -34,6 +34,7 @@ def endpoint_config(path: Path, base_url: str, *, api_key_env: str | None = None
         "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl")},
         "models": {stage: dict(model) for stage in STAGES},
         "lean": {"backend": "fake", "workers": 1},
+        "judge": {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"},
         "problems_in_flight": 1,
         **top,
     }

@@ -167,3 +167,43 @@ def test_a_profiles_lean_timeout_applies_unless_the_config_sets_one(tmp_path: Pa
     )
     assert load_config(config).lean.timeout_s == 60.0
     assert load_config(config, ["lean.timeout_s=300"]).lean.timeout_s == 300.0
+
+
+def test_the_dataset_card_says_the_prompt_carried_the_problem_and_what_the_sources_leave_open() -> None:
+    from repro.release.card import _prover_section
+
+    repo = Path(__file__).resolve().parent.parent
+    goedel = _prover_section(load_config(repo / "configs" / "gsm8k.yaml"))
+    assert "`/-- ... -/` doc comment above its theorem" in goedel
+    assert "not settled by the harness's sources: max_tokens: 40960" in goedel
+    kimina = _prover_section(
+        load_config(None, ["models.prove.profile=kimina-prover-preview-distill-7b-paper", "lean.toolchain=v4.15.0"])
+    )
+    assert "doc comment" not in kimina and "Settings source: paper" in kimina
+
+
+async def test_a_feedback_history_past_the_context_ends_its_thread_as_a_rejection_not_an_outage() -> None:
+    """A refusal of one prompt is a verdict on that prompt: the attempt is rejected (prompt_too_long), not left as
+    an infrastructure error that a resume would ask again forever."""
+    from repro.llm import ModelClient, ModelRequest, ModelResponse, PromptTooLong
+    from repro.records import AttemptStatus, ReasonCode
+    from repro.stages.feedback import FeedbackThread, ask_again
+    from repro.stages.prove import sample_proofs
+
+    class Refusing:
+        backend_id, model_id, scripted = "vllm", "Goedel-LM/Goedel-Prover-V2-8B", False
+
+        async def generate(self, request: ModelRequest) -> ModelResponse:
+            raise PromptTooLong("vllm model m", "the prompt (41000 tokens) does not fit max_model_len=40960")
+
+    settings = settings_for("goedel-prover-v2-8b")
+    client = ModelClient(Refusing(), store=None, stage="prove")
+    thread = FeedbackThread(
+        text="<think>long</think>", checked_code=THEOREM, errors=[(1, 0, 1, 4, "x")], parent_attempt=0
+    )
+    sample, _, result = await ask_again(
+        THEOREM, "", client, settings, thread, style="goedel_v2", round_number=1, sample_offset=3
+    )
+    assert sample is None and (result.status, result.reason) == (AttemptStatus.rejected, ReasonCode.prompt_too_long)
+    samples, proved = await sample_proofs(THEOREM, "", client, settings, count=2, first_index=0)
+    assert samples == [] and proved.reason == ReasonCode.prompt_too_long

@@ -244,7 +244,8 @@ def test_a_trace_file_with_several_bad_rows_names_each(tmp_path: Path) -> None:
         read_traces(traces)
     message = str(caught.value)
     assert "3 bad rows" in message
-    assert "traces.jsonl:2: field 'problem': Field required" in message
+    assert "traces.jsonl:2: field 'problem': missing" in message
+    assert "traces.jsonl:2: field 'initial_reasoning': missing: this row is a benchmark problem" in message
     assert "traces.jsonl:3: field 'initial_reasoning': Input should be a valid string" in message
     assert "traces.jsonl:4: expected a JSON object, got list" in message
     assert "traces.jsonl:1:" not in message
@@ -262,4 +263,4 @@ def test_a_candidates_file_with_several_bad_rows_names_each(tmp_path: Path) -> N
     message = str(caught.value)
     assert "2 bad rows" in message and "candidates.jsonl:1:" not in message
     assert "candidates.jsonl:2: field 'id': missing" in message
-    assert "candidates.jsonl:3: field 'candidates': missing or not a list of strings" in message
+    assert "candidates.jsonl:3: field 'candidates': Input should be a valid list" in message

@@ -30,6 +30,7 @@ from tests import evaluate_world
 from tests import study_world as world
 from tests.browser import headless_chromium, open_page
 from tests.conftest import REPO
+from tests.doubles.judge import STAND_IN_SETTINGS
 
 STATEMENTS = 200
 PROVERS = ("corrupt", "restate", "slow")
@@ -42,7 +43,12 @@ def big_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     lean = load_config(world.write_lean_config(base)).lean
     with OpenAITestServer(world.http_responder) as server:
         provers = [parse_prover_spec(f"{name}={name}@{server.base_url}") for name in PROVERS]
-        prove_study(base / "study", statements_path=statements, provers=provers, settings=StudySettings(k=4, lean=lean))
+        prove_study(
+            base / "study",
+            statements_path=statements,
+            provers=provers,
+            settings=StudySettings(k=4, lean=lean, judge=STAND_IN_SETTINGS),
+        )
     return base / "study"
 
 

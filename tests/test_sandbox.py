@@ -324,9 +324,12 @@ def test_the_setting_names_the_confinement_and_a_resume_may_only_tighten_it() ->
 @pytest.mark.lean
 def test_lean_code_cannot_reach_the_network_from_the_sandbox(listener: int, tmp_path: Path) -> None:
     """What `polyrith` does at elaboration time (start a process that calls a service), from Lean."""
+    from repro.lean.sandbox import toolchain_binary
+
     status = _confined()
-    lake = shutil.which("lake")
     project = Path(__file__).resolve().parents[1] / "lean_project"
+    # the project's own lake: elan's shim would resolve the toolchain from the sandbox's work directory (B1)
+    lake = toolchain_binary("lake", project) if shutil.which("lake") else None
     if lake is None or not (project / ".lake").is_dir():
         pytest.skip("needs lake on PATH and lean_project/ built (`repro lean setup`, or docker/Dockerfile)")
     source = tmp_path / "Escape.lean"
@@ -414,3 +417,24 @@ def test_a_python_environment_under_tmp_stays_visible_read_only_in_bubblewrap(
     at = prefix.index(str(venv))
     assert prefix[at - 1] == "--ro-bind" and prefix[at + 1] == str(venv)
     assert prefix.index("--tmpfs") < at < prefix.index("--bind"), "shown over the private /tmp, read-only"
+
+
+def test_a_sandboxed_repl_sees_none_of_repros_secrets_in_its_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Prover code could print an API key into a Lean message, which is stored and may go back to a model in
+    a feedback round: the REPL's launcher passes only what Lean needs (PATH, HOME, ELAN_*, LEAN_*)."""
+    status = _confined()
+    if status.kind != "bwrap":
+        pytest.skip("only bubblewrap clears the environment")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    worker_sandbox, config, _ = _pool_sandbox(tmp_path, status)
+    try:
+        probe = "import os; print(repr(os.environ.get('OPENAI_API_KEY')), 'PATH' in os.environ)"
+        done = subprocess.run(
+            [str(config.lake_path), "env", sys.executable, "-c", probe], capture_output=True, text=True, timeout=30
+        )
+        assert done.stdout.split() == ["None", "True"], done.stdout + done.stderr
+        assert "sk-secret" not in Path(config.lake_path).read_text()
+    finally:
+        worker_sandbox.close()

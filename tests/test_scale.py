@@ -30,6 +30,7 @@ from repro.metrics import funnel, run_metrics
 from repro.pipeline import Pipeline
 from repro.records import SourceProblem
 from repro.store import _MIGRATIONS, RunStore
+from tests.doubles.judge import StandInJudge
 from tests.pipeline_world import screen_outage, world_config, write_problems
 from tests.test_pipeline import CASES, rules_file
 
@@ -170,7 +171,9 @@ def test_a_run_draws_lazily_from_an_endless_stream_until_its_target(tmp_path: Pa
         store.start_writer()
         verifier = build_verifier(config.lean, store)
         try:
-            return await Pipeline(config, store, build_clients(config, store), verifier).run(endless(), target=5)
+            return await Pipeline(config, store, build_clients(config, store), verifier, StandInJudge()).run(
+                endless(), target=5
+            )
         finally:
             await verifier.close()
             store.close()

@@ -18,9 +18,10 @@ import pytest
 
 from repro.config import LeanSettings
 from repro.judge.selftest import CASES, SelfTestFailed, ensure_selftest, render_report, run_selftest
+from repro.judge.selftest_answers import ANSWER_CASES
 from repro.lean import fake_repl_verifier
 from repro.lean.repl_pool import ReplPoolVerifier
-from repro.testing.kimina_server import KiminaTestServer
+from tests.doubles.kimina_server import KiminaTestServer
 
 # What real Lean answers to the three real-only cases (REPL reply shapes: see tests/fixtures/repl/)
 HEALTHY_LEAN_RULES: list[dict[str, Any]] = [
@@ -53,7 +54,8 @@ async def test_the_fake_backend_passes_and_names_what_only_real_lean_can_answer(
     report = await run_selftest(LeanSettings(backend="fake", workers=1))
     assert report.passed and not report.real_lean
     unanswered = {outcome.name for outcome in report.unanswered}
-    assert unanswered == {"sentinel_position", "timeout_reported", "toolchain_reported"}
+    answers = {name for name, _, _ in ANSWER_CASES}  # issue 29: what the fake models is no evidence
+    assert unanswered == {"sentinel_position", "timeout_reported", "toolchain_reported"} | answers
     assert len(report.outcomes) == len(CASES)
     lines = render_report(report)
     assert any(line.startswith("only a real Lean backend") and "sentinel_position" in line for line in lines)
@@ -174,3 +176,78 @@ def test_doctor_runs_the_selftest_on_the_configured_backend() -> None:
     line = lines["Lean self-test (fake, v4.15.0)"]
     assert line.ok and not line.required
     assert "only a real backend can answer sentinel_position, timeout_reported, toolchain_reported" in line.detail
+
+
+# -- the kernel judge's cases ------------------------------------------------------------------------------
+def _stand_in_judge(tmp_path: Path, *extra: str, real: bool) -> object:
+    from repro.config import JudgeSettings
+    from tests.doubles import judges
+
+    judge = judges.safeverify(JudgeSettings(tools_dir=str(tmp_path / "tools")), *extra)
+    judge.real = real  # real=True stands in for a working real judge in these tests only
+    return judge
+
+
+async def test_on_a_stand_in_judge_the_judge_cases_are_listed_as_answerable_only_by_a_real_one(
+    tmp_path: Path,
+) -> None:
+    from repro.judge.selftest import JUDGE_CASES
+
+    report = await run_selftest(LeanSettings(backend="fake", workers=1), judge=_stand_in_judge(tmp_path, real=False))
+    judged = {o.name: o for o in report.outcomes if o.name.startswith("judge_")}
+    assert (
+        set(judged)
+        == {case.name for case in JUDGE_CASES}
+        == {
+            "judge_honest_proof",
+            "judge_changed_statement",
+            "judge_extra_axiom",
+        }
+    )
+    assert all(o.passed is None and o.detail == "answerable only by a real judge" for o in judged.values())
+    lines = render_report(report)
+    assert any(line.startswith("only a real kernel judge") and "judge_extra_axiom" in line for line in lines)
+    assert any(line.startswith("  judge: SafeVerify 577e95319a2b for v4.15.0 (a stand-in") for line in lines)
+
+
+async def test_the_judge_cases_pass_on_a_working_judge_and_fail_on_a_broken_one_naming_why(tmp_path: Path) -> None:
+    working = await run_selftest(LeanSettings(backend="fake", workers=1), judge=_stand_in_judge(tmp_path, real=True))
+    judged = [o for o in working.outcomes if o.name.startswith("judge_")]
+    assert len(judged) == 3 and all(o.passed for o in judged), [o.detail for o in judged]
+    assert working.passed
+    broken = await run_selftest(
+        LeanSettings(backend="fake", workers=1),
+        judge=_stand_in_judge(tmp_path, "--fail", "safe_verify:killed", real=True),
+    )
+    failed = {o.name: o.detail for o in broken.failed}
+    assert set(failed) == {"judge_honest_proof", "judge_changed_statement", "judge_extra_axiom"}
+    assert "unavailable (killed)" in failed["judge_honest_proof"]
+
+
+def test_the_selftest_command_runs_the_judge_cases_of_the_configured_judge(tmp_path: Path) -> None:
+    config = tmp_path / "judge.yaml"
+    config.write_text(
+        f"judge:\n  backend: factory\n  factory: tests.doubles.judges:safeverify\n  tools_dir: {tmp_path / 'tools'}\n",
+        encoding="utf-8",
+    )
+    from tests.conftest import REPO
+
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "repro.cli",
+            "lean",
+            "selftest",
+            "--backend",
+            "fake",
+            "--config",
+            str(config),
+            "--judge",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "only a real kernel judge (SafeVerify or comparator) can answer: judge_honest_proof" in result.stdout

@@ -35,6 +35,7 @@ from repro.study.report import StudyReport
 from repro.testing import OpenAITestServer
 from repro.testing.openai_server import Fault
 from tests import study_world as world
+from tests.doubles.judge import STAND_IN_SETTINGS
 
 PROVERS = ("corrupt", "restate", "slow")
 
@@ -46,7 +47,7 @@ def _study(tmp_path: Path, *, sequential: bool = False, salvage: bool = False) -
     with OpenAITestServer(world.http_responder) as server:
         provers = [parse_prover_spec(f"{name}={name}@{server.base_url}") for name in PROVERS]
         strategy = "sequential" if sequential else "parallel"
-        settings = StudySettings(k=world.K, strategy=strategy, lean=lean, salvage=salvage)
+        settings = StudySettings(k=world.K, strategy=strategy, lean=lean, salvage=salvage, judge=STAND_IN_SETTINGS)
         summary = prove_study(tmp_path / "study", statements_path=statements, provers=provers, settings=settings)
         requests = list(server.requests)
     return {"report": study_report(tmp_path / "study"), "summary": summary, "requests": requests, "dir": tmp_path}
@@ -217,7 +218,7 @@ def test_statement_file_errors_name_the_line_and_field(tmp_path: Path) -> None:
     missing = dict(rows[1])
     del missing["header"]
     write([good[0], json.dumps(missing)])
-    with pytest.raises(StatementSetError, match=r"bad.jsonl:2: field 'header': Field required"):
+    with pytest.raises(StatementSetError, match=r"bad.jsonl:2: field 'header': missing"):
         read_statements(path)
     renamed = {**rows[2], "theorem_name": "other"}
     write([good[0], good[1], json.dumps(renamed)])
@@ -259,7 +260,7 @@ def test_prove_study_names_every_bad_row_of_a_statement_file(
         "bad.jsonl: 3 bad rows",
         "bad.jsonl:2: field 'theorem_name': 'other' but the statement declares",
         "bad.jsonl:3: not valid JSON",
-        "bad.jsonl:4: field 'header': Field required",
+        "bad.jsonl:4: field 'header': missing",
     ):
         assert "".join(named.split()) in error, named
     assert "bad.jsonl:1:" not in error
@@ -314,7 +315,7 @@ def test_a_study_directory_is_not_overwritten_and_resume_needs_one(tmp_path: Pat
     with pytest.raises(StudyError, match="nothing to resume"):
         prove_study(tmp_path / "none", resume=True)
     with pytest.raises(StudyError, match="at least one --prover"):
-        prove_study(tmp_path / "new", statements_path=statements, settings=StudySettings(k=1))
+        prove_study(tmp_path / "new", statements_path=statements, settings=StudySettings(k=1, judge=STAND_IN_SETTINGS))
 
 
 def test_a_failed_request_leaves_its_pair_for_resume(tmp_path: Path) -> None:
@@ -326,7 +327,10 @@ def test_a_failed_request_leaves_its_pair_for_resume(tmp_path: Path) -> None:
         server.faults = [Fault(status=400)]  # not retryable: the request fails for good
         provers = [parse_prover_spec(f"slow=slow@{server.base_url}")]
         first = prove_study(
-            tmp_path / "study", statements_path=statements, provers=provers, settings=StudySettings(k=2, lean=lean)
+            tmp_path / "study",
+            statements_path=statements,
+            provers=provers,
+            settings=StudySettings(k=2, lean=lean, judge=STAND_IN_SETTINGS),
         )
         assert (first.failed_requests, first.pairs) == (1, 5) and "HTTP 400" in first.errors[0]
         assert study_report(tmp_path / "study").provers[0].incomplete_pairs == 1

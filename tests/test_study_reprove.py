@@ -11,6 +11,7 @@ import pytest
 
 from repro.app import RunError, run
 from repro.config import DEFAULT_HEADER, LeanSettings, build_config
+from repro.judge.verdict import JudgeStatus, JudgeVerdict
 from repro.metrics import generation_rates, lever_lines
 from repro.records import CandidateStatus, Stage
 from repro.release import write_release
@@ -25,6 +26,7 @@ from repro.study import (
     reusable,
     write_statements,
 )
+from tests.doubles.judge import STAND_IN_SETTINGS
 from tests.pipeline_world import world_config
 
 CASES = ["retained", "restated_target", "restated_target"]
@@ -83,7 +85,7 @@ def test_statement_commands_on_the_command_line(failed_run: Path, tmp_path: Path
 def _study(tmp_path: Path, statements: Path) -> Path:
     prover = tmp_path / "prover.yaml"
     prover.write_text("backend: scripted\nmodel: statement-prover\nscript: tests.study_world:statement_prover\n")
-    settings = StudySettings(k=2, lean=LeanSettings(backend="fake", workers=1))
+    settings = StudySettings(k=2, lean=LeanSettings(backend="fake", workers=1), judge=STAND_IN_SETTINGS)
     prove_study(
         tmp_path / "study",
         statements_path=statements,
@@ -152,7 +154,7 @@ def test_a_failed_run_retains_candidates_from_a_study_without_new_upstream_calls
     assert "- study: 1 of 2 rows" in (tmp_path / "release_all" / "README.md").read_text(encoding="utf-8")
 
 
-def test_fake_lean_study_proofs_never_feed_a_real_lean_run() -> None:
+def test_only_judged_study_proofs_feed_a_run_and_stand_in_ones_never_a_real_one() -> None:
     sample: dict[str, Any] = {
         "prover": "p",
         "statement_id": "s",
@@ -160,13 +162,28 @@ def test_fake_lean_study_proofs_never_feed_a_real_lean_run() -> None:
         "text": "t",
         "finish_reason": "stop",
     }
-    fake = SampleOutcome(**sample, judged=True, verified=True, real_lean=False)
-    real = SampleOutcome(**sample, judged=True, verified=True, real_lean=True)
+
+    def judge(status: JudgeStatus, *, real: bool) -> JudgeVerdict:
+        return JudgeVerdict(key="s", status=status, tool="SafeVerify" if real else "stand-in", real=real)
+
+    passed, stand_in = judge(JudgeStatus.passed, real=True), judge(JudgeStatus.passed, real=False)
+    fake = SampleOutcome(**sample, judged=True, verified=True, screened=True, real_lean=False, judge=stand_in)
+    real = SampleOutcome(**sample, judged=True, verified=True, screened=True, real_lean=True, judge=passed)
+    real_lean_stand_in_judge = SampleOutcome(
+        **sample, judged=True, verified=True, screened=True, real_lean=True, judge=stand_in
+    )
     failed = SampleOutcome(**sample, judged=True, verified=False, real_lean=True)
+    rejected = SampleOutcome(
+        **sample, judged=True, screened=True, real_lean=True, judge=judge(JudgeStatus.rejected, real=True)
+    )
+    # what a study stored before the judge existed: the screen's "yes" only, never judged
+    screened_only = SampleOutcome(**sample, judged=True, verified=True, screened=True, real_lean=True)
     assert not reusable(fake, run_uses_real_lean=True)
     assert reusable(fake, run_uses_real_lean=False)  # a fake run (test, demo) stays unverified downstream
     assert reusable(real, run_uses_real_lean=True)
-    assert not reusable(failed, run_uses_real_lean=True)
+    assert not reusable(real_lean_stand_in_judge, run_uses_real_lean=True)
+    for never in (failed, rejected, screened_only):
+        assert not reusable(never, run_uses_real_lean=True) and not reusable(never, run_uses_real_lean=False)
 
 
 def test_reprove_with_needs_resume_and_a_study(failed_run: Path, tmp_path: Path) -> None:

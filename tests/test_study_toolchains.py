@@ -19,6 +19,7 @@ from repro.study.report import study_report
 from repro.study.store import StudyStore
 from repro.testing import OpenAITestServer
 from tests import study_world as world
+from tests.doubles.judge import STAND_IN_SETTINGS
 
 OLD_MATHLIB_REFUSES = {
     "match": r"^theorem repro_target_\w+ \(x : ℕ\) \(h₀ : x = 99\)",
@@ -50,7 +51,10 @@ def test_a_statement_that_does_not_elaborate_under_a_provers_toolchain_is_counte
         provers = [parse_prover_spec(f"old={goedel}"), parse_prover_spec(f"new=slow@{server.base_url}")]
         assert provers[0].settings.profile == "goedel-prover-v2-8b"
         summary = prove_study(
-            tmp_path / "study", statements_path=statements, provers=provers, settings=StudySettings(k=2, lean=lean)
+            tmp_path / "study",
+            statements_path=statements,
+            provers=provers,
+            settings=StudySettings(k=2, lean=lean, judge=STAND_IN_SETTINGS),
         )
         asked = [body for body in server.requests if "study_99" in json.dumps(body)]
     assert summary.incompatible_pairs == 1

@@ -64,6 +64,9 @@ def test_tour(page: Path, tmp_path: Path) -> None:
     for block in blocks(page):
         if block.marker == "tour":
             _run_block(block, work, env)
+    if page == README:  # what the tour promises a new user sees
+        assert "NOT VERIFIED" in (work / "runs" / "demo" / "report.html").read_text(encoding="utf-8")
+        assert "NOT checked by a real Lean backend" in (work / "release" / "demo" / "README.md").read_text("utf-8")
 
 
 def test_the_readme_has_a_tour_and_it_covers_the_journeys() -> None:

@@ -82,7 +82,13 @@ def add_lean_options(parser: argparse.ArgumentParser, *, backend_flag: str = "--
         choices=["repl", "kimina", "fake"],
         help="Lean backend (default: the config's lean.backend)",
     )
-    parser.add_argument("--config", help="config whose lean: section to use")
+    parser.add_argument("--config", help="config whose lean: and judge: sections to use")
+    parser.add_argument(
+        "--sandbox",
+        choices=["bwrap", "unshare", "none"],
+        help="confinement of the Lean processes repro starts (default: the config's lean.sandbox, bwrap); a weaker"
+        " one only when named here",
+    )
 
 
 def lean_settings(arguments: argparse.Namespace) -> Any:
@@ -91,7 +97,15 @@ def lean_settings(arguments: argparse.Namespace) -> Any:
     lean = config.lean
     if getattr(arguments, "backend", None):
         lean = lean.model_copy(update={"backend": arguments.backend})
+    if getattr(arguments, "sandbox", None):
+        lean = lean.model_copy(update={"sandbox": arguments.sandbox})
     return lean
+
+
+def judge_settings(arguments: argparse.Namespace) -> Any:
+    """The ``judge:`` section of ``--config`` (or the defaults: the judge pinned for each toolchain)."""
+    config = load_config(arguments.config) if getattr(arguments, "config", None) else RunConfig()
+    return config.judge
 
 
 def describe_os_error(error: OSError) -> str:

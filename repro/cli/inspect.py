@@ -44,6 +44,11 @@ def _print_status(metrics: dict[str, Any]) -> None:
 
         for line in lever_lines(rates["levers"]):
             console.print(line, soft_wrap=True)
+    if metrics.get("judge"):
+        from repro.metrics import judge_lines
+
+        for line in judge_lines(metrics["judge"], rates["retained"]):
+            console.print(line, soft_wrap=True)
     checks = metrics.get("statement_checks") or {}
     console.print(
         f"statements our Lean checks found vacuous {checks.get('vacuous', 0)}, refuted {checks.get('refuted', 0)}"
@@ -56,6 +61,10 @@ def _print_status(metrics: dict[str, Any]) -> None:
                     f"{k} vacuous {v.get('vacuous', 0)} refuted {v.get('refuted', 0)}" for k, v in checks[label].items()
                 )
             )
+    from repro.metrics import answer_lines
+
+    for line in answer_lines(metrics.get("answers") or {}):
+        console.print(line, soft_wrap=True)
     models = Table(title="model calls (per stage and model)")
     for column in (
         "stage",
@@ -160,7 +169,7 @@ def command_audit(arguments: argparse.Namespace) -> int:
         source = row["statement_from"]
         _print_block(f"statement (of formalize #{source['attempt']})" if source else "statement", row["lean_statement"])
         analysis = row["analysis"]
-        _print_block("judge analysis", "\n".join(analysis) if isinstance(analysis, list) else analysis)
+        _print_block("alignment analysis", "\n".join(analysis) if isinstance(analysis, list) else analysis)
         if not row["prover_output"]:
             for text in row["texts"]:
                 _print_block("model output", text)
@@ -190,10 +199,15 @@ def register(commands: Commands) -> None:
     status.set_defaults(handler=command_status)
 
     audit = commands.add_parser(
-        "audit", help="list every rejected attempt with its texts, judge analysis, prover output and Lean messages"
+        "audit",
+        help="list every rejected attempt with its texts, alignment analysis, prover output, Lean messages and"
+        " the kernel judge's answer",
     )
     add_run_dir(audit)
-    audit.add_argument("--stage", help="rewrite | screen | formalize | align | prove | verify | answer")
+    audit.add_argument(
+        "--stage",
+        help="rewrite | screen | formalize | align | check | prove | verify | salvage | feedback | judge | answer",
+    )
     audit.add_argument("--reason", help="a reason code (see `repro reasons`)")
     audit.add_argument("--limit", type=int, help="show at most N attempts (0 shows none)")
     audit.add_argument("--json", action="store_true", help="the rows as a JSON list (every field, untruncated)")

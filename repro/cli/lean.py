@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 
 from repro.cli._common import add_lean_options, console, errors, lean_settings
-from repro.config import load_config
+from repro.config import JudgeSettings, load_config
 from repro.exit_codes import ExitCode
 
 if TYPE_CHECKING:
@@ -25,10 +25,59 @@ timed out (no verdict); 4 passed, but only a fake backend checked it (never a re
 With --batch: 3 if any row had an infrastructure failure, else 1 if any was rejected, else 0 or 4."""
 
 
+ANSWER_ONLY_EXIT_CODES = """\
+With --answer-only: 0 answer(s) confirmed by real Lean (or none, with its reason); 3 Lean gave no verdict on
+some statement; 4 only a fake backend answered (never a real confirmation)."""
+
+
+def command_answer_only(arguments: argparse.Namespace) -> int:
+    from repro.answer_check import AnswerRow, read_answer_rows
+    from repro.app import answer_only
+
+    lean = lean_settings(arguments)
+    if arguments.proof is not None or (arguments.batch is None) == (arguments.statement is None):
+        errors.print("--answer-only takes --statement FILE or --batch IN.jsonl (no --proof)")
+        return ExitCode.usage
+    if arguments.batch is not None:
+        rows = read_answer_rows(Path(arguments.batch))
+    else:
+        rows = [AnswerRow(id=Path(arguments.statement).name, statement=Path(arguments.statement).read_text("utf-8"))]
+    with console.status("reading answers") as status:
+        results, summary = asyncio.run(
+            answer_only(rows, lean, progress=lambda done, total: status.update(f"answered {done}/{total}"))
+        )
+    if arguments.out:
+        Path(arguments.out).write_text("".join(result.model_dump_json() + "\n" for result in results), encoding="utf-8")
+    if arguments.json:
+        payload = summary.model_dump() if arguments.batch else results[0].model_dump()
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return summary.exit_code
+    for result in results if arguments.batch is None or not arguments.out else []:
+        if result.answer is not None:
+            named = f" ({', '.join(result.variables)})" if result.variables else ""
+            console.print(
+                f"{result.id}: answer {result.answer}{named}, type {', '.join(result.lean_types)}, form {result.form}",
+                soft_wrap=True,
+            )
+        else:
+            console.print(f"{result.id}: no answer: {result.reason}: {result.detail}", soft_wrap=True)
+    if arguments.batch is not None:
+        console.print(
+            f"{summary.total} statements: {summary.answered} give an answer"
+            + (" (" + ", ".join(f"{k} {v}" for k, v in summary.by_form.items()) + ")" if summary.by_form else "")
+            + "; no answer: "
+            + (", ".join(f"{k} {v}" for k, v in summary.no_answer.items()) or "none")
+        )
+    console.print(f"backend: {summary.backend}" + ("" if summary.real_lean else " (fake: never a real verdict)"))
+    return summary.exit_code
+
+
 def command_check_proof(arguments: argparse.Namespace) -> int:
     from repro.app import check_proof, check_proof_batch
     from repro.judge.batch import ExitCode, verdict_exit_code
 
+    if arguments.answer_only:
+        return command_answer_only(arguments)
     lean = lean_settings(arguments)
     single = arguments.statement is not None or arguments.proof is not None
     if arguments.batch is not None:
@@ -154,6 +203,24 @@ def command_lean_setup(arguments: argparse.Namespace) -> int:
     return ExitCode.ok
 
 
+def command_lean_cache(arguments: argparse.Namespace) -> int:
+    """Whether Mathlib's prebuilt cache left every module built in a project (before a long ``lake build``)."""
+    from repro.lean.project import CACHE_FALLBACK, mathlib_cache_state
+
+    project = Path(arguments.project)
+    state = mathlib_cache_state(project)
+    console.print(f"{project}: Mathlib cache: {state.oleans} of {state.sources} modules built", markup=False)
+    if state.complete:
+        return ExitCode.ok
+    first = ", ".join(state.missing[:3]) or "no Mathlib sources (run `lake update` first)"
+    errors.print(
+        f"Mathlib's cache is incomplete (first missing: {first}); `lake build` would compile Mathlib from source."
+        f" {CACHE_FALLBACK}",
+        style="red",
+    )
+    return ExitCode.unfinished
+
+
 def command_lean_toolchains(arguments: argparse.Namespace) -> int:
     from repro.lean import list_toolchains
     from repro.lean.toolchains import default_project_path
@@ -169,20 +236,39 @@ def command_lean_toolchains(arguments: argparse.Namespace) -> int:
 
 
 SELFTEST_EXIT_CODES = """\
-exit status: 0 every case passed on a real Lean backend; 1 a case failed (named); 2 usage error;
-3 the backend could not be reached or built; 4 passed on the fake backend (which cannot answer the
-cases listed as needing a real backend)."""
+exit status: 0 every case passed on a real Lean backend (and, with --judge, a real judge); 1 a case
+failed (named); 2 usage error; 3 the backend could not be reached or built; 4 passed on the fake
+backend or a stand-in judge (which cannot answer the cases listed as needing a real one)."""
 
 
 def command_lean_selftest(arguments: argparse.Namespace) -> int:
-    from repro.judge.selftest import render_report, run_selftest
+    import difflib
+
+    from pydantic import ValidationError
+
+    from repro.config import ConfigError, explain_validation
+    from repro.judge.selftest import CASES, JUDGE_CASES, render_report, run_selftest
 
     lean = lean_settings(arguments)
     if arguments.toolchain:
-        lean = lean.model_copy(update={"toolchain": arguments.toolchain})
-        lean = type(lean).model_validate(lean.model_dump())
+        try:
+            lean = type(lean).model_validate(lean.model_dump() | {"toolchain": arguments.toolchain})
+        except ValidationError as error:
+            raise ConfigError(explain_validation(error, type(lean), where="--toolchain")) from None
+    names = [case.name for case in CASES] + [case.name for case in JUDGE_CASES if arguments.judge]
+    for name in arguments.case or []:
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(f"--case {name!r}: no such case; {hint}the cases are: {', '.join(names)}")
+    judge = None
+    if arguments.judge:
+        from repro.judge.kernel import build_judge
+
+        config = load_config(arguments.config) if arguments.config else None
+        judge = build_judge(config.judge if config else JudgeSettings(), sandbox=lean.sandbox)
     try:
-        report = asyncio.run(run_selftest(lean, only=arguments.case or None))
+        report = asyncio.run(run_selftest(lean, only=arguments.case or None, judge=judge))
     except Exception as error:  # the backend could not even be built (no project, no lean-interact)
         errors.print(f"error: the Lean backend could not be started: {type(error).__name__}: {error}", style="red")
         return ExitCode.unfinished
@@ -195,14 +281,14 @@ def command_lean_selftest(arguments: argparse.Namespace) -> int:
         return ExitCode.unfinished
     if not report.passed:
         return ExitCode.rejected
-    return ExitCode.ok if report.real_lean else ExitCode.fake_backend
+    return ExitCode.ok if report.real_lean and (judge is None or judge.real) else ExitCode.fake_backend
 
 
 def register(commands: Commands) -> None:
     check = commands.add_parser(
         "check-proof",
         help="run one proof, or a JSONL file of them, through the soundness gate",
-        epilog=CHECK_PROOF_EXIT_CODES,
+        epilog=CHECK_PROOF_EXIT_CODES + "\n" + ANSWER_ONLY_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("--statement", help="file with the formal statement (one theorem ending := by sorry)")
@@ -212,6 +298,12 @@ def register(commands: Commands) -> None:
         metavar="IN.jsonl",
         help="rows with id, statement, output [, header, finish_reason]; every bad row is named (line, field,"
         " reason) and nothing is checked (exit 2)",
+    )
+    check.add_argument(
+        "--answer-only",
+        action="store_true",
+        help="no proof: the answer our statement alone would release (value, Lean type, form) or why none,"
+        " confirmed by the configured Lean backend; with --batch, rows with id and statement",
     )
     check.add_argument("--out", metavar="OUT.jsonl", help="verdict rows (with --batch); resumable")
     check.add_argument(
@@ -231,7 +323,7 @@ def register(commands: Commands) -> None:
     doctor.set_defaults(handler=command_doctor)
 
     lean = commands.add_parser("lean", help="Lean project management")
-    lean_commands = lean.add_subparsers(dest="lean_command", required=True, help="setup, toolchains or selftest")
+    lean_commands = lean.add_subparsers(dest="lean_command", required=True, help="setup, cache, toolchains or selftest")
     setup = lean_commands.add_parser(
         "setup", help="prepare one pinned project per toolchain: Mathlib, its cache and the REPL (network once)"
     )
@@ -261,6 +353,13 @@ def register(commands: Commands) -> None:
     )
     setup.set_defaults(handler=command_lean_setup)
 
+    cache = lean_commands.add_parser(
+        "cache",
+        help="check that Mathlib's prebuilt cache built every module of a project (exit 3 if not), before `lake build`",
+    )
+    cache.add_argument("--project", default=".", help="the Lean project (default: the current directory)")
+    cache.set_defaults(handler=command_lean_cache)
+
     toolchains = lean_commands.add_parser("toolchains", help="list the pinned toolchains and who uses them")
     toolchains.set_defaults(handler=command_lean_toolchains)
 
@@ -274,4 +373,10 @@ def register(commands: Commands) -> None:
     selftest.add_argument("--toolchain", help="override lean.toolchain (v4.9.0, v4.15.0)")
     selftest.add_argument("--case", action="append", help="run only this case (repeatable)")
     selftest.add_argument("--json", action="store_true", help="the results as JSON")
+    selftest.add_argument(
+        "--judge",
+        action="store_true",
+        help="also run the kernel judge's cases (honest proof passed, changed statement and extra axiom rejected)"
+        " through the judge of the config's `judge:` section",
+    )
     selftest.set_defaults(handler=command_lean_selftest)

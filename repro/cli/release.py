@@ -40,6 +40,7 @@ def command_release(arguments: argparse.Namespace) -> int:
         attribution=arguments.attribution,
         overwrite=arguments.overwrite,
         keep=replay,
+        include_flagged=arguments.include_flagged,
     )
     if replay is not None:
         for verdict in replay.withheld:
@@ -62,10 +63,18 @@ def command_release(arguments: argparse.Namespace) -> int:
             " pass --allow-unverified to write them, marked as such",
             style="yellow",
         )
+    if summary.withheld_flagged:
+        errors.print(
+            f"withheld {summary.withheld_flagged} instances whose statement was neither found vacuous nor shown"
+            " satisfiable (flagged or undecided); pass --include-flagged to write them (the card says so)",
+            style="yellow",
+        )
     if summary.written == 0:
         why = (
             "every retained instance was withheld as unverified"
             if summary.withheld_unverified
+            else "every retained instance was withheld as flagged"
+            if summary.withheld_flagged
             else "every retained instance was withheld as not passed by the judge"
             if summary.withheld_by_keep
             else "no retained instance"
@@ -141,6 +150,12 @@ def register(commands: Commands) -> None:
         "--allow-unverified",
         action="store_true",
         help="also write instances not checked by a real Lean backend, marked unverified",
+    )
+    release.add_argument(
+        "--include-flagged",
+        action="store_true",
+        help="also write instances whose statement our Lean checks neither found vacuous nor showed satisfiable"
+        " (flagged, undecided); the card records it",
     )
     release.add_argument("--license", help="license of the source dataset (SPDX id), for sources repro does not know")
     release.add_argument("--attribution", help="who made the source dataset and where it is from (for the card)")

@@ -39,11 +39,11 @@ def command_repair(arguments: argparse.Namespace) -> int:
         errors.print("repair takes one --traces, at most one --candidates and --out (several only with --ablations)")
         return 2
     traces = read_traces(Path(arguments.traces[0]))
+    offline = read_candidates_file(Path(arguments.candidates[0]), traces) if arguments.candidates else None
     if arguments.limit:
         traces = traces[: arguments.limit]
     out = Path(arguments.out)
     client = None
-    offline = read_candidates_file(Path(arguments.candidates[0])) if arguments.candidates else None
     store = None
     if offline is None:
         if arguments.config:

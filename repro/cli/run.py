@@ -184,6 +184,6 @@ def register(commands: Commands) -> None:
     run.add_argument(
         "--reprove-with",
         metavar="STUDY_DIR",
-        help="with --resume: candidates that failed only at prove/verify take a study's verified proof",
+        help="with --resume: candidates that failed only at prove/verify/judge take a study's judged proof",
     )
     run.set_defaults(handler=command_run, on_interrupt=_on_interrupt)

@@ -8,7 +8,16 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.cli._common import ExitCode, add_lean_options, add_run_dir, console, errors, lean_settings, quoted
+from repro.cli._common import (
+    ExitCode,
+    add_lean_options,
+    add_run_dir,
+    console,
+    errors,
+    judge_settings,
+    lean_settings,
+    quoted,
+)
 from repro.dirlock import hold_directory
 from repro.exit_codes import ReproError
 
@@ -96,7 +105,13 @@ def _open(arguments: argparse.Namespace, study_dir: Path, provers: list[ProverEn
         if arguments.lean_workers:
             lean = lean.model_copy(update={"workers": arguments.lean_workers})
         strategy = "sequential" if arguments.sequential else "parallel"
-        settings = StudySettings(k=arguments.k, strategy=strategy, lean=lean, salvage=not arguments.no_salvage)
+        settings = StudySettings(
+            k=arguments.k,
+            strategy=strategy,
+            lean=lean,
+            salvage=not arguments.no_salvage,
+            judge=judge_settings(arguments),
+        )
     return open_study(
         study_dir, statements_path=arguments.statements, provers=provers, settings=settings, resume=arguments.resume
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict
 
 from repro.evaluate.confounds import DEFINITIONS, SOLUTION_METRICS, Solutions, confound_metrics
 from repro.evaluate.records import ConfoundRow, EvalReport, GroupStatistics, ModelReport, Variant
@@ -30,6 +31,15 @@ class ReportInputError(ReproError, ValueError):
     pass
 
 
+class SolutionRow(BaseModel):
+    """One row of ``evaluate-report --solutions``: a model's worked solutions of one instance."""
+
+    model_config = ConfigDict(extra="forbid")
+    instance_id: str
+    original_solution: str
+    rewritten_solution: str
+
+
 def read_solutions(path: Path) -> dict[str, Solutions]:
     """JSONL rows ``{instance_id, original_solution, rewritten_solution}`` for the solution metrics;
     the error names every bad row, not only the first."""
@@ -38,12 +48,10 @@ def read_solutions(path: Path) -> dict[str, Solutions]:
     solutions: dict[str, Solutions] = {}
     bad = BadRows(path, ReportInputError)
     for line_number, row in iter_json_objects(path, ReportInputError, bad=bad):
-        for key in ("instance_id", "original_solution", "rewritten_solution"):
-            if not isinstance(row.get(key), str):
-                bad.add(line_number, "missing or not a string", field=key)
-        if line_number not in bad:
-            solutions[row["instance_id"]] = Solutions(
-                original=row["original_solution"], rewritten=row["rewritten_solution"]
+        record = bad.validated(line_number, SolutionRow, row)
+        if record is not None and bad.first_use(line_number, record.instance_id):
+            solutions[record.instance_id] = Solutions(
+                original=record.original_solution, rewritten=record.rewritten_solution
             )
     bad.raise_if_any()
     return solutions

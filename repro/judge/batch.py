@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from repro.config import StaticLimits
 from repro.exit_codes import ExitCode, ReproError
@@ -34,6 +34,9 @@ class BatchInputError(ReproError, ValueError):
 
 
 class ProofRow(BaseModel):
+    """One row of ``check-proof --batch``; an unknown (misspelt) field is refused, never ignored."""
+
+    model_config = ConfigDict(extra="forbid")
     id: str
     statement: str
     output: str
@@ -124,12 +127,8 @@ def read_rows(path: Path) -> list[ProofRow]:
     for number, data in iter_json_objects(path, BatchInputError, bad=bad):
         if "id" in data and data["id"] is not None and not isinstance(data["id"], str):
             data["id"] = str(data["id"])
-        try:
-            row = ProofRow.model_validate(data)
-        except ValidationError as error:
-            bad.add_invalid(number, error)
-            continue
-        if bad.first_use(number, row.id):
+        row = bad.validated(number, ProofRow, data)
+        if row is not None and bad.first_use(number, row.id):
             rows.append(row)
     bad.raise_if_any()
     return rows

@@ -13,7 +13,7 @@ import asyncio
 from collections import OrderedDict
 from typing import Any, Protocol
 
-from repro.judge.kernel import toolchain_key
+from repro.judge.kernel import JUDGE_CHECKS, toolchain_key
 from repro.judge.verdict import Judge, JudgeRequest, JudgeStatus, JudgeVerdict
 from repro.waiting import waiting_on
 
@@ -34,10 +34,14 @@ def judge_cache_key(judge: Judge, request: JudgeRequest) -> str:
 
 
 def judge_identity(judge: Judge, toolchain: str) -> str:
-    """The tool that judges ``toolchain`` and whether it is real: a stand-in's verdict never answers for a real one."""
+    """The tool that judges ``toolchain``, whether it is real, the confinement the operator named and the
+    version of our own checks: a stand-in's verdict never answers for a real judge's, one obtained
+    unconfined never for a confined judge's, one of an older, weaker judge never for this one's."""
     dispatch = getattr(judge, "judge_for", None)  # ByToolchainJudge: the tool this toolchain goes to
     chosen = dispatch(toolchain) if callable(dispatch) else judge
-    return f"{chosen.name}:{'real' if chosen.real else 'stand-in'}"
+    confined = getattr(chosen, "confined", None)
+    named = getattr(confined, "named", "?")
+    return f"{chosen.name}:{'real' if chosen.real else 'stand-in'}:sandbox={named}:checks={JUDGE_CHECKS}"
 
 
 class CachedJudge:

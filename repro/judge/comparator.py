@@ -32,7 +32,6 @@ set up; until then a stand-in whose command lines are checked against the source
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import re
@@ -46,8 +45,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeSettings
-from repro.judge.kernel import step_failure, submission_source, target_source, toolchain_key
-from repro.judge.runner import Confinement, run_step
+from repro.judge.kernel import judge_environment, step_failure, submission_source, target_source, toolchain_key
+from repro.judge.runner import Confinement, Slots, run_step
 from repro.judge.verdict import (
     STANDARD_AXIOMS,
     STRUCTURAL_NOTE,
@@ -93,7 +92,8 @@ _REFUSALS: tuple[tuple[re.Pattern[str], JudgeRefusal], ...] = (
     (re.compile(r"^\(kernel\) .+"), JudgeRefusal.kernel),
     (re.compile(r"^Quotient constant mismatch on: .+"), JudgeRefusal.kernel),
     (re.compile(r"^Could not find quotient constant in final kernel env: .+"), JudgeRefusal.kernel),
-    (re.compile(r"^\S+ exited with -?\d+$"), JudgeRefusal.kernel),  # an external kernel refused
+    # an external kernel refused (comparator's own sandboxed steps say "Child exited with N": never a refusal)
+    (re.compile(r"^(?!Child )\S+ exited with -?\d+$"), JudgeRefusal.kernel),
 )
 _STEP = re.compile(r"^(Building (?P<built>\S+)|Exporting .* from (?P<exported>\S+))$")
 
@@ -106,6 +106,15 @@ def comparator_config(theorem_name: str) -> dict[str, Any]:
         "theorem_names": [theorem_name],
         "permitted_axioms": sorted(STANDARD_AXIOMS),
     }
+
+
+def _statement_name(request: JudgeRequest) -> str:
+    from repro.lean.text import StatementError, read_statement
+
+    try:
+        return read_statement(request.statement).name
+    except StatementError:
+        return request.theorem_name
 
 
 def _last_step(output: str) -> tuple[str, str] | None:
@@ -161,7 +170,7 @@ class ComparatorJudge:
         # ``lean.sandbox``, the operator's named confinement: bwrap unless a weaker one is named (the opt-in)
         self.confined = Confinement(named_sandbox, sandbox)
         self.landrun = landrun or os.environ.get("COMPARATOR_LANDRUN") or shutil.which("landrun")
-        self._slots = asyncio.Semaphore(settings.workers)
+        self._slots = Slots(settings.workers)
 
     @property
     def confinement(self) -> str:
@@ -235,8 +244,9 @@ class ComparatorJudge:
         (directory / "Challenge.lean").write_text(target_source(request.header, request.statement), encoding="utf-8")
         solution = submission_source(request.header, request.submission)
         (directory / "Solution.lean").write_text(solution, encoding="utf-8")
+        # the theorem comparator checks is our statement's own, never a name the caller or a prover supplied
         (directory / "config.json").write_text(
-            json.dumps(comparator_config(request.theorem_name), indent=1) + "\n", encoding="utf-8"
+            json.dumps(comparator_config(_statement_name(request)), indent=1) + "\n", encoding="utf-8"
         )
 
     async def judge(self, request: JudgeRequest) -> JudgeVerdict:
@@ -249,14 +259,14 @@ class ComparatorJudge:
         home = self.home(toolchain)
         sandbox = self.confined.status()
         assert sandbox is not None  # problem() said it works
-        async with self._slots:
+        async with self._slots():
             with tempfile.TemporaryDirectory(prefix="repro-judge-comparator-") as directory:
                 project = Path(directory) / "project"
                 project.mkdir()
                 self.project(request, project)
                 lake = [toolchain_binary("lake", project)] if self._default_lake else self.lake
                 env = {
-                    **os.environ,
+                    **judge_environment(),  # no API key for prover code to print
                     "COMPARATOR_LANDRUN": str(self.landrun),
                     "COMPARATOR_LEAN4EXPORT": str((home / "comparator" / LEAN4EXPORT_BINARY).resolve()),
                 }
@@ -265,7 +275,7 @@ class ComparatorJudge:
                     [*lake, "env", binary, "config.json"],
                     project,
                     sandbox,
-                    started + self.settings.timeout_s,
+                    time.monotonic() + self.settings.timeout_s,  # from when a slot was free
                     env=env,
                     read_only=[home, Path(str(self.landrun))],
                 )

@@ -24,15 +24,18 @@ Which tool, and why (read from the sources, not assumed):
 
 What the judge does on our side (issue 27 §1, §3; audit B2, M1, M9):
 
-1. Each judgement gets a fresh directory with three fresh sub-directories: ``target/``, ``submission/``,
-   ``replay/``. The target (trusted header + our statement ``:= by sorry``) is compiled in ``target/``,
-   sandboxed with only ``target/`` writable; its ``.olean`` is hashed. The submission (trusted header +
-   the text the screen's Lean check compiled, verbatim) is compiled in ``submission/``, sandboxed with
-   only ``submission/`` writable: nothing the prover's code can write reaches ``target/``, the tool
-   checkout, or anything run later.
-2. Both ``.olean`` files are copied into ``replay/``; the copy of the target is hashed again and must
-   match the hash taken right after its compile, or there is no verdict. ``safe_verify`` then runs
-   sandboxed in ``replay/``.
+1. The target (trusted header + our statement ``:= by sorry``) is compiled alone, in a fresh directory
+   of the judge's own, sandboxed with only that directory writable, once per (toolchain, target)
+   (:class:`TargetCache`); its ``.olean`` is hashed. Each judgement then gets a fresh directory with two
+   fresh sub-directories: the submission (trusted header + the text the screen's Lean check compiled,
+   verbatim) is compiled in ``submission/``, sandboxed with only ``submission/`` writable, so nothing the
+   prover's code can write reaches our target, the tool checkout, or anything run later.
+2. Both ``.olean`` files are copied into ``replay/`` (plain files only, never through a link); the copy of
+   the target is hashed again and must match the hash taken right after its compile, or there is no
+   verdict (and the target is compiled afresh next time). Our own ``lean/ImportsOf.lean`` reads the
+   modules each file imports: the submission's must be the target's (the header's), or prover code wrote
+   the file (SafeVerify's own check of this, bea2fbd, came after the pinned commits). ``safe_verify`` then
+   runs sandboxed in ``replay/``.
 3. Only SafeVerify's own refusals (the ``throw`` sites of ``Main.lean``, after ``found a problem in
    <submission>``) and Lean *errors* in the submission's compile (``<file>:l:c: error:``) are
    ``rejected``. A tool never built, a signal or an out-of-memory kill, no output, a sandbox error,
@@ -47,18 +50,22 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib
+import os
 import re
 import shutil
+import stat
 import tempfile
 import time
-from collections.abc import Sequence
+import weakref
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from repro.config import JudgeBackendName, JudgeSettings
-from repro.judge.runner import Confinement, StepResult, run_step, signal_name
+from repro.judge.runner import Confinement, Slots, StepResult, run_step, signal_name
 from repro.judge.verdict import (
     STRUCTURAL_NOTE,
     Judge,
@@ -68,7 +75,7 @@ from repro.judge.verdict import (
     JudgeStatus,
     JudgeVerdict,
 )
-from repro.lean.sandbox import SandboxStatus, toolchain_binary
+from repro.lean.sandbox import LEAN_ENVIRONMENT, SandboxStatus, toolchain_binary
 from repro.lean.toolchains import DEFAULT_TOOLCHAIN
 
 SAFEVERIFY_REPOSITORY = "https://github.com/GasStationManager/SafeVerify"
@@ -101,6 +108,9 @@ SAFEVERIFY_PINS: dict[str, SafeVerifyPin] = {
 SAFEVERIFY_BINARY = Path(".lake") / "build" / "bin" / "safe_verify"
 FINISHED = "Finished with no errors."  # Main.lean:145, printed last, then ``return 0``
 COMPARATOR_FIRST = "v4.21.0-rc3"  # leanprover/comparator@437574b lean-toolchain
+# Bumped whenever our side of a judgement checks more (2: the imports of the submission's output), so a
+# verdict kept by an older, weaker judge never answers for this one (part of the cache key)
+JUDGE_CHECKS = 2
 
 # SafeVerify's own refusals: the ``throw <| IO.userError s!"..."`` sites of Main.lean (both pinned
 # branches; line numbers at 577e953), as the runtime prints them after ``uncaught exception: ``.
@@ -117,6 +127,13 @@ _REFUSALS: tuple[tuple[re.Pattern[str], JudgeRefusal], ...] = (
     # Environment.replay: the kernel refused one of the submission's declarations
     (re.compile(r"^\(kernel\) .+"), JudgeRefusal.kernel),
 )
+
+
+def judge_environment(*extra: str) -> dict[str, str]:
+    """The environment of every judge step: what Lean needs (the sandbox module's ``LEAN_ENVIRONMENT``) and
+    ``extra``, nothing else, whatever the confinement: prover code run by the submission's compile must
+    not read an API key and print it into a message we store."""
+    return {name: os.environ[name] for name in (*LEAN_ENVIRONMENT, *extra) if name in os.environ}
 
 
 def toolchain_key(toolchain: str | None) -> str:
@@ -255,6 +272,108 @@ def step_failure(result: StepResult, what: str, timeout_s: float) -> tuple[Judge
     return None
 
 
+IMPORTS_SCRIPT = Path(__file__).resolve().parent / "lean" / "ImportsOf.lean"
+IMPORTS_DONE = "repro-imports-done"
+MAX_OLEAN_BYTES = 1 << 30  # a compiled proof is kilobytes to megabytes; past this it is no honest output
+
+
+class NotRegular(Exception):
+    """A compiled output that is not a plain file of sane size."""
+
+
+def copy_regular(source: Path, destination: Path, limit: int = MAX_OLEAN_BYTES) -> None:
+    """Copy ``source`` only if it is a regular file (never through a link: ``O_NOFOLLOW``) of at most ``limit``
+    bytes; else :class:`NotRegular`. The submission's compile could leave a link to ``/dev/zero``, which a
+    plain copy would read forever."""
+    try:
+        handle = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_NONBLOCK", 0))
+    except OSError as error:
+        raise NotRegular(f"{source.name} that cannot be opened as a file ({error.strerror})") from None
+    with os.fdopen(handle, "rb") as reading:
+        info = os.fstat(reading.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotRegular(f"{source.name} that is not a regular file")
+        if info.st_size > limit:
+            raise NotRegular(f"{source.name} of {info.st_size} bytes (at most {limit})")
+        with destination.open("wb") as writing:
+            copied = 0
+            while block := reading.read(1 << 20):
+                copied += len(block)
+                if copied > limit:
+                    raise NotRegular(f"{source.name} that grew past {limit} bytes while copied")
+                writing.write(block)
+
+
+def read_imports(output: str, files: Sequence[Path]) -> dict[str, list[str]] | None:
+    """``ImportsOf.lean``'s answer: each file's imports in order, or None when the answer is not complete."""
+    lines = [line.rstrip("\r") for line in output.splitlines() if line.strip()]
+    if not lines or lines[-1] != IMPORTS_DONE:
+        return None
+    found: dict[str, list[str]] = {str(path): [] for path in files}
+    for line in lines[:-1]:
+        path, tab, module = line.partition("\t")
+        if not tab or path not in found:
+            continue  # anything else Lean printed (a warning) is not an import
+        found[path].append(module)
+    return found
+
+
+class TargetCache:
+    """Our compiled targets, one per (toolchain, checkout, header + statement), in a directory of the judge's own.
+
+    k samples of one statement, or every prover of a study, are judged against the same target: it is
+    compiled once, alone in a fresh directory under this cache's root, which no submission's sandbox can
+    write (each binds only its own directory), and its hash is kept. Every judgement copies it and checks
+    the copy against that hash before the tool reads it. Only a compiled target is kept; a failure is
+    asked again. Concurrent judgements of one target share one compile."""
+
+    def __init__(self, entries: int = 256) -> None:
+        self.entries = entries
+        self._root: Path | None = None
+        self._built: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._in_flight: dict[str, asyncio.Future[tuple[Any, str]]] = {}
+
+    def _directory(self, key: str) -> Path:
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="repro-judge-targets-"))
+            weakref.finalize(self, shutil.rmtree, str(self._root), True)
+        directory = self._root / key
+        if directory.exists():
+            shutil.rmtree(directory)
+        directory.mkdir()
+        return directory
+
+    def forget(self, key: str) -> None:
+        self._built.pop(key, None)
+
+    async def get(self, key: str, build: Callable[[Path], Awaitable[tuple[Any, str]]]) -> tuple[Any, str]:
+        """(olean path, its sha256) or (a JudgeCause, why) from ``build(fresh directory)``."""
+        if key in self._built and Path(self._built[key][0]).is_file():
+            self._built.move_to_end(key)
+            return self._built[key]
+        if key in self._in_flight:
+            return await asyncio.shield(self._in_flight[key])
+        future: asyncio.Future[tuple[Any, str]] = asyncio.get_running_loop().create_future()
+        self._in_flight[key] = future
+        try:
+            result = await build(self._directory(key))
+            if not isinstance(result[0], JudgeCause):
+                self._built[key] = (str(result[0]), result[1])
+                while len(self._built) > self.entries:
+                    stale, _ = self._built.popitem(last=False)
+                    if self._root is not None:
+                        shutil.rmtree(self._root / stale, ignore_errors=True)
+            future.set_result(result)
+            return result
+        except BaseException as error:
+            future.set_exception(error)
+            raise
+        finally:
+            self._in_flight.pop(key, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # mark retrieved
+
+
 class SafeVerifyJudge:
     """Subprocesses to the pinned SafeVerify of the request's toolchain, each step sandboxed apart.
 
@@ -281,7 +400,8 @@ class SafeVerifyJudge:
         self.lake = list(lake) if lake is not None else [shutil.which("lake") or "lake"]
         # ``lean.sandbox``, the operator's named confinement: bwrap unless a weaker one is named (the opt-in)
         self.confined = Confinement(named_sandbox, sandbox)
-        self._slots = asyncio.Semaphore(settings.workers)
+        self._slots = Slots(settings.workers)
+        self._targets = TargetCache()
 
     @property
     def confinement(self) -> str:
@@ -343,7 +463,7 @@ class SafeVerifyJudge:
         if problem is not None:
             cause, detail = problem
             return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
-        async with self._slots:
+        async with self._slots():
             with tempfile.TemporaryDirectory(prefix="repro-judge-") as directory:
                 return await self._judge_in(request, toolchain, Path(directory), started)
 
@@ -353,34 +473,41 @@ class SafeVerifyJudge:
         assert sandbox is not None  # problem() said it works
         # the checkout's own toolchain (elan's shim would pick one from the work directory instead)
         lake = [toolchain_binary("lake", checkout)] if self._default_lake else self.lake
-        deadline = started + self.settings.timeout_s
+        deadline = time.monotonic() + self.settings.timeout_s  # from when a slot was free, not from the queue
         timeout = self.settings.timeout_s
 
         def unavailable(cause: JudgeCause, detail: str) -> JudgeVerdict:
             return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
 
-        spaces = {name: root / name for name in ("target", "submission", "replay")}
+        spaces = {name: root / name for name in ("submission", "replay")}
         for space in spaces.values():
             space.mkdir()
-        target = spaces["target"] / "Target.lean"
+        target_text = target_source(request.header, request.statement)
         submission = spaces["submission"] / "Submission.lean"
-        target.write_text(target_source(request.header, request.statement), encoding="utf-8")
         submission.write_text(submission_source(request.header, request.submission), encoding="utf-8")
 
-        # 1. our target, alone in its directory
-        olean = target.with_suffix(".olean")
-        command = [*lake, "-d", checkout, "env", "lean", "-o", str(olean), str(target)]
+        # 1. our target, alone in a fresh directory of the judge's own (once per target: see TargetCache)
         tool = [Path(checkout)]
-        result = await run_step(command, spaces["target"], sandbox, deadline, read_only=tool)
-        failure = step_failure(result, "compiling our target", timeout)
-        if failure is not None:
-            return unavailable(*failure)
-        if result.returncode != 0 or not olean.is_file():
-            return unavailable(
-                JudgeCause.target,
-                f"our target did not compile (exit {result.returncode}): {_tail(result.output)}",
-            )
-        target_hash = file_digest(olean)
+
+        async def compile_target(directory: Path) -> tuple[Path, str] | tuple[JudgeCause, str]:
+            source = directory / "Target.lean"
+            source.write_text(target_text, encoding="utf-8")
+            compiled = source.with_suffix(".olean")
+            command = [*lake, "-d", checkout, "env", "lean", "-o", str(compiled), str(source)]
+            result = await run_step(command, directory, sandbox, deadline, read_only=tool, env=judge_environment())
+            failure = step_failure(result, "compiling our target", timeout)
+            if failure is not None:
+                return failure
+            if result.returncode != 0 or not compiled.is_file():
+                why = f"our target did not compile (exit {result.returncode}): {_tail(result.output)}"
+                return JudgeCause.target, why
+            return compiled, file_digest(compiled)
+
+        key = hashlib.sha256("\x00".join([toolchain, checkout, target_text]).encode("utf-8")).hexdigest()
+        built = await self._targets.get(key, compile_target)
+        if isinstance(built[0], JudgeCause):
+            return unavailable(built[0], built[1])
+        olean, target_hash = Path(built[0]), built[1]
 
         # 2. the submission, alone in its directory: nothing it writes reaches target/ or the checkout
         compiled = submission.with_suffix(".olean")
@@ -390,6 +517,7 @@ class SafeVerifyJudge:
             sandbox,
             deadline,
             read_only=tool,
+            env=judge_environment(),
         )
         failure = step_failure(result, "compiling the submission", timeout)
         if failure is not None:
@@ -407,24 +535,67 @@ class SafeVerifyJudge:
             cause = JudgeCause.no_output if result.silent else JudgeCause.crashed
             detail = f"compiling the submission failed (exit {result.returncode}) without a Lean error"
             return unavailable(cause, f"{detail}: {_tail(result.output)}")
-        if not compiled.is_file():
+        if not compiled.exists() and not compiled.is_symlink():
             return unavailable(JudgeCause.crashed, "compiling the submission exited 0 but wrote no .olean")
 
         # 3. both outputs copied into a fresh directory; our target's copy must be what our compile wrote
         target_copy, submission_copy = spaces["replay"] / "Target.olean", spaces["replay"] / "Submission.olean"
-        shutil.copyfile(olean, target_copy)
-        shutil.copyfile(compiled, submission_copy)
+        try:
+            await asyncio.to_thread(copy_regular, olean, target_copy)
+            await asyncio.to_thread(copy_regular, compiled, submission_copy)
+        except NotRegular as error:
+            # Lean writes a plain file; a link (to /dev/zero, to another module) or a device is prover code's
+            return unavailable(JudgeCause.sandbox, f"the submission's compile left {error}: no verdict")
         if file_digest(target_copy) != target_hash:
+            self._targets.forget(key)  # compiled afresh next time
             return unavailable(
                 JudgeCause.sandbox,
                 "our target's compiled output changed between its compile and the replay: the sandbox did not hold",
             )
+        # 4. the modules each file imports, read by our own script: for a text that begins with our header
+        # Lean records exactly the header's imports, so any other list was written by prover code
+        # (a module importing nothing could define its own `Nat`, and SafeVerify compares by name)
+        result = await run_step(
+            [
+                *lake,
+                "-d",
+                checkout,
+                "env",
+                "lean",
+                "--run",
+                str(IMPORTS_SCRIPT),
+                str(target_copy),
+                str(submission_copy),
+            ],
+            spaces["replay"],
+            sandbox,
+            deadline,
+            read_only=[*tool, IMPORTS_SCRIPT.parent],
+            env=judge_environment(),
+        )
+        failure = step_failure(result, "reading the modules' imports", timeout)
+        if failure is not None:
+            return unavailable(*failure)
+        imports = read_imports(result.output, [target_copy, submission_copy])
+        if result.returncode != 0 or imports is None:
+            return unavailable(
+                JudgeCause.unreadable,
+                f"could not read the compiled modules' imports (exit {result.returncode}): {_tail(result.output)}",
+            )
+        if imports[str(submission_copy)] != imports[str(target_copy)]:
+            return unavailable(
+                JudgeCause.sandbox,
+                f"the submission's compiled module imports {imports[str(submission_copy)]}, not our header's"
+                f" {imports[str(target_copy)]}: Lean did not write it from the submitted text",
+            )
+        # 5. the tool
         result = await run_step(
             [*lake, "-d", checkout, "env", "safe_verify", str(target_copy), str(submission_copy)],
             spaces["replay"],
             sandbox,
             deadline,
             read_only=tool,
+            env=judge_environment(),
         )
         return self._read_replay(request, result, submission_copy, started)
 
@@ -486,6 +657,21 @@ class ByToolchainJudge:
 
     async def judge(self, request: JudgeRequest) -> JudgeVerdict:
         return await self.judge_for(request.toolchain).judge(request)
+
+    def problem(self, toolchain: str) -> tuple[JudgeCause, str] | None:
+        return readiness(self.judge_for(toolchain), toolchain)
+
+    @property
+    def confinement(self) -> str:
+        return str(getattr(self.safeverify, "confinement", ""))
+
+
+def readiness(judge: Judge, toolchain: str) -> tuple[JudgeCause, str] | None:
+    """Why ``judge`` cannot judge ``toolchain`` here (``repro doctor``, before anything runs), or None; a judge
+    without a ``problem`` method (a stand-in from ``judge.factory``) is taken as ready."""
+    problem = getattr(judge, "problem", None)
+    found = problem(toolchain) if callable(problem) else None
+    return found if isinstance(found, tuple) else None
 
 
 def build_judge(settings: JudgeSettings, *, sandbox: str = "bwrap") -> Judge:

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import signal
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,24 @@ def _kill_group(process: asyncio.subprocess.Process) -> None:
     kill_process_group(process.pid)  # the session leader's pid is its group id
     with contextlib.suppress(ProcessLookupError):
         process.kill()
+
+
+class Slots:
+    """At most ``size`` judgements at once, per event loop: a judge may serve several ``asyncio.run`` calls
+    (the release filter runs one per page), and an ``asyncio.Semaphore`` belongs to the loop that first
+    waited on it."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __call__(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if loop not in self._by_loop:
+            self._by_loop[loop] = asyncio.Semaphore(self.size)
+        return self._by_loop[loop]
 
 
 class Confinement:

@@ -27,7 +27,8 @@ from pydantic import BaseModel, Field
 
 from repro.config import LeanBackendName, LeanSettings
 from repro.judge.screen import verify_proof
-from repro.judge.verdict import STANDARD_AXIOMS
+from repro.judge.selftest_answers import ANSWER_CASES, AnswerCheck
+from repro.judge.verdict import STANDARD_AXIOMS, Judge, JudgeRequest
 from repro.lean.protocol import InfraStatus, Verifier, axioms_reported
 from repro.lean.toolchains import get_toolchain, lean_version_of
 from repro.records import ReasonCode
@@ -63,6 +64,8 @@ class SelfTestReport(BaseModel):
     # issue 27 §3); None where repro starts no Lean process of its own (fake, Kimina)
     lake: str | None = None
     confinement: str | None = None
+    # the kernel judge the judge cases ran on (tool, pinned revision, confinement), when one was given
+    judge: str | None = None
 
     @property
     def failed(self) -> list[CaseOutcome]:
@@ -270,14 +273,100 @@ CASES: tuple[Case, ...] = (
 )
 
 
+def _answer_case(check: AnswerCheck) -> CaseCheck:
+    async def run(context: _Context) -> tuple[bool, str]:
+        return await check(context.verifier, context.header)
+
+    return run
+
+
+# the answers we release, confirmed by Lean (issue 29): only real Lean can decide them
+CASES += tuple(Case(name, expects, _answer_case(check), False) for name, expects, check in ANSWER_CASES)
+
+
+# -- the kernel judge's cases (issue 27): run only when a judge is given ------------------------------------
+# The judge, not the screen, decides "verified": these show on *this* machine that it passes an honest proof
+# and refuses a changed statement and an extra axiom, each through the tool pinned for the toolchain.
+JUDGE_HONEST = HONEST
+JUDGE_CHANGED = "theorem selftest_div (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 ∨ x = 0 := by\n  subst h₀\n  norm_num"
+JUDGE_AXIOM = (
+    "axiom repro_selftest_judge_ax : (3600 : ℕ) / 12 = 300\n\n"
+    "theorem selftest_div (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  exact repro_selftest_judge_ax"
+)
+
+
+@dataclass(frozen=True)
+class JudgeCase:
+    name: str
+    expects: str
+    submission: str
+    status: str  # the JudgeStatus the judge must give
+    refusals: frozenset[str] = frozenset()  # for a rejection: the JudgeRefusal kinds that count
+
+
+JUDGE_CASES: tuple[JudgeCase, ...] = (
+    JudgeCase("judge_honest_proof", "the kernel judge passes an honest proof", JUDGE_HONEST, "passed"),
+    JudgeCase(
+        "judge_changed_statement",
+        "the kernel judge rejects a proof of another statement (same name)",
+        JUDGE_CHANGED,
+        "rejected",
+        frozenset({"type_mismatch"}),
+    ),
+    JudgeCase(
+        "judge_extra_axiom",
+        "the kernel judge rejects a proof that uses an axiom of its own",
+        JUDGE_AXIOM,
+        "rejected",
+        frozenset({"axiom"}),
+    ),
+)
+
+
+async def run_judge_cases(judge: Judge, settings: LeanSettings) -> list[CaseOutcome]:
+    """The judge's cases on ``judge`` for ``settings``'s toolchain and header. A stand-in (``real: false``)
+    answers none of them: what it says about Lean's kernel is never evidence."""
+    outcomes = []
+    for case in JUDGE_CASES:
+        if not judge.real:
+            outcomes.append(
+                CaseOutcome(name=case.name, expects=case.expects, passed=None, detail="answerable only by a real judge")
+            )
+            continue
+        request = JudgeRequest(
+            key=f"selftest:{case.name}",
+            header=settings.header,
+            statement=STATEMENT,
+            theorem_name="selftest_div",
+            submission=case.submission,
+            toolchain=settings.toolchain,
+        )
+        try:
+            verdict = await judge.judge(request)
+        except Exception as error:  # a judge that cannot even run has failed the case
+            outcomes.append(
+                CaseOutcome(
+                    name=case.name, expects=case.expects, passed=False, detail=f"{type(error).__name__}: {error}"
+                )
+            )
+            continue
+        passed = verdict.status == case.status and (not case.refusals or verdict.refusal in case.refusals)
+        detail = f"{verdict.tool} {(verdict.tool_revision or '')[:12]}: {verdict.status}"
+        detail += f" ({verdict.refusal or verdict.cause}): {verdict.detail[:300]}" if not verdict.passed else ""
+        outcomes.append(CaseOutcome(name=case.name, expects=case.expects, passed=passed, detail=detail))
+    return outcomes
+
+
 async def run_selftest(
     settings: LeanSettings,
     *,
     verifier: Verifier | None = None,
     make_verifier: Callable[[LeanSettings], Verifier] | None = None,
     only: list[str] | None = None,
+    judge: Judge | None = None,
 ) -> SelfTestReport:
-    """Run the battery on ``settings``'s backend (or on ``verifier``); never raises for a failed case."""
+    """Run the battery on ``settings``'s backend (or on ``verifier``), and the judge's cases on ``judge`` when
+    one is given; never raises for a failed case."""
     from repro.lean.factory import build_verifier
 
     build = make_verifier or build_verifier
@@ -316,8 +405,12 @@ async def run_selftest(
             except Exception as error:  # a case that cannot even run has failed
                 passed, detail = False, f"{type(error).__name__}: {error}"
             outcomes.append(CaseOutcome(name=case.name, expects=case.expects, passed=passed, detail=detail))
+        if judge is not None and unreachable is None:
+            judged = await run_judge_cases(judge, settings)
+            outcomes += [outcome for outcome in judged if not only or outcome.name in only]
         lake, confinement = local_lean_facts(settings, active)
         return SelfTestReport(
+            judge=_judge_line(judge, settings.toolchain) if judge is not None else None,
             lake=lake,
             confinement=confinement,
             backend=str(settings.backend),
@@ -348,6 +441,15 @@ def local_lean_facts(settings: LeanSettings, verifier: Verifier) -> tuple[str | 
     else:
         confinement = f"lean.sandbox {settings.sandbox}: " + (refused or "no sandbox: chosen by the operator")
     return lake, confinement
+
+
+def _judge_line(judge: Judge, toolchain: str) -> str:
+    """Which judge answered the judge cases: its name, the revision pinned for ``toolchain``, its confinement."""
+    revision = judge.revision(toolchain)
+    confinement = getattr(judge, "confinement", None)
+    line = f"{judge.name} {(revision or 'no pinned revision')[:12]} for {toolchain}"
+    line += "" if judge.real else " (a stand-in: its verdicts are not real)"
+    return line + (f"; {confinement}" if isinstance(confinement, str) and confinement else "")
 
 
 # -- once per backend + toolchain, before a run that claims real Lean ------------------------------------
@@ -387,6 +489,7 @@ async def ensure_selftest(
     verifier: Verifier | None = None,
     make_verifier: Callable[[LeanSettings], Verifier] | None = None,
     cache: bool = True,
+    judge: Judge | None = None,
 ) -> SelfTestReport | None:
     """Before a real-Lean run: the cached passing report, or a fresh run; raise if any case failed.
 
@@ -394,13 +497,17 @@ async def ensure_selftest(
     """
     if settings.backend == LeanBackendName.fake:
         return None
-    path = _cache_dir() / f"{selftest_key(settings)}.json"
+    key = selftest_key(settings)
+    if judge is not None:  # the judge's cases too: another judge (tool, pin, confinement) asks again
+        judged = "\x00".join([key, _judge_line(judge, settings.toolchain), *(case.name for case in JUDGE_CASES)])
+        key = hashlib.sha256(judged.encode("utf-8")).hexdigest()[:32]
+    path = _cache_dir() / f"{key}.json"
     if cache and path.is_file():
         try:
             return SelfTestReport.model_validate(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, OSError):
             pass
-    report = await run_selftest(settings, verifier=verifier, make_verifier=make_verifier)
+    report = await run_selftest(settings, verifier=verifier, make_verifier=make_verifier, judge=judge)
     if not report.passed:
         raise SelfTestFailed(report)
     if cache:
@@ -420,6 +527,8 @@ def render_report(report: SelfTestReport) -> list[str]:
         lines.append(f"  lake: {report.lake}")
     if report.confinement:
         lines.append(f"  confinement: {report.confinement}")
+    if report.judge:
+        lines.append(f"  judge: {report.judge}")
     for outcome in report.outcomes:
         mark = "PASS" if outcome.passed else "FAIL" if outcome.passed is False else "n/a "
         lines.append(
@@ -427,9 +536,13 @@ def render_report(report: SelfTestReport) -> list[str]:
         )
     if report.unreachable:
         lines.append(f"  the backend answered no check ({report.unreachable[:300]}); no case was run")
-    if report.unanswered:
-        names = ", ".join(o.name for o in report.unanswered)
-        lines.append(f"only a real Lean backend (repl or kimina) can answer: {names}")
+    judge_names = {case.name for case in JUDGE_CASES}
+    lean_only = [o.name for o in report.unanswered if o.name not in judge_names]
+    judge_only = [o.name for o in report.unanswered if o.name in judge_names]
+    if lean_only:
+        lines.append(f"only a real Lean backend (repl or kimina) can answer: {', '.join(lean_only)}")
+    if judge_only:
+        lines.append(f"only a real kernel judge (SafeVerify or comparator) can answer: {', '.join(judge_only)}")
     failed = ", ".join(o.name for o in report.failed) or "backend unreachable"
     lines.append("self-test " + ("passed" if report.passed else f"FAILED: {failed}"))
     return lines

@@ -132,8 +132,13 @@ class Judge(Protocol):
     """A kernel judge: compiles our target and the submission apart, each sandboxed, and replays the
     submission in Lean's kernel in a process that shares nothing with prover code."""
 
-    name: str
-    real: bool
+    # read-only for whoever holds a judge: a class attribute satisfies them, and so does a wrapper's property
+    # (CachedJudge answers with the judge inside it)
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def real(self) -> bool: ...
 
     def revision(self, toolchain: str) -> str | None:
         """The tool revision that judges ``toolchain`` (part of the cache key and of provenance)."""

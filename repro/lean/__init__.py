@@ -9,6 +9,15 @@ from repro.lean.kimina import KiminaVerifier
 from repro.lean.project import LeanHealth, SetupError, lean_health, setup_lean_project
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, Verifier, axioms_reported
 from repro.lean.repl_pool import ReplPoolVerifier
+from repro.lean.sandbox import (
+    SandboxStatus,
+    SandboxUnavailable,
+    ToolchainBinary,
+    WorkerSandbox,
+    confinement,
+    resolve_toolchain_binary,
+    sandboxed,
+)
 from repro.lean.tables import DEFAULT_OPEN_ALLOWLIST
 from repro.lean.taxonomy import TaxonomyFact, taxonomy_facts
 from repro.lean.text import (
@@ -43,16 +52,21 @@ __all__ = [
     "LeanResult",
     "ProverOutput",
     "ReplPoolVerifier",
+    "SandboxStatus",
+    "SandboxUnavailable",
     "Statement",
     "StatementError",
     "Token",
     "SetupError",
     "TaxonomyFact",
     "Toolchain",
+    "ToolchainBinary",
     "UnknownToolchain",
     "Verifier",
+    "WorkerSandbox",
     "axioms_reported",
     "build_verifier",
+    "confinement",
     "ends_in_sorry",
     "fake_repl_verifier",
     "final_proposition",
@@ -65,6 +79,8 @@ __all__ = [
     "normalize",
     "read_output",
     "read_statement",
+    "resolve_toolchain_binary",
+    "sandboxed",
     "setup_lean_project",
     "significant",
     "taxonomy_facts",

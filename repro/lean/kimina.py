@@ -56,7 +56,11 @@ from repro.lean.toolchains import STANDARD_HEADER, lean_version_of
 SENTINEL_PREFIX = "repro_sentinel_"
 
 # server/settings.py: ``max_wait`` (LEAN_SERVER_MAX_WAIT), how long a request may wait for a free REPL
+# (60 at upstream HEAD fb2393d; 3600 in kimina-ast-server 2.1.3: set lean.kimina_max_wait_s to the server's)
 KIMINA_SERVER_MAX_WAIT_S = 60.0
+# kimina-ast-server 2.1.3 (server/routers/check.py) answers a request that found no free REPL with this
+# error result; upstream HEAD answers HTTP 429 "No available REPLs" instead
+NO_FREE_REPL = "No available REPLs"
 
 # What the server runs, asked of Lean on the server (trusted commands of ours, never a prover's code).
 # The REPL's working directory is the server's Mathlib checkout (server/repl.py: cwd=settings.project_dir).
@@ -243,7 +247,7 @@ class KiminaVerifier:
                     update={"infra_status": InfraStatus.crash, "messages": [], "sorries": [], "detail": misplaced}
                 )
             ]
-        own = [m for m in result.messages if nonce not in m.text]
+        own = [_at_command_end(m, sentinels, spans) for m in result.messages if nonce not in m.text]
         between = [
             m
             for m in own
@@ -285,6 +289,18 @@ class KiminaVerifier:
             return f"{self.url}: HTTP 429 (no free REPL) after {self.busy_retries} retries; Lean never saw the check"
 
     async def _check_snippet(self, full: str) -> tuple[LeanResult, list[dict[str, Any]]]:
+        """One snippet; a "No available REPLs" result (kimina-ast-server 2.1.3's answer where upstream HEAD
+        answers HTTP 429) is the server being busy: retried with backoff, then ``unavailable``, never a crash."""
+        for attempt in range(self.busy_retries + 1):
+            result, sorries = await self._check_snippet_once(full)
+            if not (result.infra_status == InfraStatus.unavailable and NO_FREE_REPL in (result.detail or "")):
+                break
+            self.busy_answers += 1
+            if attempt < self.busy_retries:
+                await asyncio.sleep(min(self.backoff_s * 2**attempt, 30.0))
+        return result, sorries
+
+    async def _check_snippet_once(self, full: str) -> tuple[LeanResult, list[dict[str, Any]]]:
         snippet_id = uuid.uuid4().hex
         payload = {"snippets": [{"id": snippet_id, "code": full}], "timeout": self.timeout_s}
         started = time.perf_counter()
@@ -302,6 +318,9 @@ class KiminaVerifier:
         failure = item.get("error")
         if failure:
             lowered = str(failure).lower()
+            if NO_FREE_REPL.lower() in lowered or "failed to get repl" in lowered:
+                detail = f"{self.url}: {failure} (the server is busy; Lean never saw the check)"
+                return self._result(InfraStatus.unavailable, started, detail), []
             status = (
                 # the header (imports) timing out says nothing about the proof: the server is overloaded
                 InfraStatus.unavailable
@@ -327,6 +346,21 @@ class KiminaVerifier:
 
     async def close(self) -> None:
         await self._client.aclose()
+
+
+def _at_command_end(
+    message: LeanMessage, sentinels: list[tuple[str, int]], spans: list[tuple[int, int]]
+) -> LeanMessage:
+    """An error that starts on one of our sentinel lines and ends where the sentinel starts is the preceding
+    command's own (Lean's "unexpected token '#print'" for an unfinished last declaration, placed from the end
+    of the preceding token: leanprover/lean4#2393): moved to that command's last line. An error can only
+    reject, so this never makes a check pass (lean audit M6)."""
+    if message.severity != "error" or message.end_column != 0:
+        return message
+    for (_, line), (first, last) in zip(sentinels[1:], spans, strict=False):
+        if message.line == line and message.end_line == line and first <= last:
+            return message.model_copy(update={"line": last})
+    return message
 
 
 def _only_span(

@@ -10,6 +10,7 @@ names the cause, unless the operator asks for the source build by name (``--buil
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -210,9 +211,14 @@ def _fetch_missing_repl_tag(cache_dir: Path, toolchain: Toolchain, project: Path
     listed = subprocess.run(["git", "-C", str(clean), "tag", "-l", tag], capture_output=True, text=True)
     if listed.returncode == 0 and listed.stdout.strip() == tag:
         return False
-    subprocess.run(
-        ["git", "-C", str(clean), "fetch", "--tags", "--force", "origin"], capture_output=True, text=True, timeout=600
-    )
+    # offline, this fails; LeanInteract's own checkout then says which revision is missing
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        subprocess.run(
+            ["git", "-C", str(clean), "fetch", "--tags", "--force", "origin"],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     return True
 
 

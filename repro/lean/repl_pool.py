@@ -21,6 +21,7 @@ import functools
 import json
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +67,51 @@ def _kill_process_group(server: Any) -> None:
             kill_process_group(os.getpgid(process.pid))
     with contextlib.suppress(Exception):
         server.kill()
+
+
+def repl_command(config: Any) -> list[str]:
+    """The command LeanInteract starts a REPL with (lean-interact 0.11.6 ``server.py``, ``LeanServer.start``)."""
+    binary = os.path.join(config._cache_repl_dir, ".lake", "build", "bin", "repl")
+    return [str(config.lake_path), "env", str(binary)]
+
+
+def limited(command: list[str], memory_limit_mb: int | None) -> list[str]:
+    """``command`` under an address-space limit set by the shell that ``exec``s it (same pid, same group)."""
+    if not memory_limit_mb:
+        return command
+    return ["/bin/sh", "-c", f'ulimit -v {int(memory_limit_mb) * 1024} && exec "$@"', "repro-repl", *command]
+
+
+def _server_class() -> Any:
+    from lean_interact import LeanServer
+
+    class ReplServer(LeanServer):
+        """LeanInteract's server, started as its ``start`` does but without ``preexec_fn``.
+
+        LeanInteract applies the memory limit in a ``preexec_fn`` (``utils._limit_memory``, RLIMIT_AS), and
+        our workers start from the pool's lifecycle threads: Python documents ``preexec_fn`` in a process
+        with threads as liable to deadlock the child before ``exec`` (lean audit M9). The same limit is set
+        by ``ulimit -v`` in a shell that ``exec``s the same command line instead.
+        """
+
+        def start(self) -> None:
+            config = self.config
+            self._proc = subprocess.Popen(
+                limited(repl_command(config), config.memory_hard_limit_mb),
+                cwd=config.working_dir,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                encoding="utf-8",
+                text=True,
+                bufsize=1,
+                start_new_session=True,
+            )
+            if not self.is_alive():
+                stdout, stderr = self.get_stdout_stderr()
+                raise ChildProcessError(f"The Lean server could not be started:\nstdout: {stdout}\nstderr: {stderr}")
+
+    return ReplServer
 
 
 def _classify_exception(error: BaseException) -> InfraStatus:
@@ -159,12 +205,12 @@ class ReplPoolVerifier:
         return self._repl_config
 
     def _start_worker_sync(self, header: str) -> _Worker:
-        from lean_interact import Command, LeanServer
+        from lean_interact import Command
 
         config = self._config()
         if self.sandbox is not None:
             self.sandbox.verify()  # the launcher is what we wrote, or no worker starts (issue 27 §3)
-        server = LeanServer(config)
+        server = _server_class()(config)
         self._serial += 1
         process = getattr(server, "_proc", None)
         worker = _Worker(

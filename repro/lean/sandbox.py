@@ -116,8 +116,28 @@ def _hidden_by_private_tmp(extra: Iterable[str | Path] = ()) -> list[str]:
     return _under_tmp([*_own_runtime(), *extra])
 
 
+# what a REPL started through `lake env` may see of repro's environment (everything else, API keys among it,
+# is dropped: prover code could print it into a Lean message, which is stored and may be sent back to a model)
+LEAN_ENVIRONMENT = ("PATH", "HOME", "LANG", "LC_ALL", "TZ", "ELAN_HOME", "ELAN_TOOLCHAIN", "LEAN_PATH", "LEAN_SYSROOT")
+
+
+def _environment_arguments(keep_env: Iterable[str] | None) -> list[str]:
+    if keep_env is None:
+        return []
+    arguments = ["--clearenv"]
+    for name in keep_env:
+        if name in os.environ:
+            arguments += ["--setenv", name, os.environ[name]]
+    return arguments
+
+
 def _bwrap_prefix(
-    binary: str, work_dir: Path | str, *, chdir: bool = True, read_only: Iterable[str | Path] = ()
+    binary: str,
+    work_dir: Path | str,
+    *,
+    chdir: bool = True,
+    read_only: Iterable[str | Path] = (),
+    keep_env: Iterable[str] | None = None,
 ) -> list[str]:
     work = str(Path(work_dir).resolve()) if not str(work_dir).startswith("$") else str(work_dir)
     prefix = [
@@ -139,6 +159,7 @@ def _bwrap_prefix(
         "--unshare-pid",
         "--unshare-ipc",
         "--die-with-parent",
+        *_environment_arguments(keep_env),
     ]
     return prefix + (["--chdir", work, "--"] if chdir else ["--"])
 
@@ -239,6 +260,7 @@ def sandboxed(
     *,
     chdir: bool = True,
     read_only: Iterable[str | Path] = (),
+    keep_env: Iterable[str] | None = None,
 ) -> list[str]:
     """``command`` wrapped so that it runs without network and writes only under ``work_dir``
     (started in ``work_dir`` unless ``chdir`` is False: then in the caller's directory, read-only).
@@ -246,10 +268,12 @@ def sandboxed(
     ``read_only`` names further paths the command needs to read that lie under ``/tmp`` (a project, an
     ``ELAN_HOME``); everything else is visible read-only anyway. With ``status.kind == "none"`` the command
     is returned unchanged: callers record ``status`` with what they ran, so an unconfined run is never
-    mistaken for a confined one."""
+    mistaken for a confined one. ``keep_env`` (bwrap only): the command sees only these environment variables.
+    """
     status = status or detect_sandbox()
     if status.kind == "bwrap":
-        return _bwrap_prefix(shutil.which("bwrap") or "bwrap", work_dir, chdir=chdir, read_only=read_only) + command
+        bwrap = shutil.which("bwrap") or "bwrap"
+        return _bwrap_prefix(bwrap, work_dir, chdir=chdir, read_only=read_only, keep_env=keep_env) + command
     if status.kind == "unshare":
         return _unshare_prefix(shutil.which("unshare") or "unshare") + command
     return list(command)
@@ -336,7 +360,13 @@ class WorkerSandbox:
         if self.status.kind == "bwrap":
             read_only = lean_read_paths(config, real_lake)
             # "$scratch" stays a shell variable: quoted apart so the shell expands it at start
-            parts = _bwrap_prefix(shutil.which("bwrap") or "bwrap", "$scratch", chdir=False, read_only=read_only)
+            parts = _bwrap_prefix(
+                shutil.which("bwrap") or "bwrap",
+                "$scratch",
+                chdir=False,
+                read_only=read_only,
+                keep_env=LEAN_ENVIRONMENT,
+            )
             quoted = " ".join('"$scratch"' if part == "$scratch" else _shell_quote(part) for part in parts)
         else:
             quoted = " ".join(_shell_quote(part) for part in _unshare_prefix(shutil.which("unshare") or "unshare"))
@@ -424,12 +454,13 @@ def resolve_toolchain_binary(program: str, directory: str | None) -> ToolchainBi
     ``src/elan-cli/proxy_mode.rs``; ``src/elan/config.rs`` ``toolchain_for_dir``: without one and without a
     default it fails "no default toolchain configured"). LeanInteract runs ``lake --version`` from the Python
     process's directory (lean-interact 0.11.6 ``utils.check_lake``: no ``cwd``), so it must get the real
-    binary, never the shim (lean audit B1). Without elan, ``program`` on PATH is taken as it is."""
+    binary, never the shim (lean audit B1). Without elan, ``program`` on PATH is taken as it is. elan installs a
+    toolchain the project names but this machine lacks (a download), hence the generous limit."""
     name = Path(program).name
     elan = shutil.which("elan")
     if elan and directory is not None and name in ("lake", "lean"):
         try:
-            done = subprocess.run([elan, "which", name], cwd=directory, capture_output=True, text=True, timeout=120)
+            done = subprocess.run([elan, "which", name], cwd=directory, capture_output=True, text=True, timeout=1800)
         except (OSError, subprocess.TimeoutExpired) as error:
             problem = f"`elan which {name}`: {error}"
             return ToolchainBinary(program=name, path=None, source="elan which", problem=problem)

@@ -22,7 +22,10 @@ Where the pins come from (read, not copied):
   (``src/lean_interact/config.py``, ``_prepare_git_repl``); we pass that revision explicitly.
 - Elaboration options: LeanInteract's ``enable_incremental_optimization`` needs Lean >= v4.8.0-rc1 and
   ``enable_parallel_elaboration`` (``set_option Elab.async``) Lean >= v4.19.0 (its ``LeanREPLConfig``
-  docstring); both are set explicitly per toolchain instead of taking the library's defaults.
+  docstring); both are set explicitly per toolchain instead of taking the library's defaults. They reach
+  only requests sent through ``LeanServer.run`` (``_augment_request``, lean-interact 0.11.6 ``server.py``):
+  the pool's header command. Every check goes through ``run_dict``, which sends the request as it is, so
+  checks run without incrementality, each from the header's environment (lean audit M9).
 """
 
 from __future__ import annotations

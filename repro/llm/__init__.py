@@ -16,7 +16,14 @@ if TYPE_CHECKING:
     from repro.llm.json_answers import JsonAnswer, ask_json, extract_json_object, parse_json_answer
     from repro.llm.local_backends import TransformersBackend, VLLMBackend
     from repro.llm.openai_backend import OpenAIBackend
-    from repro.llm.protocol import ChatMessage, ModelBackend, ModelCallError, ModelRequest, ModelResponse
+    from repro.llm.protocol import (
+        ChatMessage,
+        ModelBackend,
+        ModelCallError,
+        ModelRequest,
+        ModelResponse,
+        PromptTooLong,
+    )
     from repro.llm.scripted import ScriptedBackend, load_script
 
 _MODULE_OF = {
@@ -38,6 +45,7 @@ _MODULE_OF = {
     "ModelCallError": "repro.llm.protocol",
     "ModelRequest": "repro.llm.protocol",
     "ModelResponse": "repro.llm.protocol",
+    "PromptTooLong": "repro.llm.protocol",
     "ScriptedBackend": "repro.llm.scripted",
     "load_script": "repro.llm.scripted",
 }
@@ -61,6 +69,7 @@ __all__ = [
     "ModelRequest",
     "ModelResponse",
     "OpenAIBackend",
+    "PromptTooLong",
     "ReplayBackend",
     "ScriptedBackend",
     "TransformersBackend",

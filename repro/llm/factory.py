@@ -11,6 +11,9 @@ from repro.llm.scripted import ScriptedBackend, load_script
 from repro.store import RunStore
 
 _scripted_cache: dict[str, ScriptedBackend] = {}
+# one in-process engine per (model, engine settings, context): two stages that name the same model share its
+# GPUs through one engine instead of each loading it at gpu_memory_utilization 0.9 (the second would not fit)
+_vllm_engines: dict[str, VLLMBackend] = {}
 
 
 def build_backend(settings: ModelSettings) -> ModelBackend:
@@ -29,7 +32,12 @@ def build_backend(settings: ModelSettings) -> ModelBackend:
             max_model_len=settings.max_model_len,
         )
     if settings.backend == ModelBackendName.vllm:
-        return VLLMBackend(model_id=settings.model, engine=settings.engine, max_model_len=settings.max_model_len)
+        key = f"{settings.model}|{settings.engine.model_dump_json()}|{settings.max_model_len}"
+        if key not in _vllm_engines:
+            _vllm_engines[key] = VLLMBackend(
+                model_id=settings.model, engine=settings.engine, max_model_len=settings.max_model_len
+            )
+        return _vllm_engines[key]
     if settings.backend == ModelBackendName.transformers:
         return TransformersBackend(
             model_id=settings.model, engine=settings.engine, max_model_len=settings.max_model_len

@@ -19,20 +19,38 @@ from typing import Any
 
 import yaml
 
+from repro.exit_codes import ReproError
 from repro.llm.protocol import FinishReason, ModelCallError, ModelRequest, ModelResponse
 
 ScriptReply = str | tuple[str, FinishReason]
 ScriptFunction = Callable[[ModelRequest, int], ScriptReply]
 
 
+_RULE_KEYS = frozenset({"when", "reply", "finish_reason"})
+
+
+class ScriptError(ReproError, ValueError):
+    """A scripted model that cannot be loaded: a rules file or ``module:function`` that is not there or not right."""
+
+
 def _rules_from_file(path: Path) -> ScriptFunction:
-    rules = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if not path.is_file():
+        raise ScriptError(f"script {path}: no such rules file (or give package.module:function)")
+    try:
+        rules = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as error:
+        raise ScriptError(f"{path}: not valid YAML: {error}") from None
     if not isinstance(rules, list):
-        raise ValueError(f"{path}: expected a list of rules {{when, reply}}")
+        raise ScriptError(f"{path}: expected a list of rules {{when, reply}}")
     compiled = []
     for index, rule in enumerate(rules):
         if not isinstance(rule, dict) or "reply" not in rule:
-            raise ValueError(f"{path}: rule {index} needs a 'reply'")
+            raise ScriptError(f"{path}: rule {index} needs a 'reply' (rules are {{when: REGEX, reply: TEXT}})")
+        unknown = sorted(set(rule) - _RULE_KEYS)
+        if unknown:
+            raise ScriptError(
+                f"{path}: rule {index}: unknown key {unknown[0]!r}; a rule has {', '.join(sorted(_RULE_KEYS))}"
+            )
         compiled.append((re.compile(str(rule.get("when", "")), re.DOTALL), rule))
 
     def respond(request: ModelRequest, sample_index: int) -> ScriptReply:
@@ -51,7 +69,11 @@ def load_script(spec: str) -> ScriptFunction:
     """``package.module:function`` or a path to a rules file."""
     if ":" in spec and not Path(spec).exists():
         module_name, attribute = spec.split(":", 1)
-        target: Any = getattr(importlib.import_module(module_name), attribute)
+        try:
+            target: Any = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as error:
+            hint = "a script is package.module:function or a rules file"
+            raise ScriptError(f"script {spec!r}: {error} ({hint})") from None
         return target() if isinstance(target, type) else target
     return _rules_from_file(Path(spec))
 

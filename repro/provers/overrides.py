@@ -52,4 +52,15 @@ def profile_provenance(settings: Mapping[str, Any]) -> dict[str, Any] | None:
         "toolchain": profile.toolchain,
         "sources": list(profile.sources),
         "overrides": profile_overrides(settings),
+        # what the prompt showed besides the statement: the DeepSeek lineage's data put the problem above the
+        # theorem as a doc comment (profile.problem_docstring); Kimina's prompt has a "# Problem:" line
+        "problem_in_prompt": (
+            "doc comment above the theorem"
+            if profile.problem_docstring
+            else "prompt line"
+            if "kimina" in profile.name
+            else None
+        ),
+        "settings_source": profile.settings_source,
+        "unsettled": list(profile.unsettled),
     }

@@ -124,7 +124,9 @@ class ProverProfile(BaseModel):
     # the context window the harness serves the model with (vLLM's max_model_len); None when not stated
     max_model_len: int | None = Field(default=None, ge=1)
     # output parsing: whether the answer follows a <think>...</think> block, the fence that holds the proof,
-    # and whether the output is a whole Lean file or the continuation of the prompt's open code block
+    # and whether the output is a whole Lean file or the continuation of the prompt's open code block.
+    # think_block and code_fence describe the harness and decide nothing: every profile's reply is read the same
+    # way (the last lean4 block, else lean, after the last </think>; repro.lean.text.blocks). output_mode decides.
     think_block: bool = False
     code_fence: str = "lean4"
     output_mode: OutputMode = "whole_proof"

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
 from repro.config import RunConfig
+from repro.records import NO_ANSWER_DESCRIPTIONS, AnswerForm, NoAnswerReason
 from repro.release.errors import ReleaseError
 from repro.release.files import MANIFEST
 from repro.release.rows import NO_LEVER, ROW_FIELDS, SPLIT, feature_yaml
@@ -83,27 +85,48 @@ def _prover_section(config: RunConfig | None) -> str:
         f"\n## Prover\n\nProofs were sampled with the `{recorded['profile']}` profile ({prove.model if prove else ''})"
     ]
     lines[0] += ", following " + "; ".join(recorded["sources"]) + ".\n"
+    if recorded.get("problem_in_prompt") == "doc comment above the theorem":
+        lines.append(
+            "The prompt showed each rewritten problem as a `/-- ... -/` doc comment above its theorem, as the"
+            " harness's own data carry the informal statement.\n"
+        )
+    if recorded.get("settings_source"):
+        lines.append(f"Settings source: {recorded['settings_source']}.\n")
     for key, value in recorded["overrides"].items():
         lines.append(f"- `{key}`: {value['config']!r} (the harness uses {value['profile']!r})\n")
+    for entry in recorded.get("unsettled") or []:
+        lines.append(f"- not settled by the harness's sources: {entry}\n")
     return "".join(lines)
 
 
 _CHECK_MEANINGS = {
-    "satisfiable": "Lean proved the statement's hypotheses can hold (every variable pinned to a value)",
+    "satisfiable": "Lean proved the statement's hypotheses can hold, at values read from the hypotheses themselves",
     "flagged": "no such values were found and nothing was derived from the hypotheses: audit these",
     "undecided": "Lean gave no verdict on the check (timeout or infrastructure)",
 }
 
 
-def _statement_check_section(counts: Counter[str | None], rows: int) -> str:
-    """How many released rows each statement check outcome covers (``provenance.statement_check``)."""
+def _statement_check_section(counts: Counter[str | None], rows: int, flagged: tuple[int, bool] = (0, False)) -> str:
+    """How many released rows each statement check outcome covers (``provenance.statement_check``), and
+    whether flagged rows were withheld (the default) or released with ``--include-flagged``."""
     if not rows:
         return ""
+    withheld, included = flagged
     lines = ["\n## Statement checks\n\n"]
     lines.append(
         "Before proving, repro checks each statement with its own Lean commands (never the prover's text);"
         " `provenance.statement_check` records the outcome per row.\n\n"
     )
+    if included:
+        lines.append(
+            "Released with `--include-flagged`: rows whose statement was neither found vacuous nor shown"
+            " satisfiable (flagged, undecided) are included below. Such a statement may hold for no value at all.\n\n"
+        )
+    else:
+        lines.append(
+            f"{withheld} verified rows whose statement was neither found vacuous nor shown satisfiable (flagged,"
+            " undecided) were withheld; `repro release --include-flagged` releases them.\n\n"
+        )
     for outcome, meaning in _CHECK_MEANINGS.items():
         lines.append(f"- {outcome}: {counts.get(outcome, 0)} of {rows} rows ({meaning})\n")
     others = {key: count for key, count in counts.items() if key not in _CHECK_MEANINGS}
@@ -115,10 +138,10 @@ def _statement_check_section(counts: Counter[str | None], rows: int) -> str:
 _LEVER_MEANINGS = {
     NO_LEVER: "the prover's own sample, checked as it was sampled",
     "salvage": "a repaired text of a prover sample (special tokens removed, a fence closed, trailing text cut,"
-    " or our statement re-spliced onto the prover's proof), checked through the same gate",
+    " or our statement re-spliced onto the prover's proof), through the same screen and judge",
     "feedback": "the prover's reply in a later feedback round, after it was shown Lean's errors",
     "study": "a proof another prover found for the same statement in a prove-study (`repro run --reprove-with`),"
-    " checked through the same gate",
+    " through the same screen and judge",
 }
 
 
@@ -129,13 +152,76 @@ def _proof_lever_section(counts: Counter[str], rows: int) -> str:
     lines = [
         "\n## How the proofs were found\n\n",
         "`provenance.proof_lever` records, per row, whether the verified proof is the prover's own sample or"
-        " came from a lever. Every one was checked by the same soundness gate. To keep only raw samples:"
+        " came from a lever. Every one passed the same screen and kernel judge. To keep only raw samples:"
         ' `ds.filter(lambda row: row["provenance"]["proof_lever"] == "none")`.\n\n',
     ]
     for lever, meaning in _LEVER_MEANINGS.items():
         lines.append(f"- {lever}: {counts.get(lever, 0)} of {rows} rows ({meaning})\n")
     for other, count in sorted((key, n) for key, n in counts.items() if key not in _LEVER_MEANINGS):
         lines.append(f"- {other}: {count} of {rows} rows\n")
+    return "".join(lines)
+
+
+def _answer_section(forms: Counter[str | None], metrics: dict[str, Any], rows: int) -> str:
+    """Released rows per answer form, and the run's verified statements that gave no answer, and why."""
+    if not rows:
+        return ""
+    lines = [
+        "\n## Answers\n\n",
+        "Every `new_answer` is what our own Lean commands confirmed from the statement (an equation's type and"
+        " literal value, over `type_of%` of our statement, or an ∃ witness our command proved; never the prover's"
+        " text). `answer_type`"
+        " is its form, `answer_lean_type` its Lean type; a closed form is released as LaTeX, graded by"
+        " math-verify; a tuple follows `answer_variables`.\n\n",
+    ]
+    for form in AnswerForm:
+        lines.append(f"- {form.value}: {forms.get(form.value, 0)} of {rows} rows\n")
+    if forms.get(None):
+        lines.append(f"- not recorded (a run before answer forms): {forms[None]} of {rows} rows\n")
+    reached, answered = metrics.get("reached", 0), sum(metrics.get("answered", {}).values())
+    if reached:
+        lines.append(
+            f"\nOf the run's {reached} verified statements that reached the answer stage, {answered} gave a final"
+            " answer. No answer:\n\n"
+        )
+        for reason, count in metrics.get("no_answer", {}).items():
+            known = reason in {member.value for member in NoAnswerReason}
+            meaning = NO_ANSWER_DESCRIPTIONS.get(NoAnswerReason(reason)) if known else None
+            lines.append(f"- {reason}: {count}" + (f" ({meaning})" if meaning else "") + "\n")
+        for answer_class, count in metrics.get("not_final", {}).items():
+            lines.append(f"- not final ({answer_class}): {count}\n")
+        if metrics.get("unfinished"):
+            lines.append(f"- Lean gave no verdict (unfinished): {metrics['unfinished']}\n")
+    return "".join(lines)
+
+
+JudgeKey = tuple[str | None, str | None, str | None, str | None, bool]  # toolchain, tool, revision, confinement, real
+
+
+def _judge_section(judges: Counter[JudgeKey], rows: int, overruled: int) -> str:
+    """Which kernel judge passed the rows, per toolchain, and where it overruled the screen."""
+    if not rows:
+        return ""
+    lines = [
+        "\n## Kernel judge\n\n",
+        "Every row's `verified_code` was passed by a kernel judge: our statement (after the trusted `lean_header`)"
+        " and the submission compiled apart, each sandboxed, and the submission replayed in Lean's kernel in a"
+        " process that shares nothing with the prover's code. The screen before it (the static layer and the"
+        " REPL check) only made candidates for the judge. `provenance.judge_*` records the judge per row; a"
+        " row is verified only when `provenance.verified_by_real_judge` is true.\n\n",
+    ]
+    for (toolchain, tool, revision, confinement, real), count in sorted(
+        judges.items(), key=lambda item: tuple(str(part) for part in item[0])
+    ):
+        kind = "" if real else " (a stand-in, not Lean's kernel: these rows verify nothing)"
+        lines.append(
+            f"- toolchain {toolchain or 'not recorded'}: {tool} at {revision or 'no recorded revision'}{kind},"
+            f" confinement: {confinement or 'not recorded'}: {count} of {rows} rows\n"
+        )
+    lines.append(
+        f"\nWhere the screen passed a text and the judge rejected it, the judge won: {overruled} such texts in"
+        " this run (`repro audit RUN_DIR --stage judge` lists them).\n"
+    )
     return "".join(lines)
 
 
@@ -150,6 +236,10 @@ def card(
     *,
     statement_checks: Counter[str | None] | None = None,
     proof_levers: Counter[str] | None = None,
+    flagged: tuple[int, bool] = (0, False),
+    answers: tuple[Counter[str | None], dict[str, Any]] | None = None,
+    judges: Counter[JudgeKey] | None = None,
+    overruled: int = 0,
 ) -> str:
     front = {
         "license": terms.license,
@@ -165,8 +255,8 @@ def card(
     warning = ""
     if unverified:
         warning = (
-            f"\n> **Warning:** {unverified} of {rows} rows were NOT checked by a real Lean backend "
-            "(`unverified: true`). Do not use them as verified references.\n"
+            f"\n> **Warning:** {unverified} of {rows} rows were NOT checked by a real Lean backend and passed by a"
+            " real kernel judge (`unverified: true`). Do not use them as verified references.\n"
         )
     if unfinished:
         warning += (
@@ -174,7 +264,9 @@ def card(
             " or the run was stopped); this release holds only what was finished, so its figures are not those of"
             " the whole selection.\n"
         )
-    source = _statement_check_section(statement_checks or Counter(), rows)
+    source = _judge_section(judges or Counter(), rows, overruled)
+    source += _statement_check_section(statement_checks or Counter(), rows, flagged)
+    source += _answer_section(*(answers or (Counter(), {})), rows)
     source += _proof_lever_section(proof_levers or Counter(), rows)
     source += f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"
     source += _prover_section(config)
@@ -187,9 +279,11 @@ def card(
     return (
         "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n"
         f"# repro rewritten benchmark\n{warning}\n"
-        "Each row is a rewritten problem whose reference answer (`new_answer`) was read from a Lean 4 proof\n"
-        "that passed repro's soundness gate. `verified_code` is exactly what Lean checked after `lean_header`;\n"
-        "`provenance` records models per stage, the Lean toolchain, the Mathlib revision, the verifier and the\n"
-        f"proof hash. Files: `data/{SPLIT}.parquet` and `data/{SPLIT}.jsonl` (same rows).\n\n"
+        "Each row is a rewritten problem whose reference answer (`new_answer`) our own Lean commands confirmed\n"
+        "from its Lean 4 statement, and whose proof passed repro's screen and its kernel judge (the answer is\n"
+        "never read from the proof). `verified_code` is exactly what Lean checked after\n"
+        "`lean_header`; `provenance` records models per stage, the Lean toolchain, the Mathlib revision, the\n"
+        "verifier, the kernel judge and the proof hash.\n"
+        f"Files: `data/{SPLIT}.parquet` and `data/{SPLIT}.jsonl` (same rows).\n\n"
         f"Re-verify with `repro reverify DIR` (it also checks every file against `{MANIFEST}`).\n" + source
     )

@@ -47,6 +47,10 @@ COLUMNS: tuple[Column, ...] = (
     Column("original_answer", problem_field("answer")),
     Column("rewritten_question", candidate_field("rewritten_question"), required=True),
     Column("new_answer", candidate_field("new_answer"), required=True),
+    Column("answer_type", candidate_field("answer_form")),
+    Column("answer_lean_type", candidate_field("answer_lean_type")),
+    Column("answer_lean", candidate_field("answer_lean")),
+    Column("answer_variables", candidate_field("answer_variables")),
     Column("lean_statement", candidate_field("lean_statement"), required=True),
     Column("lean_proof", candidate_field("lean_proof"), required=True),
     Column("verified_code", candidate_field("verified_code"), required=True),
@@ -72,10 +76,17 @@ PROVENANCE_SOURCES: tuple[StoredField, ...] = tuple(
         "verifier_is_real_lean",
         "statement_check",
         "proof_lever",
+        "judge_tool",
+        "judge_revision",
+        "judge_toolchain",
+        "judge_real",
+        "judge_confinement",
     )
 )
-# a row is verified only when this field is true and the run is not a demonstration
+# a row is verified only when both fields are true and the run is not a demonstration: real Lean screened
+# it and a real kernel judge passed it
 REAL_LEAN = candidate_field("verifier_is_real_lean", boolean=True)
+REAL_JUDGE = candidate_field("judge_real", boolean=True)
 
 REQUIRED = tuple(column.name for column in COLUMNS if column.required)
 
@@ -91,6 +102,14 @@ def _check_columns() -> None:
 
 
 _check_columns()
+
+
+def never_judged(candidate_id: str) -> str:
+    return (
+        f"candidate {candidate_id} is retained but no kernel judge passed it (a store written before the judge"
+        " stage?); nothing was written. Open the run with this repro (`repro status`), then `repro run --resume`"
+        " judges it"
+    )
 
 
 def proof_hash(code: str) -> str:
@@ -113,12 +132,18 @@ class RowProvenance:
     verified_by_real_lean: bool
     statement_check: str | None
     proof_lever: str
+    judge_tool: str | None
+    judge_revision: str | None
+    judge_toolchain: str | None
+    judge_confinement: str | None
+    verified_by_real_judge: bool
     jsonl_head: bytes
 
 
 def row_provenance(values: list[Any], *, demonstration: bool) -> RowProvenance:
     """The provenance of a row from its :data:`PROVENANCE_SOURCES` values, as stored."""
-    models, backends, toolchain, mathlib, verifier, real_lean, statement_check, lever = values
+    models, backends, toolchain, mathlib, verifier, real_lean, statement_check, lever, *judge = values
+    judge_tool, judge_revision, judge_toolchain, judge_real, judge_confinement = judge
     proof_lever = lever or NO_LEVER
     stage_models = [
         {
@@ -129,7 +154,7 @@ def row_provenance(values: list[Any], *, demonstration: bool) -> RowProvenance:
         }
         for stage, model in sorted((models or {}).items())
     ]
-    unverified = demonstration or not real_lean
+    unverified = demonstration or not real_lean or not judge_real
     head = {
         "schema_version": RECORD_SCHEMA_VERSION,
         "models": stage_models,
@@ -139,6 +164,11 @@ def row_provenance(values: list[Any], *, demonstration: bool) -> RowProvenance:
         "verified_by_real_lean": bool(real_lean),
         "statement_check": statement_check,
         "proof_lever": proof_lever,
+        "judge_tool": judge_tool,
+        "judge_revision": judge_revision,
+        "judge_toolchain": judge_toolchain,
+        "judge_confinement": judge_confinement,
+        "verified_by_real_judge": bool(judge_real),
     }
     jsonl_head = f'"unverified":{compact_json(unverified)},"provenance":{compact_json(head)[:-1]},"proof_hash":"'
     return RowProvenance(
@@ -150,6 +180,11 @@ def row_provenance(values: list[Any], *, demonstration: bool) -> RowProvenance:
         verified_by_real_lean=bool(real_lean),
         statement_check=statement_check,
         proof_lever=proof_lever,
+        judge_tool=judge_tool,
+        judge_revision=judge_revision,
+        judge_toolchain=judge_toolchain,
+        judge_confinement=judge_confinement,
+        verified_by_real_judge=bool(judge_real),
         jsonl_head=jsonl_head.encode(),
     )
 
@@ -169,6 +204,8 @@ def instance_from_candidate(
     missing = [name for name in REQUIRED if not values[name]]
     if missing:
         raise ReleaseError(f"candidate {candidate.candidate_id} is retained but lacks {missing}")
+    if candidate.judge_tool is None:
+        raise ReleaseError(never_judged(candidate.candidate_id))
     provenance = row_provenance(
         [field.read(records, parameters) for field in PROVENANCE_SOURCES], demonstration=demonstration
     )
@@ -183,6 +220,11 @@ def instance_from_candidate(
             verified_by_real_lean=provenance.verified_by_real_lean,
             statement_check=provenance.statement_check,
             proof_lever=provenance.proof_lever,
+            judge_tool=provenance.judge_tool,
+            judge_revision=provenance.judge_revision,
+            judge_toolchain=provenance.judge_toolchain,
+            judge_confinement=provenance.judge_confinement,
+            verified_by_real_judge=provenance.verified_by_real_judge,
             proof_hash=proof_hash(values["verified_code"]),
             repro_version=__version__,
             released_at=released_at,

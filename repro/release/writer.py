@@ -1,7 +1,8 @@
 """``repro release``: retained instances streamed from one SQL pass into Parquet and JSONL, then the card.
 
-An instance whose proof was not checked by a real Lean backend is never written unless the caller
-asks for it (``allow_unverified``), and then every such row says ``unverified: true``. Rows are read
+An instance whose proof was not screened by real Lean and passed by a real kernel judge is never written
+unless the caller asks for it (``allow_unverified``), and then every such row says ``unverified: true``; a
+retained instance that no judge passed at all (a store older than the judge stage) is never written. Rows are read
 as :data:`repro.release.rows.COLUMNS` defines them; no row is parsed into records, so time and
 memory do not depend on the number of candidates (a 100k-problem run releases in seconds).
 """
@@ -22,23 +23,31 @@ import yaml
 
 from repro import __version__
 from repro.config import RunConfig
+from repro.metrics import answer_metrics
 from repro.records import RECORD_SCHEMA_VERSION, utc_now
-from repro.release.card import card, combined_terms
+from repro.release.card import JudgeKey, card, combined_terms
 from repro.release.errors import ReleaseError
 from repro.release.files import MANIFEST, release_files, write_manifest
 from repro.release.rows import (
     COLUMNS,
     PROVENANCE_SOURCES,
+    REAL_JUDGE,
     REAL_LEAN,
     REQUIRED,
     SPLIT,
     RowProvenance,
     arrow_schema,
     compact_json,
+    never_judged,
     row_provenance,
 )
 from repro.store import RunReader
-from repro.store.fields import parameter
+from repro.store.fields import candidate_among, parameter
+
+# statement check outcomes withheld unless ``include_flagged``: neither vacuous nor shown satisfiable
+WITHHELD_CHECKS = ("flagged", "undecided")
+FLAGGED = candidate_among("statement_check", WITHHELD_CHECKS)
+NOT_FLAGGED = candidate_among("statement_check", WITHHELD_CHECKS, negate=True)
 
 # each row's JSONL text, as far as SQLite writes it: the schema version, then every stored column
 _JSON_MEMBERS = (("schema_version", parameter("schema_version")), *((c.name, c.field) for c in COLUMNS))
@@ -56,6 +65,9 @@ class ReleaseSummary:
     files: tuple[str, ...] = ()
     # rows the ``keep`` hook held back (``release --replay``: not replayed by SafeVerify)
     withheld_by_keep: int = 0
+    # verified rows whose statement was neither found vacuous nor shown satisfiable (flagged, undecided),
+    # withheld unless ``include_flagged``
+    withheld_flagged: int = 0
 
 
 def _arrow_column(values: Any, kind: Any) -> Any:
@@ -78,6 +90,10 @@ class _Written:
     statement_checks: Counter[str | None] = dataclass_field(default_factory=Counter)
     # released rows per proof lever ("none", "salvage", "feedback", "study")
     proof_levers: Counter[str] = dataclass_field(default_factory=Counter)
+    # released rows per answer form (None: a run that predates the forms)
+    answer_forms: Counter[str | None] = dataclass_field(default_factory=Counter)
+    # released rows per kernel judge that passed them: (toolchain, tool, revision, confinement, real)
+    judges: Counter[JudgeKey] = dataclass_field(default_factory=Counter)
 
 
 class _ReleaseWriter:
@@ -135,6 +151,9 @@ class _ReleaseWriter:
             missing = [name for name in REQUIRED if not values[name][first]]
             raise ReleaseError(f"candidate {batch[first][0].decode()} is retained but lacks {missing}")
         provenances = [self._provenance(fields) for fields in columns[len(COLUMNS)]]
+        unjudged = next((index for index, p in enumerate(provenances) if p.judge_tool is None), None)
+        if unjudged is not None:
+            raise ReleaseError(never_judged(batch[unjudged][0].decode()))
         hashes = [hashlib.sha256(code).hexdigest() for code in values["verified_code"]]  # as rows.proof_hash()
         self._jsonl.write(
             b"".join(
@@ -167,6 +186,11 @@ class _ReleaseWriter:
         self.written.unverified += sum(unverified)
         self.written.statement_checks.update(provenance.statement_check for provenance in provenances)
         self.written.proof_levers.update(provenance.proof_lever for provenance in provenances)
+        self.written.answer_forms.update(form.decode() if form else None for form in values["answer_type"])
+        self.written.judges.update(
+            (p.judge_toolchain, p.judge_tool, p.judge_revision, p.judge_confinement, p.verified_by_real_judge)
+            for p in provenances
+        )
         self.written.num_bytes += table.nbytes
         self._sources.update(values["source_dataset"])
 
@@ -207,8 +231,13 @@ def write_release(
     attribution: str | None = None,
     overwrite: bool = False,
     keep: Callable[[list[Any]], list[Any]] | None = None,
+    include_flagged: bool = False,
 ) -> ReleaseSummary:
     """Write the retained instances; nothing at all when none is releasable (the summary says so).
+
+    A statement our Lean checks neither found vacuous nor showed satisfiable (``flagged``, or ``undecided``
+    when Lean gave no verdict) may hold for no value at all: its rows are withheld unless
+    ``include_flagged`` (the card records which).
 
     A non-empty ``out_dir`` is refused unless ``overwrite``: a second release into the same folder
     would silently replace the first, and a mistyped ``--out`` would write into an unrelated folder.
@@ -230,12 +259,17 @@ def write_release(
     }
     store = RunReader(run_dir)
     try:
+        unjudged = store.retained_unjudged()
+        if unjudged is not None:
+            raise ReleaseError(never_judged(unjudged))
         retained = store.retained_count()
+        verified_only = () if allow_unverified else (parameter("real_run"), REAL_LEAN, REAL_JUDGE)
+        flagged = store.retained_count((*verified_only, FLAGGED), parameters)
         pages = store.retained_rows(
             [column.field for column in COLUMNS],
             packed=PROVENANCE_SOURCES,
             json_members=_JSON_MEMBERS,
-            only_if=() if allow_unverified else (parameter("real_run"), REAL_LEAN),
+            only_if=verified_only if include_flagged else (*verified_only, NOT_FLAGGED),
             parameters=parameters,
         )
         dropped = 0
@@ -249,10 +283,14 @@ def write_release(
         if not allow_unverified or writer.written.rows != retained:
             # every retained row was released, so every one had its problem; else check (before keeping anything)
             store.check_retained_problems()
-        unfinished = store.outcome_counts().get(None, 0)
+        outcomes = store.outcome_counts()
+        unfinished = outcomes.get(None, 0)
+        answers = answer_metrics(store, sum(outcomes.values()) - unfinished)
+        overruled = _overruled(store)
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
         written = writer.written
-        withheld = 0 if allow_unverified else retained - written.rows - dropped
+        withheld_flagged = 0 if include_flagged else flagged
+        withheld = 0 if allow_unverified else retained - written.rows - dropped - withheld_flagged
         if not written.rows:
             return ReleaseSummary(
                 written=0,
@@ -261,6 +299,7 @@ def write_release(
                 out_dir=out,
                 unfinished_problems=unfinished,
                 withheld_by_keep=dropped,
+                withheld_flagged=withheld_flagged,
             )
         terms = combined_terms(sorted(writer.sources()), config, license, attribution)
         writer.finish()
@@ -279,6 +318,10 @@ def write_release(
         unfinished,
         statement_checks=written.statement_checks,
         proof_levers=written.proof_levers,
+        flagged=(withheld_flagged, include_flagged),
+        answers=(written.answer_forms, answers),
+        judges=written.judges,
+        overruled=overruled,
     )
     (out / "README.md").write_text(text, encoding="utf-8")
     from repro.release.exports import write_release_exports  # inspect_ai and lm-eval tasks beside the data
@@ -293,6 +336,16 @@ def write_release(
         unfinished_problems=unfinished,
         files=(*release_files(out), MANIFEST),
         withheld_by_keep=dropped,
+        withheld_flagged=withheld_flagged,
+    )
+
+
+def _overruled(store: RunReader) -> int:
+    """Texts the run's screen passed and its kernel judge rejected (the judge won), from the running counts."""
+    return sum(
+        count
+        for stage, _, reason, count in store.stage_status_counts()
+        if stage == "judge" and reason == "judge_rejected"
     )
 
 

@@ -9,8 +9,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
+from repro.data.answers import parse_gsm8k_answer
 from repro.exit_codes import ReproError
 from repro.jsonl import BadRows, iter_json_objects
 from repro.llm.client import ModelClient
@@ -41,48 +42,99 @@ class RepairSettings(BaseModel):
 
 
 class TraceRecord(BaseModel):
+    """One cached reasoning trace, as GuardedRepair's published files hold them. An unknown (misspelt)
+    field is refused, never read as an empty trace."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str  # the trace's id (a candidates file names it); the line number minus one when absent
+    problem: str = Field(min_length=1)  # the problem text (GSM8K's `question` is read as it)
+    gold_answer: str = Field(min_length=1)  # the reference answer (`answer` too; a GSM8K `#### N` gives N)
+    initial_reasoning: str  # the model's reasoning to repair; may be absent only when generation_failed
+    generation_failed: bool = False  # the model produced no trace: repaired from the problem alone
+    model: str | None = None  # the model that wrote the trace, as the published files record it
+
+
+class CandidateRow(BaseModel):
+    """One row of an offline candidates file: repair texts for the trace ``id``."""
+
+    model_config = ConfigDict(extra="forbid")
     id: str
-    problem: str
-    gold_answer: str
-    initial_reasoning: str = ""
-    generation_failed: bool = False
+    candidates: list[str]
 
 
 class RepairInputError(ReproError, ValueError):
     pass
 
 
+def _gold_answer(value: object, field: str, bad: BadRows, line_number: int) -> object:
+    """The gold answer; a GSM8K solution (``... #### 18``) gives the number after ``####``, or is refused."""
+    if not isinstance(value, str | int | float) or isinstance(value, bool):
+        return value  # missing or not text: the record's validation names it
+    text = str(value).strip()
+    if "####" not in text:
+        return text
+    try:
+        return parse_gsm8k_answer(text)
+    except ValueError as error:
+        bad.add(line_number, f"a GSM8K answer must end in '#### <number>': {error}", field=field)
+        return None
+
+
+_NOT_A_TRACE = (
+    "this row is a benchmark problem, not a model's trace (a trace's initial_reasoning is the reasoning"
+    " to repair; see docs/repair.md)"
+)
+
+
 def read_traces(path: Path) -> list[TraceRecord]:
-    """Every trace of the file; the error names every bad row (line, field, reason), not only the first."""
+    """Every trace of the file, each field checked; the error names every bad row (line, field, reason).
+
+    GSM8K's own spelling is read too (``question`` for ``problem``, ``answer`` for ``gold_answer``,
+    whose ``#### N`` gives the number), but a benchmark problem without ``initial_reasoning`` is not a
+    trace: it is refused, never repaired as an empty generation.
+    """
     records = []
     bad = BadRows(path, RepairInputError)
     for line_number, row in iter_json_objects(path, RepairInputError, bad=bad):
         row = {**row, "id": str(row.get("id", line_number - 1))}
+        benchmark_row = "initial_reasoning" not in row and ("answer" in row or "solution" in row)
         if "question" in row and "problem" not in row:
             row["problem"] = row.pop("question")
-        if "gold_answer" not in row and "answer" in row:
-            row["gold_answer"] = str(row.pop("answer"))
-        try:
-            records.append(TraceRecord.model_validate({k: v for k, v in row.items() if k in TraceRecord.model_fields}))
-        except ValidationError as error:
-            bad.add_invalid(line_number, error)
+        field = "gold_answer"
+        if "answer" in row and "gold_answer" not in row:
+            field, row["gold_answer"] = "answer", row.pop("answer")
+        if "gold_answer" in row:
+            row["gold_answer"] = _gold_answer(row["gold_answer"], field, bad, line_number)
+            if line_number in bad:
+                continue
+        if row.get("generation_failed") is True:
+            row.setdefault("initial_reasoning", "")  # a failed generation has no text to repair
+        why = _NOT_A_TRACE if benchmark_row else None
+        record = bad.validated(line_number, TraceRecord, row, missing={"initial_reasoning": why} if why else None)
+        if record is not None and bad.first_use(line_number, record.id) and line_number not in bad:
+            records.append(record)
     bad.raise_if_any()
+    if not records:
+        raise RepairInputError(f"{path}: no traces")
     return records
 
 
-def read_candidates_file(path: Path) -> dict[str, list[str]]:
-    """``{"id": ..., "candidates": [...]}`` rows; the error names every bad row, not only the first."""
+def read_candidates_file(path: Path, traces: list[TraceRecord] | None = None) -> dict[str, list[str]]:
+    """``{"id": ..., "candidates": [...]}`` rows; the error names every bad row, not only the first,
+    and (given the traces) every row whose id is no trace's."""
     mapping: dict[str, list[str]] = {}
+    known = {trace.id for trace in traces} if traces is not None else None
     bad = BadRows(path, RepairInputError)
     for line_number, row in iter_json_objects(path, RepairInputError, bad=bad):
-        if "id" not in row:
-            bad.add(line_number, 'missing (rows are {"id": ..., "candidates": ["...", ...]})', field="id")
+        if "id" in row and row["id"] is not None:
+            row = {**row, "id": str(row["id"])}
+        record = bad.validated(line_number, CandidateRow, row)
+        if record is None or not bad.first_use(line_number, record.id):
             continue
-        candidates = row.get("candidates")
-        if not isinstance(candidates, list) or not all(isinstance(c, str) for c in candidates):
-            bad.add(line_number, "missing or not a list of strings", field="candidates")
+        if known is not None and record.id not in known:
+            bad.add(line_number, f"{record.id!r} is the id of no trace in the --traces file", field="id")
             continue
-        mapping[str(row["id"])] = candidates
+        mapping[record.id] = record.candidates
     bad.raise_if_any()
     return mapping
 

@@ -43,6 +43,13 @@ function startAudit(data) {
       (!text || haystack(row).includes(text))));
   }
 
+  function judgeLine(judged) {
+    const who = `${judged.tool}${judged.real ? "" : " (stand-in)"}`;
+    const won = judged.overrules_screen ? " — the screen had passed it: the judge wins" : "";
+    const why = judged.cause ? ` (no verdict: ${judged.cause})` : "";
+    return `Kernel judge ${who}: ${judged.status}${why}${won}${judged.detail ? "\n" + judged.detail : ""}`;
+  }
+
   function details(row) {
     const box = el("div", null, "details");
     block(box, "Original question", row.original);
@@ -76,12 +83,21 @@ function startAudit(data) {
       if (sample.checked_code_in_output) section.appendChild(el("p", "Checked code: our statement with the prover's proof, verbatim in the output above.", "checked-note"));
       else block(section, "Checked code", sample.checked_code, "code");
       leanMessages(section, sample.messages);
+      if (sample.judge) section.appendChild(el("p", judgeLine(sample.judge), sample.judge.status === "passed" ? "judge-note" : "judge-note severity-error"));
       box.appendChild(section);
     }
     for (const repair of row.salvage || []) {
       block(box, `Salvage #${repair.attempt} of sample ${repair.of_sample} (formalization round ${repair.round}): ${repair.status}` +
         (repair.reason ? ` (${repair.reason})` : ""), repair.kinds.join(", ") || "(no repair kind)");
       leanMessages(box, repair.messages);
+    }
+    for (const judged of row.judgements.filter((j) => j.screened_by !== "verify")) {
+      block(box, `Kernel judge on a ${judged.screened_by} text (#${judged.of_attempt})`, judgeLine(judged));
+    }
+    if (row.status === "retained") {
+      box.appendChild(el("p", row.verified ? `Verified: a real kernel judge (${row.judge_tool}) passed the proof.` :
+        `NOT verified: the proof was passed by ${row.judge_tool || "no judge"}${row.judge_real ? "" : " (a stand-in, not Lean's kernel)"}.`,
+        row.verified ? "judge-note" : "judge-note severity-error"));
     }
     if (row.answer && row.answer.status) {
       block(box, "Extracted answer", `${row.answer.candidate ?? "(none)"} via ${row.answer.method ?? "?"}; class ${row.answer.class ?? "?"}` +

@@ -37,6 +37,17 @@ class LeanSetup(BaseModel):
     checks: int = 0
 
 
+class JudgeSetup(BaseModel):
+    """One kernel judge as the run's judge attempts name it, and how many judgements it gave."""
+
+    tool: str
+    revision: str | None = None
+    toolchain: str | None = None
+    real: bool = False
+    confinement: str | None = None
+    judgements: int = 0
+
+
 class StageModelRow(BaseModel):
     stage: str
     model: str
@@ -50,6 +61,7 @@ class Header(BaseModel):
     config_summary: dict[str, str]
     models: list[StageModelRow]
     lean: list[LeanSetup]
+    judges: list[JudgeSetup] = Field(default_factory=list)
     unverified_sources: list[str] = Field(default_factory=list)
     repro_version: str | None = None
     created_at: str | None = None
@@ -66,6 +78,10 @@ class RunReport(BaseModel):
     rate_counts: dict[str, dict[str, list[int]]]
     # statements our Lean checks found vacuous or refuted, in all and per level and type
     statement_checks: dict[str, Any] = {}
+    # answers per form and why verified statements gave none (repro.metrics.answer_metrics)
+    answers: dict[str, Any] = {}
+    # what the kernel judge said over the run (repro.metrics.judge_figures)
+    judge: dict[str, Any] = {}
     prover_pass_at: dict[str, float | None]
     prover_statements: int
     models: dict[str, dict[str, Any]]
@@ -119,7 +135,31 @@ def _summary(config: dict[str, Any]) -> dict[str, str]:
     return summary
 
 
-def _header(run_dir: Path, store: RunReader, config: dict[str, Any], verify: list[StageAttempt]) -> Header:
+def _judges(judged: list[StageAttempt]) -> list[JudgeSetup]:
+    found: Counter[tuple[str, str | None, str | None, bool, str | None]] = Counter()
+    for attempt in judged:
+        verdict = attempt.output.get("judge") or {}
+        key = (
+            str(verdict.get("tool") or "?"),
+            verdict.get("tool_revision"),
+            verdict.get("toolchain"),
+            bool(verdict.get("real")),
+            verdict.get("confinement"),
+        )
+        found[key] += 1
+    return [
+        JudgeSetup(tool=t, revision=r, toolchain=c, real=real, confinement=m, judgements=n)
+        for (t, r, c, real, m), n in found.items()
+    ]
+
+
+def _header(
+    run_dir: Path,
+    store: RunReader,
+    config: dict[str, Any],
+    verify: list[StageAttempt],
+    judged: list[StageAttempt] | None = None,
+) -> Header:
     calls = store.model_calls()
     seen: dict[tuple[str, str, str], None] = {}
     for call in calls:
@@ -158,6 +198,10 @@ def _header(run_dir: Path, store: RunReader, config: dict[str, Any], verify: lis
     fake_lean = [row.backend for row in lean_rows if not row.real_lean]
     if fake_lean:
         unverified.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(fake_lean))))
+    judges = _judges(judged or [])
+    stand_ins = sorted({row.tool for row in judges if not row.real})
+    if stand_ins:
+        unverified.append("kernel-judge verdicts from a stand-in, not Lean's kernel: " + ", ".join(stand_ins))
     return Header(
         run_name=str(config.get("name", run_dir.name)),
         run_dir=str(run_dir),
@@ -165,6 +209,7 @@ def _header(run_dir: Path, store: RunReader, config: dict[str, Any], verify: lis
         config_summary=_summary(config),
         models=sorted(rows, key=lambda r: (_stage_rank(r.stage), r.model)),
         lean=lean_rows,
+        judges=judges,
         unverified_sources=unverified,
         repro_version=store.get_meta("repro_version"),
         created_at=store.get_meta("created_at"),
@@ -172,7 +217,7 @@ def _header(run_dir: Path, store: RunReader, config: dict[str, Any], verify: lis
 
 
 def _stage_rank(stage: str) -> int:
-    order = ["rewrite", "screen", "formalize", "align", "prove", "verify", "extract", "classify", "answer"]
+    order = ["rewrite", "screen", "formalize", "align", "prove", "verify", "judge", "extract", "classify", "answer"]
     return order.index(stage) if stage in order else len(order)
 
 
@@ -190,6 +235,8 @@ def _candidate_row(
     for attempt in attempts:
         by_stage[attempt.stage.value].append(attempt)
     verify = {a.attempt_number: a for a in by_stage["verify"]}
+    judgements = [_judgement(a) for a in sorted(by_stage["judge"], key=lambda a: a.attempt_number)]
+    judged_samples = {j["of_attempt"]: j for j in judgements if j["screened_by"] == "verify"}
 
     def round_of(attempt: StageAttempt, legacy: int) -> int:
         """The formalization round whose statement the attempt worked on (``inputs``); a store older
@@ -220,6 +267,8 @@ def _candidate_row(
                 "messages": _messages(check) if check else [],
                 "real_lean": bool(check.output.get("real_lean")) if check else False,
                 "lean_seconds": round(check.lean_seconds, 3) if check else 0.0,
+                # the kernel judge on this sample (None: the screen refused it, or it was not asked)
+                "judge": judged_samples.get(attempt.attempt_number),
             }
         )
     formalizations = [
@@ -303,6 +352,24 @@ def _candidate_row(
         },
         "new_answer": candidate.new_answer,
         "real_lean": candidate.verifier_is_real_lean,
+        "judgements": judgements,
+        "judge_tool": candidate.judge_tool,
+        "judge_real": candidate.judge_real,
+        "verified": candidate.verified,
+    }
+
+
+def _judgement(attempt: StageAttempt) -> dict[str, Any]:
+    verdict = attempt.output.get("judge") or {}
+    return {
+        "screened_by": attempt.output.get("screened_by"),
+        "of_attempt": attempt.output.get("of_attempt"),
+        "status": verdict.get("status") or attempt.status.value,
+        "overrules_screen": bool(attempt.output.get("overrules_screen")),
+        "tool": verdict.get("tool"),
+        "real": bool(verdict.get("real")),
+        "detail": cap(verdict.get("detail"), 800),
+        "cause": verdict.get("cause"),
     }
 
 
@@ -328,17 +395,20 @@ def _rate_counts(store: RunReader) -> dict[str, dict[str, list[int]]]:
 
 
 def _prover_pass_at(
-    prove: list[StageAttempt], verify: list[StageAttempt], k: int
+    prove: list[StageAttempt], judged: list[StageAttempt], k: int
 ) -> tuple[dict[str, float | None], int]:
-    """Unbiased pass@j over formal statements whose k samples were all drawn."""
+    """Unbiased pass@j over formal statements whose k samples were all drawn; a sample passes when the kernel
+    judge passed it (the screen's pass alone is no success)."""
     drawn: dict[tuple[str, int], int] = Counter()
     passed: dict[tuple[str, int], int] = Counter()
     for attempt in prove:
-        if attempt.output.get("text") is not None:
+        if attempt.output.get("text") is not None and not attempt.output.get("reused_from_study"):
             drawn[(attempt.candidate_id, attempt.attempt_number // k)] += 1
-    for attempt in verify:
-        if attempt.status == AttemptStatus.passed:
-            passed[(attempt.candidate_id, attempt.attempt_number // k)] += 1
+    for attempt in judged:
+        sample = attempt.output.get("of_attempt")
+        raw = attempt.output.get("screened_by") == "verify" and not attempt.output.get("reused_from_study")
+        if attempt.status == AttemptStatus.passed and raw and isinstance(sample, int):
+            passed[(attempt.candidate_id, sample // k)] += 1
     complete = [key for key, count in drawn.items() if count >= k]
     result: dict[str, float | None] = {}
     for j in range(1, k + 1):
@@ -377,6 +447,7 @@ def collect_run(run_dir: Path) -> RunReport:
             by_candidate[attempt.candidate_id].append(attempt)
         prove = [a for a in attempts if a.stage.value == "prove"]
         verify = [a for a in attempts if a.stage.value == "verify"]
+        judged = [a for a in attempts if a.stage.value == "judge"]
         problems = {p.problem_id: p.model_dump() for p in store.problems()}
         candidates = [
             _candidate_row(c, by_candidate[c.candidate_id], problems.get(c.problem_id, {}), k)
@@ -385,16 +456,18 @@ def collect_run(run_dir: Path) -> RunReport:
         lean_seconds: dict[str, float] = defaultdict(float)
         for attempt in attempts:
             lean_seconds[attempt.stage.value] += attempt.lean_seconds
-        pass_at, statements = _prover_pass_at(prove, verify, k)
+        pass_at, statements = _prover_pass_at(prove, judged, k)
         taxonomy, rejected_samples = _taxonomy(verify)
         return RunReport(
-            header=_header(run_dir, store, config, verify),
+            header=_header(run_dir, store, config, verify, judged),
             k=k,
             funnel=metrics["funnel"],
             stage_order=[stage.value for stage in STAGE_ORDER],
             rates=metrics["rates"],
             rate_counts=_rate_counts(store),
             statement_checks=metrics["statement_checks"],
+            answers=metrics.get("answers") or {},
+            judge=metrics["judge"],
             prover_pass_at=pass_at,
             prover_statements=statements,
             models=metrics["models"],

@@ -113,12 +113,43 @@ def _header(report: RunReport) -> str:
         ["Lean backend", "toolchain", "Mathlib revision", "real Lean", "checks"],
         [[x.backend, x.toolchain, x.mathlib_revision, "yes" if x.real_lean else "NO", x.checks] for x in header.lean],
     )
+    judges = _table(
+        ["kernel judge", "revision", "toolchain", "real judge", "confinement", "judgements"],
+        [
+            [x.tool, x.revision, x.toolchain, "yes" if x.real else "NO (stand-in)", x.confinement, x.judgements]
+            for x in header.judges
+        ]
+        or [["none asked yet", "", "", "", "", 0]],
+        "judge-table",
+    )
     meta = f"run directory {header.run_dir} · created {header.created_at or '?'} · repro {header.repro_version or '?'}"
     return (
         f"<h1>repro report: {escape(header.run_name)}</h1><p class=note>{escape(meta)}</p>"
         f'<div class="grid"><div><h3>Configuration</h3>{config}</div><div><h3>Models per stage</h3>{models}</div>'
-        f"<div><h3>Lean</h3>{lean}</div></div>"
+        f"<div><h3>Lean</h3>{lean}</div><div><h3>Kernel judge</h3>{judges}</div></div>"
     )
+
+
+def _judge(report: RunReport) -> str:
+    """What the kernel judge passed, where it overruled the screen (the judge wins), and what is verified."""
+    judge = report.judge
+    if not judge:
+        return ""
+    retained = report.rates.get("retained", 0)
+    rows = [
+        ["judgements (texts the screen passed)", judge["judged"]],
+        ["passed", judge["passed"]],
+        ["rejected where the screen had passed (the judge won)", judge["overruled"]],
+        ["no verdict (unfinished, --resume judges them)", judge["unavailable"]],
+        ["retained, verified by a real judge", f"{judge['retained_verified']} of {retained}"],
+    ]
+    note = (
+        "<p class=note>The screen (the static layer and the REPL check) runs beside the prover's code; its pass"
+        " only makes a candidate for the kernel judge, which compiles our statement and the submission apart"
+        " and replays the submission in Lean's kernel. A candidate is retained only on the judge's pass, and"
+        " counts as verified only when that judge is real.</p>"
+    )
+    return f"<h2 id=judge>Kernel judge</h2>{_table(['', 'count'], rows, 'judge-figures')}{note}"
 
 
 def _funnel(report: RunReport) -> str:
@@ -164,12 +195,30 @@ def _levers(report: RunReport) -> str:
         rows += [[f"{label}{key}", row["none"], row["salvage"], row["feedback"]] for key, row in levers[group].items()]
     rates = _table(["", "no lever", "+ salvage", "+ salvage + feedback rounds"], rows, "lever-table")
     costs = _table(
-        ["lever", "checks", "verified", "Lean seconds", "model calls", "tokens in", "tokens out"],
         [
-            [name, c["attempts"], c["verified"], c["lean_seconds"], c["model_calls"], c["tokens_in"], c["tokens_out"]]
+            "lever",
+            "checks",
+            "verified",
+            "failed (no verdict)",
+            "Lean seconds",
+            "model calls",
+            "tokens in",
+            "tokens out",
+        ],
+        [
+            [
+                name,
+                c["attempts"],
+                c["verified"],
+                c.get("failed", 0),
+                c["lean_seconds"],
+                c["model_calls"],
+                c["tokens_in"],
+                c["tokens_out"],
+            ]
             for name, c in levers["cost"].items()
         ]
-        or [["—", 0, 0, 0, 0, 0, 0]],
+        or [["—", 0, 0, 0, 0, 0, 0, 0]],
     )
     retained = levers["retained"]
     note = (
@@ -177,8 +226,8 @@ def _levers(report: RunReport) -> str:
         f"{retained['none']}, by salvage {retained['salvage']}, by a Lean-feedback round {retained['feedback']}"
         + (f", from a prove-study (--reprove-with) {levers['from_study']}" if levers.get("from_study") else "")
         + "."
-        " Every lever's proof passed the same soundness gate. The rates are cumulative and each is a lower bound"
-        " of a run with only those levers: a proof a lever found ended that candidate's search.</p>"
+        " Every lever's proof passed the same screen and the same kernel judge. The rates are cumulative and each"
+        " is a lower bound of a run with only those levers: a proof a lever found ended that candidate's search.</p>"
     )
     return f"<h2 id=levers>Salvage and feedback rounds</h2>{rates}{costs}{note}"
 
@@ -248,6 +297,29 @@ def _statement_checks(report: RunReport) -> str:
     )
 
 
+def _answers(report: RunReport) -> str:
+    """Answers per form (count, generation rate) and the verified statements that gave none, by reason."""
+    answers = report.answers or {}
+    if not answers.get("reached"):
+        return ""
+    rates = answers.get("generation_rate", {})
+    rows: list[list[Any]] = [
+        ["answer", form, count, rates.get(form)] for form, count in answers.get("answered", {}).items()
+    ]
+    rows += [["no answer", reason, count, ""] for reason, count in answers.get("no_answer", {}).items()]
+    rows += [["not final", kind, count, ""] for kind, count in answers.get("not_final", {}).items()]
+    if answers.get("unfinished"):
+        rows.append(["no verdict", "Lean gave none (unfinished)", answers["unfinished"], ""])
+    table = _table(["outcome", "form or reason", "candidates", "generation rate"], rows, "answers-table")
+    return (
+        "<h2 id=answers>Answers by form, and statements that gave none</h2>"
+        f"<p class=note>{answers['reached']} verified statements reached the answer stage. Every answer is the"
+        " value our own Lean commands confirmed from the statement (never the prover's text); sets, intervals,"
+        " bounds and symbolic expressions give none and are counted apart.</p>"
+        f"{table}"
+    )
+
+
 def _taxonomy(report: RunReport) -> str:
     if not report.taxonomy:
         return "<h2 id=taxonomy>Failure taxonomy</h2><p>No prover sample was rejected.</p>"
@@ -306,9 +378,11 @@ def run_sections(report: RunReport) -> str:
         + _funnel(report)
         + _rates(report)
         + _levers(report)
+        + _judge(report)
         + _pass_at(report)
         + _costs(report)
         + _statement_checks(report)
+        + _answers(report)
         + _taxonomy(report)
         + _audit()
     )

@@ -23,7 +23,7 @@ from repro.config import ModelSettings
 from repro.judge.verdict import Verdict
 from repro.llm.client import ModelClient
 from repro.llm.factory import request_from_settings
-from repro.llm.protocol import ChatMessage, ModelCallError
+from repro.llm.protocol import ChatMessage, ModelCallError, PromptTooLong
 from repro.prompts import render_prompt
 from repro.records import AttemptStatus, ReasonCode
 from repro.stages.common import StageResult, account, input_hash
@@ -153,6 +153,10 @@ async def ask_again(
     )
     try:
         response = await client.generate(request)
+    except PromptTooLong as error:  # the history outgrew the context: this thread ends here, nothing is down
+        result.status, result.reason = AttemptStatus.rejected, ReasonCode.prompt_too_long
+        result.output["error"] = str(error)
+        return None, messages, result
     except ModelCallError as error:
         result.status, result.reason = AttemptStatus.error, ReasonCode.model_call_failed
         result.output["error"] = str(error)

@@ -13,7 +13,7 @@ from repro.lean.protocol import Verifier
 from repro.lean.text import extract_lean_block
 from repro.llm.client import ModelClient
 from repro.llm.factory import request_from_settings
-from repro.llm.protocol import ModelCallError, ModelRequest
+from repro.llm.protocol import ModelCallError, ModelRequest, PromptTooLong
 from repro.prompts import render_prompt
 from repro.provers import ProverProfile, get_profile
 from repro.records import AttemptStatus, LeanMessageRecord, ReasonCode
@@ -93,6 +93,13 @@ async def sample_proofs(
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("prove", prompt, first_index))
     try:
         response = await client.generate(request)
+    except PromptTooLong as error:  # a verdict on this prompt, not an outage: asking again would not help
+        result.status, result.reason, result.output = (
+            AttemptStatus.rejected,
+            ReasonCode.prompt_too_long,
+            {"error": str(error)},
+        )
+        return [], result
     except ModelCallError as error:
         result.status, result.reason, result.output = (
             AttemptStatus.error,

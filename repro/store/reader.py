@@ -21,7 +21,15 @@ from typing import Any
 from urllib.parse import quote
 
 from repro import natural
-from repro.records import Candidate, CandidateStatus, ModelCallRecord, SourceProblem, StageAttempt
+from repro.records import (
+    JUDGED_SCREENS,
+    Candidate,
+    CandidateStatus,
+    ModelCallRecord,
+    SourceProblem,
+    Stage,
+    StageAttempt,
+)
 from repro.store.fields import StoredField, expression, json_member, packed_expression
 from repro.store.schema import SCHEMA_VERSION, STORE_FILENAME, StoreError, refuse_newer
 from repro.store.sqlite import written_version
@@ -243,8 +251,14 @@ class RunReader:
         if orphan:
             raise StoreError(f"problem {orphan[0]['problem_id']!r} not in {self.path}")
 
-    def retained_count(self) -> int:
-        return int(self._query("SELECT COUNT(*) AS n FROM candidates WHERE status='retained'")[0]["n"])
+    def retained_count(self, only_if: Sequence[StoredField] = (), parameters: Mapping[str, Any] | None = None) -> int:
+        """Retained candidates, or those whose ``only_if`` conditions all hold (as :meth:`retained_rows`)."""
+        if not only_if:
+            return int(self._query("SELECT COUNT(*) AS n FROM candidates WHERE status='retained'")[0]["n"])
+        where = "".join(f" AND ({expression(field)})" for field in only_if)
+        sql = f"SELECT COUNT(*) FROM candidates c WHERE c.status='retained'{where}"
+        with self._read_lock:
+            return int(self._reader.execute(sql, dict(parameters or {})).fetchone()[0])
 
     def attempts(
         self, *, candidate_id: str | None = None, stage: str | None = None, reason: str | None = None
@@ -265,7 +279,8 @@ class RunReader:
     ) -> list[sqlite3.Row]:
         """Not-passed attempts (any candidate status) with their candidate, problem, the statement
         the attempt worked on (the output of the formalize attempt its ``inputs`` point to) and, for
-        a verify attempt, the prove attempt it checked: one query with LIMIT, never every attempt."""
+        a verify attempt (or a judge attempt on a raw sample), the prove attempt it checked: one query with
+        LIMIT, never every attempt."""
         clauses, parameters = ["a.status != 'passed'"], []
         for column, value in (("a.stage", stage), ("a.reason", reason)):
             if value is not None:
@@ -274,7 +289,9 @@ class RunReader:
         sql = (
             "SELECT a.payload AS attempt, c.payload AS candidate, p.payload AS problem,"
             " (SELECT q.payload FROM attempts q WHERE q.candidate_id=a.candidate_id AND q.stage='prove'"
-            "  AND q.attempt_number=a.attempt_number AND a.stage='verify') AS prove_attempt,"
+            "  AND ((a.stage='verify' AND q.attempt_number=a.attempt_number)"
+            "   OR (a.stage='judge' AND json_extract(a.payload, '$.output.screened_by')='verify'"
+            "    AND q.attempt_number=json_extract(a.payload, '$.output.of_attempt')))) AS prove_attempt,"
             " (SELECT json_extract(f.payload, '$.output.statement') FROM attempts f WHERE f.candidate_id=a.candidate_id"
             "  AND f.stage='formalize' AND f.attempt_number=json_extract(a.payload, '$.inputs.formalize'))"
             " AS input_statement"
@@ -312,6 +329,20 @@ class RunReader:
             " GROUP BY p.level, p.type, a.reason"
         )
         return [(row["level"], row["type"], row["reason"], row["n"]) for row in rows]
+
+    def answer_outcomes(self) -> list[tuple[str, str | None, str | None, str | None, str | None, int]]:
+        """(status, answer form, reject reason, why no answer, answer class, candidates) over candidates
+        that reached the answer stage, read from each one's last answer attempt."""
+        rows = self._query(
+            "SELECT c.status AS status, json_extract(c.payload, '$.answer_form') AS form,"
+            " c.reject_reason AS reason, json_extract(a.payload, '$.output.no_answer') AS gap,"
+            " json_extract(a.payload, '$.output.answer_class') AS class, COUNT(*) AS n"
+            " FROM candidates c JOIN attempts a ON a.candidate_id = c.candidate_id AND a.stage = 'answer'"
+            " AND a.attempt_number = (SELECT MAX(b.attempt_number) FROM attempts b"
+            " WHERE b.candidate_id = c.candidate_id AND b.stage = 'answer')"
+            " GROUP BY 1, 2, 3, 4, 5"
+        )
+        return [(row["status"], row["form"], row["reason"], row["gap"], row["class"], row["n"]) for row in rows]
 
     def stop_counts(self) -> list[tuple[int, str | None, int]]:
         """Rejected candidates per (rank of the stage where they stopped, reason): the stage after the
@@ -351,10 +382,30 @@ class RunReader:
         )
         return [(row["level"], row["type"], row["lever"], row["n"]) for row in rows]
 
-    def lever_costs(self) -> dict[str, dict[str, float]]:
-        """Per lever stage: attempts, verified, Lean seconds, model calls and tokens it cost."""
+    def retained_judges(self) -> list[tuple[str | None, bool, int]]:
+        """(judge tool, whether it is a real judge, retained candidates) over the retained candidates."""
         rows = self._query(
-            "SELECT stage, COUNT(*) AS attempts, SUM(status = 'passed') AS verified,"
+            "SELECT json_extract(payload, '$.judge_tool') AS tool,"
+            " COALESCE(json_extract(payload, '$.judge_real'), 0) AS real, COUNT(*) AS n"
+            " FROM candidates WHERE status='retained' GROUP BY 1, 2"
+        )
+        return [(row["tool"], bool(row["real"]), row["n"]) for row in rows]
+
+    def retained_unjudged(self) -> str | None:
+        """The first retained candidate that no kernel judge passed (none should be: the judge stage retains
+        only what it passed, and the store's migration turns older stores' retained candidates unfinished)."""
+        rows = self._query(
+            "SELECT candidate_id FROM candidates WHERE status='retained'"
+            " AND json_extract(payload, '$.judge_tool') IS NULL ORDER BY natural_key(candidate_id) LIMIT 1"
+        )
+        return rows[0]["candidate_id"] if rows else None
+
+    def lever_costs(self) -> dict[str, dict[str, float]]:
+        """Per lever stage: checks (attempts that got a verdict), verified, failed (an endpoint or Lean gave
+        no verdict: never counted as checks), Lean seconds, model calls and tokens it cost."""
+        rows = self._query(
+            "SELECT stage, SUM(status != 'error') AS attempts, SUM(status = 'passed') AS verified,"
+            " SUM(status = 'error') AS failed,"
             " SUM(lean_seconds) AS lean_seconds,"
             " SUM(COALESCE(json_extract(payload, '$.model_calls'), 0)) AS model_calls,"
             " SUM(COALESCE(json_extract(payload, '$.tokens_in'), 0)) AS tokens_in,"
@@ -365,6 +416,7 @@ class RunReader:
             row["stage"]: {
                 "attempts": row["attempts"],
                 "verified": row["verified"],
+                "failed": row["failed"],
                 "lean_seconds": round(row["lean_seconds"] or 0.0, 3),
                 "model_calls": row["model_calls"],
                 "tokens_in": row["tokens_in"],
@@ -377,21 +429,24 @@ class RunReader:
         """Retained candidates per (samples drawn, samples verified) in the round that gave their proof.
 
         One aggregate over the verify attempts of retained candidates (rounds are ``attempt // k``; the
-        proving round is the last one with a verified sample);
+        proving round is the last one with a verified sample). A sample counts as verified when the kernel
+        judge passed it (the judge attempt that judged verify attempt n), not when the screen did;
         proofs a study supplied (``--reprove-with``) are not the run's prover's and are left out.
         """
+        stride, offset = len(JUDGED_SCREENS), JUDGED_SCREENS.index(Stage.verify)
         rows = self._query(
             "SELECT n, c, COUNT(*) AS candidates FROM ("
             " SELECT n, c, ROW_NUMBER() OVER (PARTITION BY candidate_id ORDER BY round DESC) AS latest FROM ("
             "  SELECT a.candidate_id, a.attempt_number / ? AS round, COUNT(*) AS n,"
-            "   SUM(a.status = 'passed') AS c FROM attempts a"
+            "   SUM(EXISTS (SELECT 1 FROM attempts j WHERE j.candidate_id = a.candidate_id AND j.stage = 'judge'"
+            "    AND j.attempt_number = a.attempt_number * ? + ? AND j.status = 'passed')) AS c FROM attempts a"
             "  JOIN candidates cd ON cd.candidate_id = a.candidate_id"
             "  WHERE cd.status = 'retained' AND cd.proof_attempt_number IS NOT NULL AND a.stage = 'verify'"
             "  AND COALESCE(json_extract(a.payload, '$.output.reused_from_study'), 0) = 0"
             "  GROUP BY a.candidate_id, round HAVING c > 0"
             " )"
             ") WHERE latest = 1 GROUP BY n, c",
-            (k,),
+            (k, stride, offset),
         )
         return {(row["n"], row["c"]): row["candidates"] for row in rows}
 

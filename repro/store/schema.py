@@ -20,6 +20,12 @@ STAGE_RANK: dict[str, int] = {stage.value: rank for rank, stage in enumerate(STA
 STAGE_RANK.update({lever.value: STAGE_RANK[Stage.verify.value] for lever in LEVER_STAGES})
 _STAGE_RANK_SQL = "CASE stage " + " ".join(f"WHEN '{name}' THEN {rank}" for name, rank in STAGE_RANK.items()) + " END"
 
+# why a problem retained before the judge stage existed is unfinished after the judge migration (no `;` or `'`:
+# a migration is split into statements at every `;`)
+_UNJUDGED_CAUSE = (
+    "judge: judge_unavailable: retained before the kernel judge existed, so never judged (repro run --resume judges it)"
+)
+
 # Each entry moves the schema one version forward. Never edit a released entry: append a new one.
 _MIGRATIONS: tuple[str, ...] = (
     """
@@ -133,6 +139,29 @@ _MIGRATIONS: tuple[str, ...] = (
     # code is judged once per (tool, revision, toolchain, header, statement), across resumes
     """
     CREATE TABLE judge_cache (cache_key TEXT PRIMARY KEY, verdict TEXT NOT NULL, created_at TEXT NOT NULL);
+    """,
+    # 5: the `judge` stage (the kernel judge) sits between verify and answer: ranks from answer on move up
+    # by one. A candidate retained before the judge existed was never judged: it is no longer retained but
+    # unfinished for want of a judge verdict, and its problem unfinished, so `repro run --resume` judges it
+    # (every model answer and Lean result is read back from the store) instead of releasing it unjudged.
+    f"""
+    UPDATE candidates SET
+        reached_rank = COALESCE(
+            (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts WHERE attempts.candidate_id = candidates.candidate_id), -1),
+        passed_rank = COALESCE(
+            (SELECT MAX({_STAGE_RANK_SQL}) FROM attempts
+             WHERE attempts.candidate_id = candidates.candidate_id AND attempts.status = 'passed'), -1);
+    UPDATE problems SET outcome = NULL, unfinished_cause = '{_UNJUDGED_CAUSE}'
+        WHERE outcome = 'retained' AND problem_id IN (
+            SELECT problem_id FROM candidates c WHERE c.status = 'retained' AND NOT EXISTS (
+                SELECT 1 FROM attempts a WHERE a.candidate_id = c.candidate_id AND a.stage = 'judge'
+                AND a.status = 'passed'));
+    UPDATE candidates SET status = 'unfinished', reject_stage = 'judge', reject_reason = 'judge_unavailable',
+        payload = json_set(payload, '$.status', 'unfinished', '$.reject_stage', 'judge',
+            '$.reject_reason', 'judge_unavailable')
+        WHERE status = 'retained' AND NOT EXISTS (
+            SELECT 1 FROM attempts a WHERE a.candidate_id = candidates.candidate_id AND a.stage = 'judge'
+            AND a.status = 'passed');
     """,
 )
 

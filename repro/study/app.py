@@ -9,6 +9,7 @@ from pathlib import Path
 
 from repro.config import LeanSettings
 from repro.exit_codes import ExitCode, ReproError
+from repro.judge.verdict import Judge
 from repro.lean import InfraStatus, build_verifier
 from repro.llm.factory import build_backend
 from repro.llm.protocol import ModelBackend
@@ -53,9 +54,13 @@ def open_study(
     """Create a study directory, or reopen one to resume (optionally adding provers or statements)."""
     exists = (study_dir / STUDY_FILENAME).exists()
     if exists and not resume:
-        raise StudyError(
-            f"{study_dir} already holds a study; pass --resume to continue it, or choose another --study-dir"
-        )
+        if not _failed_start(study_dir):
+            raise StudyError(
+                f"{study_dir} already holds a study; pass --resume to continue it, or choose another --study-dir"
+            )
+        for path in study_dir.glob(f"{STUDY_FILENAME}*"):  # no sample was ever stored: nothing to keep
+            path.unlink()
+        exists = False
     if resume and not exists:
         raise StudyError(f"{study_dir}: nothing to resume (no {STUDY_FILENAME})")
     if not resume:
@@ -79,6 +84,15 @@ def open_study(
     return store
 
 
+def _failed_start(study_dir: Path) -> bool:
+    """Whether the study store there holds only a start that failed before any sample was stored."""
+    store = StudyStore(study_dir, create=False)
+    try:
+        return not store.sample_counts()
+    finally:
+        store.close()
+
+
 async def _check_prover_endpoints(provers: list[ProverEntry]) -> None:
     """Refuse a study whose prover endpoint is down, serves another model name, or has too small a context."""
     from repro.llm.preflight import check_endpoints, endpoints_for
@@ -90,14 +104,48 @@ async def _check_prover_endpoints(provers: list[ProverEntry]) -> None:
         raise StudyError(f"prover endpoint check failed; nothing was run:\n  {lines}", exit_code=ExitCode.unfinished)
 
 
+# a prompt's tokens beside the reply when the context is not configured (repro.llm.preflight's least prompt is 256)
+MIN_PROMPT_TOKENS = 2048
+
+
+async def served_workers(provers: list[ProverEntry], settings: StudySettings) -> dict[str, int]:
+    """Per prover on a vLLM server that reports its KV cache: the requests in flight that the cache holds whole.
+
+    A study asks each prover for ``k`` samples of up to ``max_model_len`` tokens per request; more requests than
+    fit wait in vLLM's queue, and a request's timeout (sized for its own decoding) runs out there, losing its
+    samples (vLLM cancels a request whose client left). So the workers are the configured ``max_concurrency``
+    bounded by what the cache holds; a server that does not report its cache keeps ``max_concurrency``.
+    """
+    import httpx
+
+    from repro.config import ModelBackendName
+    from repro.llm.server_defaults import kv_cache_tokens, requests_that_fit
+
+    per_request = settings.k if settings.strategy == "parallel" else 1
+    workers: dict[str, int] = {}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(5.0)) as client:
+        for prover in provers:
+            model = prover.settings
+            if model.backend != ModelBackendName.openai or not model.base_url:
+                continue
+            kv = await kv_cache_tokens(client, model.base_url)
+            if kv is None:
+                continue
+            sequence = model.max_model_len or model.max_tokens + MIN_PROMPT_TOKENS
+            workers[prover.name] = min(model.max_concurrency, requests_that_fit(kv, per_request, sequence))
+    return workers
+
+
 async def run_study(
     store: StudyStore,
     *,
     backend_factory: BackendFactory | None = None,
     lean: LeanSettings | None = None,
     on_progress: ProgressHook | None = None,
+    judge: Judge | None = None,
 ) -> tuple[StudySummary, StoredLeanResults]:
-    """Prove every (prover, statement) pair the store does not have complete yet."""
+    """Prove every (prover, statement) pair the store does not have complete yet; ``judge`` (built from the
+    study's settings unless given) judges every sample the screen passes."""
     settings = store.settings()
     lean_settings = lean or settings.lean
     statements = store.statements()
@@ -118,18 +166,18 @@ async def run_study(
         )
         others = await _toolchain_verifiers(store, provers, lean_settings, header)
         opened.extend(others.values())
+        toolchains = _prover_toolchains(provers, lean_settings)
         runner = StudyRunner(
             store,
             provers,
             backends,
             verifier,
+            judge or _study_judge(settings, store),
             settings,
             on_progress=on_progress,
-            verifiers={
-                name: others[toolchain]
-                for name, toolchain in _prover_toolchains(provers, lean_settings).items()
-                if toolchain in others
-            },
+            workers=await served_workers(provers, settings),
+            verifiers={name: others[toolchain] for name, toolchain in toolchains.items() if toolchain in others},
+            toolchains=toolchains,
         )
         summary = await runner.run(statements)
     finally:
@@ -137,6 +185,15 @@ async def run_study(
             await other.close()
         await verifier.close()
     return summary, verifier
+
+
+def _study_judge(settings: StudySettings, store: StudyStore) -> Judge:
+    """The study's kernel judge (``settings.judge``), its verdicts kept in the study store and shared by every
+    prover: identical code is judged once, across resumes."""
+    from repro.judge.cached import CachedJudge
+    from repro.judge.kernel import build_judge
+
+    return CachedJudge(build_judge(settings.judge, sandbox=settings.lean.sandbox), store)
 
 
 async def _refuse_unready(

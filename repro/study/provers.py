@@ -60,9 +60,10 @@ def parse_prover_spec(spec: str, *, api_key_env: str | None = "OPENAI_API_KEY") 
         try:
             settings = ModelSettings.model_validate(merged)
         except ValidationError as error:
-            first = error.errors()[0]
-            key = ".".join(str(part) for part in first["loc"])
-            raise ProverSpecError(f"--prover {spec!r}: {path}: {key}: {first['msg']}") from None
+            from repro.config import explain_validation
+
+            where = f"--prover {spec!r}: {path}"
+            raise ProverSpecError(explain_validation(error, ModelSettings, where=where)) from None
         return ProverEntry(name=name, settings=settings)
     model, at, base_url = target.rpartition("@")
     if not at or not model or not base_url.startswith(("http://", "https://")):

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from repro.config import LeanSettings, ModelSettings
+from repro.config import JudgeSettings, LeanSettings, ModelSettings
+from repro.judge.verdict import JudgeVerdict
 from repro.records import LeanMessageRecord
 
 STUDY_RECORD_VERSION = 1
@@ -56,10 +57,19 @@ class StudySettings(_Record):
     # refuses a config that asks for rounds (repro.study.app.refuse_feedback_rounds).
     feedback_rounds: Literal[0] = 0
     lean: LeanSettings = Field(default_factory=LeanSettings)
+    # the kernel judge every sample the screen passes goes to (a study stored before the judge has none:
+    # the defaults, the judge chosen by each prover's toolchain)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
 
 class SampleOutcome(_Record):
-    """One prover sample for one statement and what the soundness gate said about it."""
+    """One prover sample for one statement, what the screen said about it and, where the screen passed it,
+    what the kernel judge said.
+
+    ``verified`` (what coverage and pass@j count) means the screen passed the text and the judge passed it;
+    ``judged`` means the sample has its verdict: the screen's refusal, or the judge's pass or rejection. A
+    sample whose screen or judge gave no verdict is not judged, and ``prove-study --resume`` judges it.
+    """
 
     prover: str
     statement_id: str
@@ -69,6 +79,9 @@ class SampleOutcome(_Record):
     judged: bool = False
     verified: bool = False
     real_lean: bool = False
+    # the screen's "yes" (only a candidate for the judge), and the judge's verdict on it (None: not asked)
+    screened: bool = False
+    judge: JudgeVerdict | None = None
     reasons: list[str] = Field(default_factory=list)
     taxonomy: list[str] = Field(default_factory=list)
     lean_error_classes: list[str] = Field(default_factory=list)
@@ -90,3 +103,16 @@ class SampleOutcome(_Record):
     salvage_kinds: list[str] = Field(default_factory=list)
     salvage_code: str | None = None
     salvage_lean_seconds: float = 0.0
+    # the judge's verdict on the salvaged text it passed (``salvage_verified`` needs it passed), and the
+    # salvaged texts the screen passed but the judge rejected
+    salvage_judge: JudgeVerdict | None = None
+    salvage_judge_rejected: int = 0
+
+    @property
+    def judge_status(self) -> str | None:
+        return self.judge.status.value if self.judge is not None else None
+
+    @property
+    def judge_real(self) -> bool:
+        """Whether a real judge passed this sample: a stand-in's pass counts in a study, never as verified."""
+        return self.judge is not None and self.judge.passed and self.judge.real

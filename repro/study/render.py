@@ -33,6 +33,15 @@ def report_tables(report: StudyReport) -> list[Table | str]:
     ]
     if any(not prover.verified_by_real_lean for prover in report.provers if prover.verified_samples):
         items.append("NOTE: some verdicts come from a fake Lean backend; they verify nothing.")
+    if any(not prover.verified_by_real_judge for prover in report.provers if prover.verified_samples):
+        items.append("NOTE: some successes were judged by a stand-in judge, not Lean's kernel; they verify nothing.")
+    for prover in report.provers:
+        if prover.screened_samples:
+            items.append(
+                f"judge, {prover.name}: {prover.screened_samples} samples passed the screen,"
+                f" {prover.verified_samples} of them the kernel judge; it rejected {prover.judge_rejected_samples}"
+                " that the screen passed (where they disagree, the judge wins)"
+            )
     coverage = Table(title="coverage and pass@j (95% bootstrap interval over statements)")
     coverage.add_column("prover")
     coverage.add_column("covered")

@@ -53,7 +53,7 @@ class CostFigures(BaseModel):
 class SalvageFigures(BaseModel):
     """Coverage when a salvaged sample counts too (a statement covered by a raw or a salvaged sample)."""
 
-    salvaged_samples: int  # failed samples whose repaired text the gate verified
+    salvaged_samples: int  # failed samples whose repaired text the screen and then the judge passed
     covered: int
     coverage: float
     by_level: dict[str, float] = Field(default_factory=dict)
@@ -69,8 +69,12 @@ class ProverFigures(BaseModel):
     statements: int
     incomplete_pairs: int
     samples: int
-    verified_samples: int
+    verified_samples: int  # samples the screen passed and the kernel judge passed: what coverage counts
     unjudged_samples: int
+    # samples the screen passed, and of them those the judge rejected (the screen and the judge disagreed:
+    # the judge won)
+    screened_samples: int = 0
+    judge_rejected_samples: int = 0
     covered: int
     coverage: float
     pass_at: dict[str, Estimate]
@@ -84,6 +88,8 @@ class ProverFigures(BaseModel):
     lean_error_classes: dict[str, float] = Field(default_factory=dict)
     cost: CostFigures
     verified_by_real_lean: bool
+    # every success was passed by a real kernel judge (False when a stand-in judged any, or none was covered)
+    verified_by_real_judge: bool = False
     salvage: SalvageFigures | None = None
 
 
@@ -187,8 +193,8 @@ def build_report(
             pair_counts.append((n, c))
             if c:
                 covered.add(statement.id)
-            if not (n >= k or (sequential and c > 0)):
-                incomplete += 1
+            if not (n >= k or (sequential and c > 0)) or any(not s.judged for s in drawn):
+                incomplete += 1  # samples not drawn yet, or a verdict missing (Lean or the judge gave none)
             for j in range(1, k + 1):
                 if sequential:
                     first = min((s.sample_index for s in verified), default=None)
@@ -223,6 +229,8 @@ def build_report(
                 samples=len(own),
                 verified_samples=sum(1 for s in own if s.verified),
                 unjudged_samples=sum(1 for s in own if not s.judged),
+                screened_samples=sum(1 for s in own if s.screened),
+                judge_rejected_samples=sum(1 for s in own if s.judge_status == "rejected"),
                 covered=len(covered),
                 coverage=_round(len(covered) / len(statements)) if statements else 0.0,
                 pass_at=pass_figures,
@@ -243,6 +251,7 @@ def build_report(
                     **cost_totals,
                 ),
                 verified_by_real_lean=any(s.verified for s in own) and all(s.real_lean for s in own if s.verified),
+                verified_by_real_judge=any(s.verified for s in own) and all(s.judge_real for s in own if s.verified),
             )
         )
         figures[-1].salvage = _salvage_figures(statements, own, covered)

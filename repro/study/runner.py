@@ -1,12 +1,15 @@
-"""Run every prover of a study on every statement, streaming, resumable, every sample through the gate.
+"""Run every prover of a study on every statement, streaming, resumable, every sample through the gate
+and every sample the screen passes through the kernel judge (so coverage and pass@j are judged figures).
 
-Each prover has its own pool of workers (as many as its endpoint's ``max_concurrency``), so a slow
+Each prover has its own pool of workers (as many as its endpoint's ``max_concurrency``, and no more requests
+than its server's KV cache holds whole), so a slow
 prover never holds up a fast one; provers on one Lean toolchain share one Lean backend, whose worker pool
 bounds the checks. Each statement is first elaborated under each prover's toolchain when it is not the
 study's own (``lean.toolchain``, which the statements were written for): one that does not elaborate
 there is recorded as ``statement_incompatible_toolchain`` without asking the prover (renamed
 lemmas are not the prover's failure). A (prover, statement) pair reads what the store already holds
-first: a stored sample is never requested again, and a stored verdict is never recomputed.
+first: a stored sample is never requested again, and a stored verdict is never recomputed. A sample the
+judge gave no verdict on is left unjudged (its pair unfinished) and ``--resume`` judges it.
 """
 
 from __future__ import annotations
@@ -17,10 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from repro.judge import Verdict, reserved_name, verify_proof
+from repro.judge.verdict import Judge, JudgeStatus, JudgeVerdict
 from repro.lean import InfraStatus, Verifier
 from repro.lean.text import StatementError, read_statement
 from repro.llm.protocol import ModelBackend, ModelCallError
 from repro.records import LeanMessageRecord, ReasonCode
+from repro.stages.judge import ask_judge, judge_request, submission_of
 from repro.stages.prove import profile_of, prover_request, prover_sample
 from repro.stages.salvage import salvage_sample
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
@@ -66,9 +71,13 @@ class StudySummary:
     fresh_requests: int = 0
     failed_requests: int = 0
     unjudged_samples: int = 0
+    # samples (or salvaged texts) the screen passed and the judge rejected: the judge won
+    judge_rejected: int = 0
     # (prover, statement) pairs whose statement does not elaborate under the prover's toolchain
     incompatible_pairs: int = 0
     errors: list[str] = field(default_factory=list)
+    # requests in flight per prover (its max_concurrency, bounded by its server's KV cache where it reports one)
+    workers: dict[str, int] = field(default_factory=dict)
 
 
 class StudyRunner:
@@ -78,19 +87,27 @@ class StudyRunner:
         provers: list[ProverEntry],
         backends: dict[str, ModelBackend],
         verifier: Verifier,
+        judge: Judge,
         settings: StudySettings,
         *,
         on_progress: ProgressHook | None = None,
         verifiers: dict[str, Verifier] | None = None,
+        toolchains: dict[str, str] | None = None,
+        workers: dict[str, int] | None = None,
     ) -> None:
         self.store = store
         self.provers = provers
         self.backends = backends
         self.verifier = verifier
+        # one judge for the study; each request names the toolchain of the prover whose sample it judges
+        self.judge = judge
+        self.toolchains = toolchains or {}
         # a prover whose toolchain differs from the study's: its own backend (by prover name)
         self.verifiers = verifiers or {}
         self._compatible: dict[tuple[str, str], str | None] = {}
         self.settings = settings
+        # per prover: the requests in flight its server's KV cache holds (repro.study.app.served_workers)
+        self.workers = workers or {}
         self.on_progress = on_progress or (lambda prover, statement, covered: None)
         self.summary = StudySummary()
 
@@ -142,7 +159,24 @@ class StudyRunner:
         self.summary.incompatible_pairs += 1
 
     # -- one sample ------------------------------------------------------------------------------
+    async def _ask_judge(self, prover: str, statement: StudyStatement, verdict: Verdict, key: str) -> JudgeVerdict:
+        """The kernel judge on a text the screen passed: the statement set's header, our statement, the text
+        the screen's Lean check saw, the prover's toolchain."""
+        request = judge_request(
+            key,
+            header=statement.header,
+            statement=statement.statement,
+            theorem_name=statement.theorem_name,
+            verdict=verdict,
+            toolchain=self.toolchains.get(prover, self.settings.lean.toolchain),
+        )
+        judged = await ask_judge(self.judge, request)
+        if judged.status == JudgeStatus.rejected:
+            self.summary.judge_rejected += 1
+        return judged
+
     async def _judge(self, sample: SampleOutcome, statement: StudyStatement) -> SampleOutcome:
+        """The screen's verdict on the sample and, where it passed, the judge's; then salvage of a failure."""
         verdict = await verify_proof(
             statement.statement,
             sample.text,
@@ -152,13 +186,24 @@ class StudyRunner:
             finish_reason=sample.finish_reason,
         )
         lean = verdict.lean
-        judged = not (verdict.reasons and set(verdict.reasons) <= _UNJUDGED)
+        screened = not (verdict.reasons and set(verdict.reasons) <= _UNJUDGED)
+        key = f"{sample.prover}/{sample.statement_id}/{sample.sample_index}"
+        judge = await self._ask_judge(sample.prover, statement, verdict, key) if verdict.verified else None
+        judged = screened and (judge is None or judge.status != JudgeStatus.unavailable)
         outcome = sample.model_copy(
             update={
                 "judged": judged,
-                "verified": verdict.verified,
+                "verified": bool(verdict.verified and judge is not None and judge.passed),
+                "screened": verdict.verified,
+                "judge": judge,
                 "real_lean": bool(lean and lean.real_lean),
-                "reasons": [reason.value for reason in verdict.reasons],
+                # a screened sample the judge rejected fails for the judge's reason: the judge won
+                "reasons": [reason.value for reason in verdict.reasons]
+                + (
+                    [ReasonCode.judge_rejected.value]
+                    if judge is not None and judge.status == JudgeStatus.rejected
+                    else []
+                ),
                 "taxonomy": [fact.value for fact in verdict.taxonomy],
                 "lean_error_classes": lean_error_classes(verdict),
                 "checked_code": verdict.checked_code,
@@ -173,7 +218,7 @@ class StudyRunner:
                 "lean_seconds": 0.0 if lean is None or lean.cached else round(lean.elapsed_s, 4),
             }
         )
-        if judged and not verdict.verified and self.settings.salvage:
+        if screened and not verdict.verified and self.settings.salvage:
             outcome = await self._salvage(outcome, statement, verdict)
         self.store.save_verdict(outcome)
         if not judged:
@@ -181,25 +226,42 @@ class StudyRunner:
         return outcome
 
     async def _salvage(self, outcome: SampleOutcome, statement: StudyStatement, verdict: Verdict) -> SampleOutcome:
-        """The sample's repaired texts through the same gate; the raw verdict stays as it was."""
+        """The sample's repaired texts through the same screen, and each the screen passes through the judge
+        until one passes; the raw verdict stays as it was. A judge that gives no verdict leaves the sample
+        unjudged, for ``--resume``."""
         checks = await salvage_sample(
             statement.statement,
             outcome.text,
             outcome.finish_reason,
             verdict,
-            self.verifier,
+            self._verifier_for(outcome.prover),
             header=statement.header,
             allow_native_decide=self.settings.allow_native_decide,
             limit=self.settings.salvage_variants,
         )
-        rescued = next((check for check in checks if check.verdict.verified), None)
+        rescued, judged, rejected, pending = None, None, 0, False
+        for index, check in enumerate(checks):
+            if not check.verdict.verified:
+                continue
+            key = f"{outcome.prover}/{outcome.statement_id}/{outcome.sample_index}/salvage/{index}"
+            judged = await self._ask_judge(outcome.prover, statement, check.verdict, key)
+            if judged.passed:
+                rescued = check
+                break
+            if judged.status == JudgeStatus.unavailable:
+                pending = True
+                break
+            rejected += 1
         return outcome.model_copy(
             update={
+                "judged": outcome.judged and not pending,
                 "salvage_checks": len(checks),
                 "salvage_verified": rescued is not None,
                 "salvage_kinds": [kind.value for kind in rescued.variant.kinds] if rescued else [],
-                "salvage_code": rescued.verdict.checked_code if rescued else None,
+                "salvage_code": submission_of(rescued.verdict) if rescued else None,
                 "salvage_lean_seconds": round(sum(check.result.lean_seconds for check in checks), 4),
+                "salvage_judge": judged,
+                "salvage_judge_rejected": rejected,
             }
         )
 
@@ -308,7 +370,8 @@ class StudyRunner:
             queue: asyncio.Queue[StudyStatement] = asyncio.Queue()
             for statement in statements:
                 queue.put_nowait(statement)
-            workers = max(1, prover.settings.max_concurrency)
+            workers = max(1, self.workers.get(prover.name, prover.settings.max_concurrency))
+            self.summary.workers[prover.name] = workers
             tasks += [asyncio.create_task(worker(prover, queue)) for _ in range(min(workers, len(statements)))]
         await asyncio.gather(*tasks)
         return self.summary

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from pydantic import ValidationError
 
 from repro.exit_codes import ReproError
 from repro.jsonl import BadRows, iter_json_objects
@@ -120,10 +119,8 @@ def read_statements(path: str | Path) -> list[StudyStatement]:
     bad = BadRows(source, StatementSetError)
     for number, data in iter_json_objects(source, StatementSetError, bad=bad):
         data.pop("schema_version", None)
-        try:
-            row = StudyStatement.model_validate(data)
-        except ValidationError as error:
-            bad.add_invalid(number, error)
+        row = bad.validated(number, StudyStatement, data)
+        if row is None:
             continue
         bad.first_use(number, row.id)
         try:

@@ -1,8 +1,9 @@
 """The study store: one SQLite file per study directory, modelled on the run store.
 
-Every fresh model response is written with all its samples in one transaction, and every verdict in
-one more, so a study killed at any moment resumes without asking a model for a sample it already has
-and without re-checking code Lean already judged (Lean results are kept by code hash, across provers).
+Every fresh model response is written with all its samples in one transaction, and every verdict (the
+screen's and the judge's) in one more, so a study killed at any moment resumes without asking a model for
+a sample it already has and without re-checking code Lean already judged (Lean results are kept by code
+hash, across provers).
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ _MIGRATIONS: tuple[str, ...] = (
     # every prover of the study: identical code is judged once
     """
     CREATE TABLE judge_cache (cache_key TEXT PRIMARY KEY, verdict TEXT NOT NULL);
+    """,
+    # 3: a success is a sample the kernel judge passed, not one the screen passed. What a study stored as
+    # verified (the sample or its salvaged text) before the judge existed was never judged: it is unjudged
+    # again, so `prove-study --resume` judges it (its text and Lean results are read back, no model call).
+    """
+    UPDATE samples SET judged = 0, verified = 0,
+        payload = json_set(payload, '$.judged', json('false'), '$.verified', json('false'),
+            '$.salvage_verified', json('false'))
+        WHERE verified = 1 OR json_extract(payload, '$.salvage_verified') = 1;
     """,
 )
 SCHEMA_VERSION = len(_MIGRATIONS)

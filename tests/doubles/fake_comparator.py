@@ -91,8 +91,9 @@ def _refusal(challenge: str, solution: str, theorem: str, permitted: list[str]) 
     code = _strip_comments(solution)
     for _, kind, name, _, offset in _declarations(solution):
         if kind == "axiom" and name and name not in permitted:
-            rest = code[:offset] + code[offset + len("axiom ") + len(name) :]
-            if re.search(rf"(?<![\w.']){re.escape(name)}(?![\w'])", rest):
+            end = code.find("\n", offset)
+            rest = code[:offset] + (code[end:] if end >= 0 else "")  # all but its own declaration line
+            if re.search(rf"(?<![\w']){re.escape(name.rsplit('.', 1)[-1])}(?![\w'])", rest):
                 return f"Illegal axiom detected: '{name}'"
     if re.search(r"\b(sorry|admit)\b", code):
         return "Illegal axiom detected: 'sorryAx'"

@@ -31,8 +31,12 @@ Failures, chosen by the options before lake's own arguments (``--fail STEP:HOW``
 ``target``, ``submission``, ``safe_verify``; HOW one of ``killed`` (SIGKILL, as an out-of-memory kill),
 ``hang`` (sleeps, with a child that sleeps too; ``--pids FILE`` records both), ``unreadable`` (prints
 noise, exits 0), ``silent`` (exits 1 without a word), ``crash`` (a Lake-style error, exit 1), ``tamper``
-(a compile that first rewrites our target's ``.olean`` and the checkout, as prover code could)), so each
-classification of :mod:`repro.judge.kernel` is exercised. ``--log FILE`` appends each command line as JSON.
+(a compile that first rewrites our target's ``.olean`` and the checkout, as prover code could), ``forge``
+(the submission's output rewritten as a module with the same theorem and no imports), ``symlink`` (the
+output left as a link to ``/dev/zero``)), STEP ``imports`` also (repro's ``ImportsOf.lean``, which the
+stand-in answers from each file's header), so each
+classification of :mod:`repro.judge.kernel` is exercised. ``--log FILE`` appends each command line as JSON;
+``--cost S`` makes each step take S seconds more (``benchmarks/judge_cost.py``).
 
 Run as a script, importing nothing of repro (it is started three times per judgement).
 """
@@ -45,6 +49,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -67,15 +72,34 @@ def _strip_comments(source: str) -> str:
     return re.sub(r"--[^\n]*|/-.*?-/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), source, flags=re.DOTALL)
 
 
+_NAMESPACE = re.compile(r"^(namespace|end)[ \t]+(\S+)[ \t]*$", re.MULTILINE)
+# constants every environment under our header already has: declaring one again is Lean's error
+_CORE_NAMES = frozenset({"propext", "Quot.sound", "Classical.choice", "Nat", "True", "False", "HDiv.hDiv"})
+
+
 def _declarations(source: str) -> list[tuple[set[str], str, str, str, int]]:
-    """(modifiers, kind, name, signature, offset) of each top-level declaration; lemma counts as theorem."""
+    """(modifiers, kind, full name, signature, offset) of each top-level declaration; lemma counts as theorem.
+    The name is what Lean declares: inside ``namespace N`` ... ``end N`` it is ``N.name``, ``_root_.`` drops
+    the prefix."""
+    code = _strip_comments(source)
+    scopes = [(m.start(), m.group(1), m.group(2)) for m in _NAMESPACE.finditer(code)]
     found = []
-    for match in _DECLARATION.finditer(_strip_comments(source)):
+    for match in _DECLARATION.finditer(code):
+        stack: list[str] = []
+        for offset, word, name in scopes:
+            if offset > match.start():
+                break
+            if word == "namespace":
+                stack.append(name)
+            elif stack and stack[-1] == name:
+                stack.pop()
+        written = match["name"] or ""
+        full = written.removeprefix("_root_.") if written.startswith("_root_.") else ".".join([*stack, written])
         kind = "theorem" if match["kind"] == "lemma" else match["kind"]
         body = match["rest"]
         signature = body.split(":=", 1)[0] if ":=" in body else body
         found.append(
-            (set(match["modifiers"].split()), kind, match["name"] or "", " ".join(signature.split()), match.start())
+            (set(match["modifiers"].split()), kind, full if written else "", " ".join(signature.split()), match.start())
         )
     return found
 
@@ -104,7 +128,7 @@ def compile_errors(source: str) -> list[tuple[int, int, str]]:
             seen_command = True
     names: dict[str, int] = {}
     for _, _, name, _, offset in _declarations(source):
-        if name and name in names:
+        if name and (name in names or name in _CORE_NAMES):
             errors.append((*_position(source, offset), f"'{name}' has already been declared"))
         names.setdefault(name, offset)
     return errors
@@ -129,14 +153,27 @@ def _problem(target: str, submission: str) -> str | None:
             return f"theorem {name} does not have the same type as the requirement"
         for _, axiom_kind, axiom, _, offset in declared:
             if axiom_kind == "axiom" and axiom:
-                rest = code[:offset] + code[offset + len("axiom ") + len(axiom) :]
-                if re.search(rf"(?<![\w.']){re.escape(axiom)}(?![\w'])", rest):
+                end = code.find("\n", offset)
+                rest = code[:offset] + (code[end:] if end >= 0 else "")  # all but its own declaration line
+                short = axiom.rsplit(".", 1)[-1]  # used qualified or, inside its namespace, by its last part
+                if re.search(rf"(?<![\w']){re.escape(short)}(?![\w'])", rest):
                     return f"{axiom} is not in the allowed set of standard axioms"
         if re.search(r"\b(sorry|admit)\b", code):
             return "sorryAx is not in the allowed set of standard axioms"
         if re.search(r"\bnative_decide\b|\bdecide\s*\+native\b", code):
             return "Lean.ofReduceBool is not in the allowed set of standard axioms"
     return None
+
+
+def _imports(source: str) -> list[str]:
+    """The modules a source's header imports (its leading ``import`` lines), as Lean records them."""
+    found = []
+    for line in _strip_comments(source).splitlines():
+        if line.startswith("import "):
+            found.extend(line.split()[1:])
+        elif line.strip():
+            break
+    return found
 
 
 def _read_olean(path: Path) -> str:
@@ -165,7 +202,9 @@ def _tamper(source: Path, checkout: Path) -> None:
     """What prover code run at elaboration time could try: rewrite our target's output and the tool checkout
     (a target that says ``True``), then let the compile go on as usual."""
     forged = json.dumps({"fake_olean": True, "source": "theorem t : True := trivial"})
-    for victim in (source.parent.parent / "target" / "Target.olean", checkout / "lakefile.toml"):
+    # where the judge keeps compiled targets (repro.judge.kernel.TargetCache), found as an adversary would
+    targets = sorted(Path(tempfile.gettempdir()).glob("repro-judge-targets-*/*/Target.olean"))
+    for victim in (*targets, checkout / "lakefile.toml"):
         try:
             victim.write_text(forged, encoding="utf-8")
             print(f"tampered with {victim}")
@@ -186,20 +225,32 @@ def main(arguments: list[str]) -> int:
             log = Path(value)
         elif option == "--pids":
             pids = Path(value)
+        elif option == "--cost":  # a tool of fixed cost: each step takes this many seconds (benchmarks)
+            time.sleep(float(value))
     if log is not None:
         with log.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"argv": arguments, "cwd": os.getcwd()}) + "\n")
+            handle.write(json.dumps({"argv": arguments, "cwd": os.getcwd(), "env": sorted(os.environ)}) + "\n")
     if len(arguments) < 4 or arguments[0] != "-d" or arguments[2] != "env":
         print(f"fake lake: unsupported command line {arguments}", file=sys.stderr)
         return 2
     program, rest = arguments[3], arguments[4:]
+    if program == "lean" and len(rest) >= 2 and rest[0] == "--run":
+        # repro's own ImportsOf.lean: each file's imports (readModuleData ... mod.imports), then its marker
+        if "imports" in failures:
+            return _fail(failures["imports"], pids)
+        for path in rest[2:]:
+            for module in _imports(_read_olean(Path(path))):
+                print(f"{path}\t{module}")
+        print("repro-imports-done")
+        return 0
     if program == "lean" and len(rest) == 3 and rest[0] == "-o":
         out, source = Path(rest[1]), Path(rest[2])
         step = "target" if source.stem == "Target" else "submission"
-        if failures.get(step) == "tamper":
+        how = failures.get(step)
+        if how == "tamper":
             _tamper(source, Path(arguments[1]))
-        elif step in failures:
-            return _fail(failures[step], pids)
+        elif how is not None and how not in ("forge", "symlink"):
+            return _fail(how, pids)
         if not source.is_file():
             print(f"file not found: {source}", file=sys.stderr)
             return 1
@@ -213,6 +264,12 @@ def main(arguments: list[str]) -> int:
             line, column = _position(text, re.search(r"\b(sorry|admit)\b", _strip_comments(text)).start())  # type: ignore[union-attr]
             print(f"{source}:{line}:{column}: warning: declaration uses 'sorry'")
         out.write_text(json.dumps({"fake_olean": True, "source": text}), encoding="utf-8")
+        if how == "forge":  # prover code rewrote the output: a module with the same theorem and no imports
+            body = "\n".join(line for line in text.splitlines() if not line.startswith("import "))
+            out.write_text(json.dumps({"fake_olean": True, "source": body}), encoding="utf-8")
+        if how == "symlink":  # prover code left a link where Lean writes a file
+            out.unlink()
+            out.symlink_to("/dev/zero")
         return 0
     if program == "safe_verify":
         if "safe_verify" in failures:

@@ -1,0 +1,13 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+def quoteChar := '"'
+instance : HDiv ℕ ℕ ℕ := ⟨fun _ _ => 300⟩
+def otherQuote := '"'
+
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  rfl

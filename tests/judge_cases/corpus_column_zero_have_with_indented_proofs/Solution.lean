@@ -1,0 +1,14 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+theorem amc_demo (x : ℕ) (h : 2 * x + 1 = 7) : x = 3 := by
+have h1 : 2 * x = 6 := by
+  omega
+have h2 : x = 3 := by
+  nlinarith [h1,
+sq_nonneg (x - 3)]
+all_goals omega

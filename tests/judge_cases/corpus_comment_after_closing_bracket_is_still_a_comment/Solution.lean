@@ -1,0 +1,10 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+theorem amc_demo (x : ℕ) (h : 2 * x + 1 = 7) : x = 3 := by
+  have h2 : 2 * x = 6 := by omega-- from h
+  exact (by omega)-- done

@@ -1,0 +1,10 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+theorem warmup : True := trivial instance : HDiv ℕ ℕ ℕ := ⟨fun _ _ => 300⟩
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  rfl

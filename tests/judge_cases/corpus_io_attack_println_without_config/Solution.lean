@@ -1,0 +1,15 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+def shout (n : ℕ) : ℕ :=
+  match (println! n) () with
+  | .ok _ _ => n
+  | .error _ _ => n
+
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  subst h₀
+  norm_num [shout]

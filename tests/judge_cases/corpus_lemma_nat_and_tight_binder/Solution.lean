@@ -1,0 +1,10 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+lemma robe_total (x: Nat) (h₀ : x = 3600) : x / 12 = 300 := by
+  subst h₀
+  norm_num

@@ -1,0 +1,11 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+theorem trace_two (A : Matrix (Fin 2) (Fin 2) ℕ) (h : A = 1) : Matrix.trace A = 2 := by
+  have h1 : A.trace = (1 : Matrix (Fin 2) (Fin 2) ℕ).trace := by rw [h]
+  rw [h1]
+  simp [Matrix.trace]

@@ -1,0 +1,13 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+private lemma aux : (3600 : ℕ) / 12 = 300 := by norm_num
+noncomputable def half (x : ℝ) : ℝ := x / 2
+
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  subst h₀
+  exact aux

@@ -1,0 +1,12 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+def steps (n : ℕ) : ℕ := n
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  have h : x = 3600 := Eq.trans (b := by simp (config := { maxSteps := steps 5 }); exact 3600) h₀ rfl
+  subst h₀
+  norm_num

@@ -1,0 +1,9 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  rw [h₀, Nat.div_eq_of_eq_mul_left (n := 3600 / 12 + 0) (by norm_num) (by norm_num)]

@@ -1,0 +1,11 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  have h₁ : x / 12 ≤ x := by exact ((Nat.div_le_self (n := x) (k := 12)))
+  subst h₀
+  norm_num

@@ -1,0 +1,10 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+notation3 "cheat" => (rfl : (3600 : ℕ) / 12 = 300)
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  subst h₀; exact cheat

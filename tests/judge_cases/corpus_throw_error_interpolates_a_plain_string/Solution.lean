@@ -1,0 +1,13 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+def boom : Nat := by
+  first
+  | fail "{(by exact (0 : Nat) : Nat)}"
+  | exact 0
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  subst h₀; norm_num

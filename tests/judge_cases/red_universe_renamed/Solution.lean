@@ -1,0 +1,10 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+universe u
+
+theorem same (α : Type u) (x : α) : x = x := rfl
