@@ -7,8 +7,8 @@ release``), :mod:`~repro.release.files` (manifest, checks, reading), :mod:`~repr
 from repro.release.errors import LeanUnavailableError, ReleaseError
 from repro.release.files import MANIFEST, check_release_files, read_parquet_release, read_release, release_files
 from repro.release.reverify import ReverifyResult, reverify_release
-from repro.release.rows import COLUMNS, NO_LEVER, SPLIT, Column, PageRow, instance_from_candidate, proof_hash
-from repro.release.writer import ReleaseSummary, release_columns, write_release
+from repro.release.rows import COLUMNS, NO_LEVER, SPLIT, Column, instance_from_candidate, proof_hash
+from repro.release.writer import ReleaseSummary, write_release
 
 __all__ = [
     "COLUMNS",
@@ -17,7 +17,6 @@ __all__ = [
     "SPLIT",
     "Column",
     "LeanUnavailableError",
-    "PageRow",
     "ReleaseError",
     "ReleaseSummary",
     "ReverifyResult",
@@ -26,7 +25,6 @@ __all__ = [
     "proof_hash",
     "read_parquet_release",
     "read_release",
-    "release_columns",
     "release_files",
     "reverify_release",
     "write_release",
