@@ -53,6 +53,8 @@ def run_fraction(copies: int = 6) -> dict[str, Any]:
         "judgements": judged,
         "distinct_codes_judged": distinct,
         "judged_per_sample": round(judged / samples, 3) if samples else None,
+        # judgements the tool actually ran (the rest answered from the verdict cache: identical code)
+        "fresh_judgements_per_sample": round(distinct / samples, 3) if samples and distinct is not None else None,
         "measured": "judge stage attempts" if judge_stage else "screen passes (this pipeline has no judge stage yet)",
     }
 
@@ -77,7 +79,8 @@ def study_fraction(statements: int = 60, k: int = 4) -> dict[str, Any]:
         if "judge" in inspect.signature(StudyRunner).parameters:
             inner = judges.safeverify(JudgeSettings(tools_dir=str(directory / "tools"), workers=4))
             runner_options["judge"] = CachedJudge(inner, store)
-        await StudyRunner(store, entries, dict(backends), verifier, StudySettings(k=k), **runner_options).run(rows)
+        runner = StudyRunner(store, entries, dict(backends), verifier, settings=StudySettings(k=k), **runner_options)
+        await runner.run(rows)
         await verifier.close()
         samples = store.samples()
         verified = [s for s in samples if s.verified]

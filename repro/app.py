@@ -51,12 +51,13 @@ from repro.metrics import run_metrics
 from repro.pipeline import Pipeline, RunSummary
 from repro.provers import profile_provenance
 from repro.records import SourceProblem, utc_now
-from repro.runlog import PlainProgress, RunLog, sigterm_as_sigint
+from repro.runlog import LOG_FILENAME, PlainProgress, RunLog, sigterm_as_sigint
 from repro.store import STORE_FILENAME, RunReader, RunStore
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from repro.answer_check import AnswerResult, AnswerRow, AnswerSummary
     from repro.lean.protocol import Verifier
     from repro.llm.client import ModelClient
     from repro.pipeline import RunSummary
@@ -355,19 +356,40 @@ def run(
     if not resume:
         if config is None:
             raise RunError("a config is needed to start a run: --config FILE")
-        if (run_dir / STORE_FILENAME).exists():
-            raise RunError(f"{run_dir} already holds a run; pass --resume to continue it, or choose another --run-dir")
+        _refuse_a_run_there(run_dir)  # before any endpoint is asked (again under the lock, below)
         report = validate_inputs(config)
         if report.missing_ids and console is not None:
             console.print(f"warning: --ids not in the source: {', '.join(report.missing_ids)}", style="yellow")
     created = not run_dir.exists()
     with hold_directory(run_dir, command="repro run"):
+        if not resume and (run_dir / STORE_FILENAME).exists():
+            _refuse_a_run_there(run_dir)
+            clear_failed_start(run_dir)  # no problem was ever drawn there: nothing to keep
         try:
             return _run_held(config, run_dir, resume, console, reprove_with, report)
         except LeanPreflightError:
             if created and not resume:
                 shutil.rmtree(run_dir, ignore_errors=True)  # nothing ran: leave no half-made run behind
+            elif not resume:
+                clear_failed_start(run_dir)
             raise
+
+
+def _refuse_a_run_there(run_dir: Path) -> None:
+    if (run_dir / STORE_FILENAME).exists() and not failed_start(run_dir):
+        raise RunError(f"{run_dir} already holds a run; pass --resume to continue it, or choose another --run-dir")
+
+
+def failed_start(run_dir: Path) -> bool:
+    """Whether the run store there holds only a start that failed before drawing any problem."""
+    with RunReader(run_dir) as store:
+        return not store.outcome_counts()
+
+
+def clear_failed_start(run_dir: Path) -> None:
+    """Remove what a start that drew no problem wrote (its store, config and log), nothing else."""
+    for name in (STORE_FILENAME, f"{STORE_FILENAME}-wal", f"{STORE_FILENAME}-shm", "config.yaml", LOG_FILENAME):
+        (run_dir / name).unlink(missing_ok=True)
 
 
 def _run_held(
@@ -742,6 +764,20 @@ async def check_proof_batch(
             progress=progress,
             salvage=salvage,
         )
+    finally:
+        await verifier.close()
+
+
+async def answer_only(
+    rows: list[AnswerRow], lean: LeanSettings, progress: Callable[[int, int], None] | None = None
+) -> tuple[list[AnswerResult], AnswerSummary]:
+    """The answer each statement would release (``check-proof --answer-only``), through ``lean``'s backend."""
+    from repro.answer_check import answer_rows, summarize
+
+    verifier = build_verifier(lean)
+    try:
+        results = await answer_rows(rows, verifier, header=lean.header, progress=progress)
+        return results, summarize(results, verifier)
     finally:
         await verifier.close()
 

@@ -43,9 +43,16 @@ def _holder(path: Path) -> str:
 
 @contextmanager
 def hold_directory(directory: Path, *, command: str) -> Iterator[None]:
-    """Hold ``directory`` (created if needed) exclusively, or raise :class:`DirectoryBusyError` at once."""
+    """Hold ``directory`` (created if needed) exclusively, or raise :class:`DirectoryBusyError` at once.
+
+    A command that leaves nothing but the lock (it was refused, or failed before writing anything)
+    leaves the directory as it found it: a directory it created is removed again, so the corrected
+    command finds no half-made directory in its way.
+    """
+    created = not directory.exists()
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / LOCK_FILENAME
+    had_lock = path.exists()
     descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
@@ -61,6 +68,19 @@ def hold_directory(directory: Path, *, command: str) -> Iterator[None]:
             yield
         finally:
             os.ftruncate(descriptor, 0)
+            _leave_as_found(directory, path, created=created, had_lock=had_lock)  # still holding the lock
             fcntl.flock(descriptor, fcntl.LOCK_UN)
     finally:
         os.close(descriptor)
+
+
+def _leave_as_found(directory: Path, lock: Path, *, created: bool, had_lock: bool) -> None:
+    """Remove the lock file (and the directory, if this command made it) when nothing else is there."""
+    try:
+        if had_lock or [entry.name for entry in directory.iterdir()] != [LOCK_FILENAME]:
+            return
+        lock.unlink()
+        if created:
+            directory.rmdir()
+    except OSError:
+        pass  # a read-only place, or something appeared meanwhile: leave it

@@ -396,7 +396,8 @@ _FILE_MEANINGS = {
 
 
 def _example_card() -> str:
-    """The card `repro release` writes, for a made-up run of two rows (one unverified, one salvaged)."""
+    """The card `repro release` writes, for a made-up run of two rows (one unverified, one salvaged, one
+    flagged row withheld)."""
     from collections import Counter
 
     from repro.config import RunConfig
@@ -410,8 +411,18 @@ def _example_card() -> str:
         123456,
         KNOWN_SOURCES["gsm8k"],
         ["data.jsonl:7: field 'answer': empty"],
-        statement_checks=Counter({"satisfiable": 1, "flagged": 1}),
+        statement_checks=Counter({"satisfiable": 2}),
         proof_levers=Counter({"none": 1, "salvage": 1}),
+        flagged=(1, False),
+        answers=(
+            Counter({"integer": 1, "closed_form": 1}),
+            {
+                "reached": 5,
+                "answered": {"integer": 1, "closed_form": 1, "fraction": 1},
+                "no_answer": {"inequality": 1},
+                "not_final": {"intermediate": 1},
+            },
+        ),
     )
 
 

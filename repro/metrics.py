@@ -241,10 +241,65 @@ def cost_per_retained(store: RunReader) -> dict[str, float | None]:
     }
 
 
+def answer_metrics(store: RunReader, finished: int) -> dict[str, Any]:
+    """Per answer form, the retained instances and the generation rate; verified statements with no answer,
+    and why (issue 29): ``no_answer`` by reason (:class:`repro.records.NoAnswerReason`), ``not_final`` by
+    class, ``unfinished`` where Lean gave no verdict."""
+    answered: Counter[str] = Counter()
+    no_answer: Counter[str] = Counter()
+    not_final: Counter[str] = Counter()
+    reached = unfinished = 0
+    for status, form, reason, gap, answer_class, count in store.answer_outcomes():
+        reached += count
+        if status == "retained":
+            answered[form or "unrecorded"] += count
+        elif reason == "answer_not_grounded":
+            no_answer[gap or "unrecorded"] += count
+        elif reason == "answer_not_final":
+            not_final[gap if gap == "unevaluated" else answer_class or "unknown"] += count
+        else:
+            unfinished += count
+    return {
+        "reached": reached,
+        "answered": dict(sorted(answered.items())),
+        "generation_rate": {form: _rate(count, finished) for form, count in sorted(answered.items())},
+        "answer_rate": _rate(sum(answered.values()), reached),
+        "no_answer": dict(no_answer.most_common()),
+        "not_final": dict(not_final.most_common()),
+        "unfinished": unfinished,
+    }
+
+
+def answer_lines(answers: dict[str, Any]) -> list[str]:
+    """Plain lines for ``repro status`` and the report: answers per form, and why statements gave none."""
+    if not answers or not answers.get("reached"):
+        return []
+    answered = answers.get("answered", {})
+    rates = answers.get("generation_rate", {})
+    lines = [
+        f"answers: {sum(answered.values())} of {answers['reached']} verified statements gave a final answer"
+        f" (rate {answers.get('answer_rate')})",
+        "  by form: "
+        + (
+            ", ".join(f"{form} {count} (generation rate {rates.get(form)})" for form, count in answered.items())
+            or "none"
+        ),
+    ]
+    if answers.get("no_answer"):
+        lines.append("  no answer: " + ", ".join(f"{reason} {count}" for reason, count in answers["no_answer"].items()))
+    if answers.get("not_final"):
+        lines.append("  not final: " + ", ".join(f"{kind} {count}" for kind, count in answers["not_final"].items()))
+    if answers.get("unfinished"):
+        lines.append(f"  Lean gave no verdict: {answers['unfinished']} (unfinished, resumable)")
+    return lines
+
+
 def run_metrics(store: RunReader, k: int, strategy: str = "parallel") -> dict[str, Any]:
+    rates = generation_rates(store, k, strategy)
     return {
         "funnel": funnel(store),
-        "rates": generation_rates(store, k, strategy),
+        "rates": rates,
+        "answers": answer_metrics(store, rates["finished"]),
         "statement_checks": statement_checks(store),
         "judge": judge_figures(store),
         "models": model_accounting(store),

@@ -36,10 +36,11 @@ from repro.records import (
 )
 from repro.stages import (
     ProofSample,
+    apply_answer,
     check_alignment,
-    deterministic_answer,
     formalize,
     literal_text,
+    proposed_answer,
     recover_answer,
     rewrite_problem,
     sample_proofs,
@@ -360,8 +361,7 @@ class Pipeline:
             if not result.passed:
                 self._reject(candidate, Stage.answer, result.reason or ReasonCode.answer_not_final)
                 return False
-            candidate.new_answer = literal_text(str(result.output["candidate"]))
-            candidate.answer_class = result.output.get("answer_class")
+            apply_answer(candidate, result.output)
             candidate.answer_disagrees_with_screener = screener_disagrees(
                 candidate.screener_answer, candidate.new_answer
             )
@@ -398,7 +398,7 @@ class Pipeline:
         """After every sample failed: our refutation; the formalizer's feedback if Lean proved the negation."""
         clock = Stopwatch()
         facts = await refute_statement(statement, self.verifier, header=self.header)
-        claimed = deterministic_answer(statement)
+        claimed = proposed_answer(statement)  # feedback text only: never released
         disagrees = screener_disagrees(candidate.screener_answer, literal_text(claimed) if claimed else None)
         output = facts.model_dump(mode="json") | {"statement_answer": claimed, "screen_disagrees": disagrees}
         result = StageResult(

@@ -156,8 +156,9 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
         " the problem is left unfinished and `--resume` judges it."
     ),
     ReasonCode.answer_not_grounded: (
-        "The proposed answer is not a token sequence of our statement's conclusion, or (for an existential"
-        " statement) Lean did not accept it as a witness in our own command."
+        "Our statement gives no answer Lean confirms: no equation with a literal right side whose type and value"
+        " our own Lean commands confirm, and (for an existential statement) no witness Lean accepted in our own"
+        " command. The attempt's `no_answer` field says why (answer_gaps in the report)."
     ),
     ReasonCode.answer_not_final: "The recovered answer is intermediate, of the wrong target, or unknown.",
     ReasonCode.model_call_failed: "A model request failed after its retries (the message names endpoint and cause).",
@@ -166,6 +167,57 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
         " model's context (a long feedback history, most often). A property of this request: it is not retried"
         " and never counts as the endpoint failing."
     ),
+}
+
+
+class AnswerForm(StrEnum):
+    """The form of a released answer (the release's ``answer_type`` column)."""
+
+    integer = "integer"  # whole, negatives included: ``16``, ``-5``
+    fraction = "fraction"  # ``3 / 4``, ``-1 / 4`` in ℚ, ℝ or ℂ
+    decimal = "decimal"  # ``2.5`` in ℚ, ℝ or ℂ
+    closed_form = "closed_form"  # ℝ: ``3 * Real.sqrt 2``, ``π / 4`` (released as LaTeX, graded by math-verify)
+    tuple = "tuple"  # ``x = 15 ∧ y = -11``: the values in the order the question asks for them
+
+
+class NoAnswerReason(StrEnum):
+    """Why a verified statement gave no answer (counted apart in the status, the report and the card)."""
+
+    unreadable_statement = "unreadable_statement"
+    signature = "signature"  # a binder or binding may change what numerals mean
+    restated_hypothesis = "restated_hypothesis"
+    existential = "existential"  # an ∃ whose witness could not be checked (see the witness check)
+    premise = "premise"  # →, ∀, ¬, ↔, if at the top: nothing is entailed unconditionally
+    disjunction = "disjunction"  # ∨, ∈: several values or a set
+    set_or_interval = "set_or_interval"  # IsLeast, IsGreatest, a set
+    inequality = "inequality"  # a bound, not a value
+    symbolic = "symbolic"  # the right side mentions variables: an expression, not a value
+    not_a_value = "not_a_value"  # the right side is no literal of a released form (``16 / 3`` in ℕ, a function)
+    unevaluated = "unevaluated"  # ``6 / 4``, ``5 ^ 2``: a computation left undone
+    constant = "constant"  # the left side does not depend on the statement's unknown
+    not_evaluable = "not_evaluable"  # whether the left side depends on the unknown cannot be decided
+    lean_refused = "lean_refused"  # Lean confirmed the value in none of ℕ ℤ ℚ ℝ ℂ (ZMod, Fin, a cast...)
+    no_verdict = "no_verdict"  # Lean gave no verdict (unavailable, timeout): no answer yet, resumable
+    other_shape = "other_shape"
+
+
+NO_ANSWER_DESCRIPTIONS: dict[NoAnswerReason, str] = {
+    NoAnswerReason.unreadable_statement: "the statement is not one theorem the reader reads",
+    NoAnswerReason.signature: "a binder or binding may change what numerals mean, or a name is left unbound",
+    NoAnswerReason.restated_hypothesis: "the conclusion gives back a hypothesis",
+    NoAnswerReason.existential: "an ∃ whose witness Lean did not accept in our own command",
+    NoAnswerReason.premise: "a premise, negation or binder at the top: nothing is entailed unconditionally",
+    NoAnswerReason.disjunction: "a disjunction or a membership: several values, or a set",
+    NoAnswerReason.set_or_interval: "a set, an interval or an extremum (IsLeast ...): counted apart",
+    NoAnswerReason.inequality: "an inequality: a bound, not a value",
+    NoAnswerReason.symbolic: "the right side is an expression in the variables: counted apart",
+    NoAnswerReason.not_a_value: "the right side is no literal of a released form (16 / 3 in ℕ, a function)",
+    NoAnswerReason.unevaluated: "the value is written as an unevaluated computation (6 / 4, 5 ^ 2)",
+    NoAnswerReason.constant: "the left side does not depend on the statement's unknown",
+    NoAnswerReason.not_evaluable: "whether the left side depends on the unknown cannot be decided",
+    NoAnswerReason.lean_refused: "Lean confirmed the value in none of ℕ ℤ ℚ ℝ ℂ (ZMod, Fin, another reading)",
+    NoAnswerReason.no_verdict: "Lean gave no verdict (unavailable, timeout): the candidate stays unfinished",
+    NoAnswerReason.other_shape: "any other shape",
 }
 
 
@@ -251,6 +303,12 @@ class Candidate(Record):
     verified_code: str | None = None
     new_answer: str | None = None
     answer_class: str | None = None
+    # the answer as Lean confirmed it from our statement: its form, Lean type(s), the statement's own text
+    # of the value(s), and a tuple's variables in the released order (None before these existed)
+    answer_form: str | None = None
+    answer_lean_type: str | None = None
+    answer_lean: str | None = None
+    answer_variables: str | None = None
     answer_disagrees_with_screener: bool | None = None
     # what our trusted Lean checks established before proving: satisfiable | flagged | undecided
     statement_check: str | None = None
@@ -364,8 +422,17 @@ class ReleasedInstance(Record):
     # the rewritten problem the model wrote
     rewritten_question: str
     # the reference answer of the rewritten problem, read from our Lean statement and confirmed by Lean,
-    # never from the prover's text
+    # never from the prover's text: `16`, `-1 / 4`, `2.5`; a closed form as LaTeX (`3 \cdot \sqrt{2}`,
+    # graded by math-verify); a tuple's values `, `-separated, in the order of `answer_variables`
     new_answer: str
+    # the answer's form: integer, fraction, decimal, closed_form or tuple (null in older releases)
+    answer_type: str | None = None
+    # the answer's Lean type as Lean confirmed it, one per value: ℕ, ℤ, ℚ, ℝ or ℂ (`ℝ, ℝ` for a pair)
+    answer_lean_type: str | None = None
+    # our statement's own text of the value(s) (`3 * Real.sqrt 2`), as Lean checked it
+    answer_lean: str | None = None
+    # a tuple's variables in the order of `new_answer` (the order the question asks for them)
+    answer_variables: str | None = None
     # our formal statement, ending `:= by sorry`
     lean_statement: str
     # the prover's output (or the repaired text) whose code was checked

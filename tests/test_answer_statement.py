@@ -1,5 +1,6 @@
-"""The answer stage reads OUR statement only (issue 19 §4): the model never sees the prover's code, an
-existential answer is a witness our own Lean command checks, and grounding is on tokens, not substrings."""
+"""The answer stage reads OUR statement only (issue 19 §4, issue 29): the model never sees the prover's code,
+an existential answer is a witness our own Lean command checks, and a tuple is released in the order the
+question asks for, named by the model as a permutation of our variables (no value is ever read from it)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from repro.llm.client import ModelClient
 from repro.llm.protocol import ModelRequest
 from repro.llm.scripted import ScriptedBackend
 from repro.records import AttemptStatus, ReasonCode
-from repro.stages.answer import grounded_in_statement, recover_answer
+from repro.stages.answer import recheck_answer, recover_answer
 
 EXISTS = "theorem t (x : ℕ) (h₀ : x = 10) : ∃ y : ℕ, y * 2 = x := by sorry"
 # a proof whose irrelevant helper would steer a model that read it
@@ -22,14 +23,6 @@ PROVER_CODE = (
     "lemma final_answer_value : (8:ℕ) = 8 := rfl\n"
     "theorem t (x : ℕ) (h₀ : x = 10) : ∃ y : ℕ, y * 2 = x := ⟨5, by omega⟩\n"
 )
-
-
-def test_grounding_is_on_tokens_of_our_statement_not_substrings() -> None:
-    least = "theorem t (x₄ : ℕ) (h : x₄ = 400000) : IsLeast {n : ℕ | 40 ≤ n ∧ n % 7 = 0} 42 := by sorry"
-    assert grounded_in_statement("42", least)
-    assert not grounded_in_statement("4", least), "4 is not a token of 40, 400000 or x₄"
-    assert not grounded_in_statement("400000", least), "a hypothesis is not the conclusion"
-    assert grounded_in_statement("2, 3", "theorem t (x : ℕ) (h : x ^ 2 = 5 * x - 6) : x = 2 ∨ x = 3 := by sorry")
 
 
 def _clients(answer: str) -> tuple[ModelClient, ModelClient, list[ModelRequest]]:
@@ -82,3 +75,65 @@ async def test_a_witness_that_is_not_numerals_is_refused_before_lean(answer: str
 async def test_without_lean_a_witness_is_unfinished_never_accepted() -> None:
     result, _ = await _recover("5", verifier=None)
     assert (result.status, result.reason) == (AttemptStatus.error, ReasonCode.lean_unavailable)
+
+
+PAIR = "theorem p (x y : ℤ) (h₀ : x + y = 4) (h₁ : x - y = 26) : x = 15 ∧ y = -11 := by sorry"
+
+
+def _ordering(order: object) -> tuple[ModelClient, ModelClient, list[ModelRequest]]:
+    seen: list[ModelRequest] = []
+
+    def extract(request: ModelRequest, index: int) -> str:
+        seen.append(request)
+        return json.dumps({"order": order})
+
+    def classify(request: ModelRequest, index: int) -> str:
+        return json.dumps({"class": "final", "reason": "asked quantity"})
+
+    return (
+        ModelClient(ScriptedBackend(extract), store=None, stage="extract"),
+        ModelClient(ScriptedBackend(classify), store=None, stage="classify"),
+        seen,
+    )
+
+
+async def _tuple(question: str, order: object) -> tuple[Any, list[ModelRequest]]:
+    extract, classify, seen = _ordering(order)
+    settings = ModelSettings(backend="scripted", model="m", base_url=None, api_key_env=None)
+    verifier = fake_repl_verifier(workers=1)
+    try:
+        result = await recover_answer(
+            question, PAIR, PROVER_CODE, extract, settings, classify, settings, attempt=0, verifier=verifier, header=""
+        )
+    finally:
+        await verifier.close()
+    return result, seen
+
+
+async def test_a_tuple_is_released_in_the_order_the_question_asks_for() -> None:
+    """The statement says x = 15 ∧ y = -11; the question asks for (y, x): the release is ``-11, 15``."""
+    result, seen = await _tuple("Give the ordered pair (y, x).", ["y", "x"])
+    assert result.status == AttemptStatus.passed
+    assert (result.output["candidate"], result.output["variables"]) == ("-11, 15", ["y", "x"])
+    assert result.output["form"] == "tuple" and result.output["lean_types"] == ["ℤ", "ℤ"]
+    assert "x, y" in seen[0].prompt_text() and "⟨5" not in seen[0].prompt_text()
+    same, _ = await _tuple("Give (x, y).", ["x", "y"])
+    assert same.output["candidate"] == "15, -11"
+
+
+@pytest.mark.parametrize("order", [["x"], ["x", "x"], ["x", "z"], "15, -11", ["y", "x", "x"]])
+async def test_a_tuple_order_that_is_not_a_permutation_of_our_variables_releases_nothing(order: object) -> None:
+    result, _ = await _tuple("Give the ordered pair (y, x).", order)
+    assert (result.status, result.reason) == (AttemptStatus.rejected, ReasonCode.answer_not_grounded)
+
+
+async def test_the_recheck_confirms_a_tuple_in_its_recorded_order_and_nothing_else() -> None:
+    verifier = fake_repl_verifier(workers=1)
+    try:
+        honest = await recheck_answer(PAIR, "-11, 15", verifier, header="", variables=["y", "x"])
+        swapped = await recheck_answer(PAIR, "15, -11", verifier, header="", variables=["y", "x"])
+        statement_order = await recheck_answer(PAIR, "15, -11", verifier, header="")
+    finally:
+        await verifier.close()
+    assert honest.grounded and statement_order.grounded
+    assert not swapped.grounded and "-11, 15" in swapped.detail

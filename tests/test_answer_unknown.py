@@ -9,16 +9,29 @@ answer stage released a literal the statement does not give for the problem (``5
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 
 import pytest
+import pytest_asyncio
 
 from repro.config import ModelSettings
 from repro.lean.fake_backend import fake_repl_verifier
+from repro.lean.protocol import Verifier
 from repro.lean.statement_checks import check_witness
 from repro.llm.client import ModelClient
 from repro.llm.scripted import ScriptedBackend
 from repro.records import AttemptStatus, ReasonCode
-from repro.stages.answer import deterministic_answer, is_existential, recheck_answer, recover_answer, witness_parts
+from repro.stages.answer import is_existential, recheck_answer, recover_answer, statement_answer, witness_parts
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def lean() -> AsyncIterator[Verifier]:
+    verifier = fake_repl_verifier(workers=1)
+    yield verifier
+    await verifier.close()
+
 
 # /work/adv/15-answer-constant-conclusion/statement_{let_shadow,constant,type_shadow}.lean
 LET_SHADOW = "theorem mathd_demo (x : ℝ) (h₀ : 3 * x + 2 = 11) : let x : ℝ := 5; x = 5 := by sorry"
@@ -63,8 +76,8 @@ NAT_MEAN = "theorem mean_demo : ∃ m : ℕ, m = (3 + 4) / 2 := by sorry"
         "theorem t (x : ℤ) (h₀ : x ^ 2 = 9) (h₁ : x != 3) : x = -3 := by sorry",
     ],
 )
-def test_no_answer_is_read_from_an_equation_that_is_not_about_the_unknown(statement: str) -> None:
-    assert deterministic_answer(statement) is None
+async def test_no_answer_is_read_from_an_equation_that_is_not_about_the_unknown(lean: Verifier, statement: str) -> None:
+    assert (await statement_answer(statement, lean, header="")).answer is None
 
 
 @pytest.mark.parametrize(
@@ -96,11 +109,13 @@ def test_no_answer_is_read_from_an_equation_that_is_not_about_the_unknown(statem
         ("theorem t (x : ℤ) (h₀ : x ^ 2 = 9) (h₁ : x <= 0) : x = -3 := by sorry", "-3"),
     ],
 )
-def test_honest_equations_about_the_unknown_keep_their_answer(statement: str, answer: str) -> None:
-    assert deterministic_answer(statement) == answer
+async def test_honest_equations_about_the_unknown_keep_their_answer(
+    lean: Verifier, statement: str, answer: str
+) -> None:
+    assert (await statement_answer(statement, lean, header="")).answer == answer
 
 
-def test_a_witness_is_a_literal_of_the_exists_variable_type_in_normal_form() -> None:
+async def test_a_witness_is_a_literal_of_the_exists_variable_type_in_normal_form() -> None:
     assert is_existential(NAT_MEAN)
     assert witness_parts("7/2", NAT_MEAN) is None, "7/2 is 3 in ℕ: no fraction for an ℕ variable"
     assert witness_parts("(7 : ℕ) / 2", NAT_MEAN) is None
@@ -125,7 +140,7 @@ def test_a_witness_is_a_literal_of_the_exists_variable_type_in_normal_form() -> 
         "theorem t (i : True → OfNat ℕ 4) : ∃ m : ℕ, m = 4 := by sorry",  # a local instance: 4 may be 3
     ],
 )
-def test_a_witness_whose_type_cannot_be_read_is_never_asked_for(statement: str) -> None:
+async def test_a_witness_whose_type_cannot_be_read_is_never_asked_for(statement: str) -> None:
     assert not is_existential(statement)
     assert witness_parts("3", statement) is None
 

@@ -18,7 +18,8 @@ import pytest
 
 import repro.app as app
 from repro.app import run
-from repro.config import build_config
+from repro.config import JudgeSettings, build_config
+from repro.judge.verdict import JudgeRequest, JudgeStatus, JudgeVerdict
 from repro.lean.protocol import InfraStatus, LeanResult, Verifier, infrastructure_failure
 from repro.llm.protocol import ModelRequest
 from repro.pipeline import theorem_name_for
@@ -26,6 +27,7 @@ from repro.records import AttemptStatus, CandidateStatus, ReasonCode
 from repro.store import RunReader
 from repro.waiting import current_subject
 from tests import pipeline_world as world
+from tests.doubles.judge import StandInJudge
 from tests.repro_cli import repro
 
 FAULTS_ENV = "REPRO_WALK_FAULTS"  # a JSON file: {"endpoint": {tag: prompt marker}, "lean": {candidate: caller}}
@@ -65,6 +67,7 @@ WALK: list[tuple[str, str, str]] = [
     ("special_token_header", "lean", "salvage"),
     ("feedback_fixes", "lean", "feedback"),
     ("refuted", "lean", "refutation"),
+    ("retained", "judge", "judge"),
     # the answer stage asks its extract model and Lean only for a witness of an ∃ statement, and the
     # fake REPL cannot judge a proof of one: the stage's own tests give model_call_failed and
     # lean_unavailable there (test_answer_statement.py), which the pipeline leaves unfinished as here
@@ -120,15 +123,33 @@ class FailingLean:
         return await self.inner.check_sequence(commands, header)
 
 
+class FailingJudge(StandInJudge):
+    """The stand-in kernel judge, giving no verdict (its tool unavailable) for a faulted problem's proofs."""
+
+    async def judge(self, request: JudgeRequest) -> JudgeVerdict:
+        verdict = await super().judge(request)
+        if current_subject() in _faults("judge"):
+            return verdict.model_copy(
+                update={"status": JudgeStatus.unavailable, "cause": "missing", "detail": "judge down (simulated)"}
+            )
+        return verdict
+
+
+def walk_judge(settings: JudgeSettings) -> FailingJudge:
+    return FailingJudge()
+
+
 def _fault_table(problem_ids: list[str]) -> dict[str, dict[str, str]]:
     """Each problem's fault: an endpoint's keyed by what its prompts carry (its question's fault tag for
     rewrite and screen, its theorem name from formalize on), Lean's by its candidate."""
-    table: dict[str, dict[str, str]] = {"endpoint": {}, "lean": {}}
+    table: dict[str, dict[str, str]] = {"endpoint": {}, "lean": {}, "judge": {}}
     for index, (_, kind, where) in enumerate(WALK):
         candidate = f"{problem_ids[index]}#r0"
         if kind == "endpoint":
             key = f"[[fault:{index}]]" if where in ("rewrite", "screen") else theorem_name_for(candidate)
             table["endpoint"][key] = ENDPOINT_MARKERS[where]
+        elif kind == "judge":
+            table.setdefault("judge", {})[candidate] = "down"
         else:
             table["lean"][candidate] = LEAN_CALLERS[where]
     return table
@@ -153,6 +174,7 @@ def _config(dataset: Path, rules: Path) -> dict[str, Any]:
         settings["script"] = "tests.test_infrastructure_walk:responder"
     config["prove"] = {"k": 3, "strategy": "parallel", "feedback_rounds": 1}
     config["lean"]["fake_rules"] = str(rules)
+    config["judge"] = {"backend": "factory", "factory": "tests.test_infrastructure_walk:walk_judge"}
     config["stop_after_failed_calls"] = 1000  # every fault is a failed call; the walk wants them all
     return config
 
@@ -184,7 +206,11 @@ def test_every_stage_and_lever_with_a_failing_endpoint_or_lean_leaves_its_proble
             [candidate] = [c for c in store.candidates() if c.problem_id == problem_id]
             failed = [a for a in store.attempts(candidate_id=candidate.candidate_id) if a.status == AttemptStatus.error]
             reasons = {a.reason for a in failed}
-            expected = ReasonCode.model_call_failed if kind == "endpoint" else ReasonCode.lean_unavailable
+            expected = {
+                "endpoint": ReasonCode.model_call_failed,
+                "lean": ReasonCode.lean_unavailable,
+                "judge": ReasonCode.judge_unavailable,
+            }[kind]
             if outcomes[problem_id] is not None or candidate.status != CandidateStatus.unfinished:
                 wrong.append(f"{case} / {kind} at {where}: {candidate.status.value} {candidate.reject_reason}")
             elif expected not in reasons:

@@ -193,3 +193,44 @@ def test_other_input_files_name_an_unknown_field_with_the_close_one(tmp_path: Pa
     study = repro("prove-study", str(statements), "--prover", f"p={prover}", "--study-dir", str(tmp_path / "s"))
     assert study.returncode == 2 and not (tmp_path / "s").exists()
     assert "temprature: unknown key; did you mean 'temperature'?" in study.stderr
+
+
+# -- M4: nothing is created before the preflight passes; a failed start never blocks the retry ------
+
+
+def test_a_failed_evaluate_leaves_nothing_and_the_corrected_command_runs(tmp_path: Path) -> None:
+    from repro.testing import OpenAITestServer
+    from tests import evaluate_world
+
+    release = evaluate_world.write_release(tmp_path / "release", count=4)
+    eval_dir = tmp_path / "evals" / "down"
+    env = {"OPENAI_API_KEY": "test-key"}
+    down = repro("evaluate", str(release), "--eval-dir", str(eval_dir), "--model", "a=x@http://127.0.0.1:9/v1", env=env)
+    assert down.returncode == 3, down.stderr
+    assert "nothing was run" in down.stderr and "━" not in down.stderr, "the refusal alone, no empty progress bar"
+    assert not eval_dir.exists(), "a failed preflight leaves no evaluation directory behind"
+    for missing in (
+        ["evaluate", str(tmp_path / "no-release"), "--eval-dir", str(eval_dir), "--model", "a=x@http://127.0.0.1:9/v1"],
+        ["evaluate", str(release), "--eval-dir", str(eval_dir)],
+    ):
+        refused = repro(*missing, env=env)
+        assert refused.returncode == 2 and not eval_dir.exists(), refused.stderr
+    with OpenAITestServer(evaluate_world.http_responder) as server:
+        model = f"a=steady@{server.base_url}"
+        again = repro("evaluate", str(release), "--eval-dir", str(eval_dir), "--model", model, env=env)
+        assert again.returncode == 0, again.stderr
+        twice = repro("evaluate", str(release), "--eval-dir", str(eval_dir), "--model", model, env=env)
+    assert twice.returncode == 2 and "pass --resume to continue it, or choose another --eval-dir" in twice.stderr
+
+
+def test_a_run_whose_lean_failed_at_start_leaves_a_directory_that_is_reusable(tmp_path: Path) -> None:
+    run_dir = tmp_path / "mine"
+    run_dir.mkdir()  # made by the user (a scheduler's output folder): it stays
+    lean = ["--set", "lean.backend=repl", "--set", "lean.project_path=/nonexistent"]
+    broken = repro("run", "--run-dir", str(run_dir), *lean)
+    assert broken.returncode == 3 and "cannot check code" in broken.stderr, broken.stderr
+    assert sorted(path.name for path in run_dir.iterdir()) == [], "the failed start left nothing in the folder"
+    fixed = repro("run", "--run-dir", str(run_dir), "--limit", "2")
+    assert fixed.returncode == 0, fixed.stderr
+    again = repro("run", "--run-dir", str(run_dir), "--limit", "2")
+    assert again.returncode == 2 and "pass --resume to continue it, or choose another --run-dir" in again.stderr

@@ -221,15 +221,6 @@ def test_reverify_uses_the_trusted_header_not_the_one_in_the_release(tmp_path: P
     assert all("lean_header differs from the trusted header" in " ".join(r.reasons) for r in results)
 
 
-def test_a_comment_in_the_proof_never_grounds_an_answer() -> None:
-    from repro.stages.answer import grounded
-
-    honest = "theorem t : ∃ n : ℕ, n * 3 = 126 := ⟨42, by norm_num⟩"
-    assert grounded("42", honest)
-    steered = "theorem t : ∃ n : ℕ, n * 3 = 126 := by\n  -- the final answer is 42\n  exact ⟨_, rfl⟩ /- 42 -/"
-    assert not grounded("42", steered)
-
-
 def _set_statement_checks(run_dir: Path, checks: dict[str, str | None], **changes: object) -> None:
     with RunStore(run_dir) as store:
         for candidate in store.candidates(CandidateStatus.retained):
@@ -244,7 +235,7 @@ def test_released_rows_and_the_card_carry_the_statement_check(tmp_path: Path) ->
 
     synthetic_run(tmp_path / "run", real_lean=True)
     _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": "flagged"})
-    write_release(tmp_path / "run", tmp_path / "out")
+    write_release(tmp_path / "run", tmp_path / "out", include_flagged=True)
     by_id = {row.instance_id: row.provenance.statement_check for row in read_release(tmp_path / "out")}
     assert by_id == {"math:7#r0": "satisfiable", "gsm8k:1#r0": "flagged"}
     parquet_rows = parquet.read_table(tmp_path / "out" / "data" / "test.parquet").to_pylist()
@@ -295,7 +286,7 @@ def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path
     proof = "theorem t (x : ℕ) (h : x > 3) : 300 = 300 := by\n  rfl"
     changes = {"math:7": {"lean_statement": statement, "lean_proof": proof, "verified_code": proof}}
     _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": "flagged"}, **changes)
-    write_release(tmp_path / "run", tmp_path / "claimed")
+    write_release(tmp_path / "run", tmp_path / "claimed", include_flagged=True)
     results = asyncio.run(reverify_release(tmp_path / "claimed", lean, StandInJudge()))
     math = results[1]
     assert math.passed_gate and math.statement_recheck == "flagged"

@@ -40,6 +40,10 @@ def _datasets_features() -> datasets.Features:
                     "original_answer",
                     "rewritten_question",
                     "new_answer",
+                    "answer_type",
+                    "answer_lean_type",
+                    "answer_lean",
+                    "answer_variables",
                     "lean_statement",
                     "lean_proof",
                     "verified_code",
@@ -160,7 +164,7 @@ def _released_rows(out: Path) -> list[dict[str, object]]:
 @pytest.mark.parametrize("demonstration", [False, True])
 def test_bulk_rows_are_the_reference_rows_in_natural_order(tmp_path: Path, demonstration: bool) -> None:
     _mixed_run(tmp_path / "run", demonstration=demonstration)
-    summary = write_release(tmp_path / "run", tmp_path / "out", allow_unverified=True)
+    summary = write_release(tmp_path / "run", tmp_path / "out", allow_unverified=True, include_flagged=True)
     header = RunConfig().lean.header
     expected = _reference_rows(tmp_path / "run", header=header, demonstration=demonstration)
     assert [row["instance_id"] for row in expected] == [
@@ -184,7 +188,7 @@ def test_bulk_rows_are_the_reference_rows_in_natural_order(tmp_path: Path, demon
 def test_a_released_row_is_what_its_records_say(tmp_path: Path) -> None:
     """An oracle apart from the code's column table: one row spelled out field by field."""
     _mixed_run(tmp_path / "run")
-    write_release(tmp_path / "run", tmp_path / "out", allow_unverified=True)
+    write_release(tmp_path / "run", tmp_path / "out", allow_unverified=True, include_flagged=True)
     row = next(row for row in _released_rows(tmp_path / "out") if row["instance_id"] == "gsm8k:9#r2")
     statement = "theorem t2 (h₀ : x = 2) : x * 2 = 4 := by"
     assert row == {
@@ -198,6 +202,10 @@ def test_a_released_row_is_what_its_records_say(tmp_path: Path) -> None:
         "original_answer": "2",
         "rewritten_question": 'Ein Zug fährt 2 km — wie weit? "quoted" \\ back\tslash',
         "new_answer": "4",
+        "answer_type": None,
+        "answer_lean_type": None,
+        "answer_lean": None,
+        "answer_variables": None,
         "lean_statement": statement,
         "lean_proof": "  subst h₀\n  norm_num",
         "verified_code": f"{statement}\n  subst h₀\n  norm_num\n",
@@ -237,13 +245,19 @@ def test_a_released_row_is_what_its_records_say(tmp_path: Path) -> None:
 
 
 def test_withheld_rows_are_left_out_and_counted(tmp_path: Path) -> None:
+    """Unverified rows and, by default, rows whose statement is flagged (issue 29) are withheld, and counted."""
     _mixed_run(tmp_path / "run")
     summary = write_release(tmp_path / "run", tmp_path / "out")
-    assert (summary.written, summary.withheld_unverified, summary.unverified) == (3, 1, 0)
-    expected = [
-        row for row in _reference_rows(tmp_path / "run", header=RunConfig().lean.header) if not row["unverified"]
-    ]
+    assert (summary.written, summary.withheld_unverified, summary.withheld_flagged, summary.unverified) == (2, 1, 1, 0)
+    reference = _reference_rows(tmp_path / "run", header=RunConfig().lean.header)
+    expected = [row for row in reference if not row["unverified"] and row["provenance"]["statement_check"] != "flagged"]
     assert _released_rows(tmp_path / "out") == expected
+    card = (tmp_path / "out" / "README.md").read_text()
+    assert "1 verified rows whose statement was neither found vacuous nor shown satisfiable" in card
+    summary = write_release(tmp_path / "run", tmp_path / "all", include_flagged=True)
+    assert (summary.written, summary.withheld_unverified, summary.withheld_flagged) == (3, 1, 0)
+    assert _released_rows(tmp_path / "all") == [row for row in reference if not row["unverified"]]
+    assert "Released with `--include-flagged`" in (tmp_path / "all" / "README.md").read_text()
 
 
 def test_a_row_a_stand_in_judge_passed_is_unverified_and_one_no_judge_passed_is_never_released(
@@ -252,7 +266,7 @@ def test_a_row_a_stand_in_judge_passed_is_unverified_and_one_no_judge_passed_is_
     _mixed_run(tmp_path / "run")
     with RunStore(tmp_path / "run") as store:  # real Lean screened it; only a stand-in judge passed it
         store.save_candidate(_candidate("gsm8k:5", 5, judge_tool="stand-in judge", judge_real=False))
-    summary = write_release(tmp_path / "run", tmp_path / "strict")
+    summary = write_release(tmp_path / "run", tmp_path / "strict", include_flagged=True)  # gsm8k:1#r3 is flagged
     assert (summary.written, summary.withheld_unverified) == (2, 2)
     assert "gsm8k:5#r5" not in {row["instance_id"] for row in _released_rows(tmp_path / "strict")}
     write_release(tmp_path / "run", tmp_path / "loose", allow_unverified=True)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from repro.lean.text import StatementError, final_proposition, read_statement
-from repro.stages.answer import deterministic_answer
+from repro.stages.answer import proposed_answer
 from repro.stages.formalize import normalize_statement
 
 STYLES = {
-    # style: (statement, conclusion, deterministic answer)
+    # style: (statement, conclusion, the answer proposed to Lean, which confirms its type and value)
     "hypothesis": (
         "theorem robe (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry",
         "x / 12 = 300",
@@ -18,7 +18,7 @@ STYLES = {
     "let_chain": (
         "theorem shop : let price : ℝ := 12.5\n  let count : ℕ := 4\n  price * count = 50 := by sorry",
         "let price : ℝ := 12.5\n  let count : ℕ := 4\n  price * count = 50",
-        None,  # ℝ times a cast ℕ: two types, so the equation's type is not read (fail closed)
+        "50",  # ℝ times a cast ℕ: Lean says which type the equation is in, the reader only proposes
     ),
     "let_with_semicolons": (
         "theorem shop2 : let a := (3 : ℚ); let b := a / 4; b = 3 / 4 := by sorry",
@@ -48,7 +48,7 @@ STYLES = {
     "finset_sum": (
         "theorem total : ∑ i in Finset.range 10, (i + 1) = 55 := by sorry",
         "∑ i in Finset.range 10, (i + 1) = 55",
-        None,  # the type of `i` comes from a library function: unknown
+        "55",  # a closed computation: Lean elaborates it (in ℕ) and confirms the value
     ),
     "negative_and_typed": (
         "theorem temp (t : ℤ) (h : t + 7 = 2) : t = -5 := by sorry",
@@ -60,10 +60,10 @@ STYLES = {
         "let price : ℝ := 12.5\n  let total : ℝ := price * 4\n  total = 50",
         "50",
     ),
-    "conjunction_has_no_single_answer": (
+    "conjunction_is_an_ordered_tuple": (
         "theorem pair (a b : ℕ) (h : a + b = 5 ∧ a - b = 1) : a = 3 ∧ b = 2 := by sorry",
         "a = 3 ∧ b = 2",
-        None,
+        "3, 2",
     ),
     "default_argument_and_comment": (
         "theorem opt (k : ℕ := 3) -- the := here is a default\n    : k * 2 = 6 := by sorry",
@@ -74,12 +74,12 @@ STYLES = {
 
 
 @pytest.mark.parametrize("style", list(STYLES))
-def test_reader_and_deterministic_answer(style: str) -> None:
+def test_reader_and_proposed_answer(style: str) -> None:
     statement, conclusion, answer = STYLES[style]
     parsed = read_statement(statement)
     assert parsed.conclusion == conclusion
     assert parsed.keyword == "theorem" and parsed.declaration.startswith(f"theorem {parsed.name} ")
-    assert deterministic_answer(statement) == answer
+    assert proposed_answer(statement) == answer
 
 
 def test_binders_and_name() -> None:
@@ -107,7 +107,7 @@ def test_final_proposition_marks_existentials() -> None:
 def test_anything_but_one_theorem_is_refused_with_a_reason(statement: str) -> None:
     with pytest.raises(StatementError):
         read_statement(statement)
-    assert deterministic_answer(statement) is None
+    assert proposed_answer(statement) is None
 
 
 def test_formalize_normalises_header_and_name_but_refuses_definitions() -> None:
@@ -131,14 +131,14 @@ def test_formalize_normalises_header_and_name_but_refuses_definitions() -> None:
         "decide (n = 5) = true",  # a Bool equation: the answer is `true`, not a number
     ],
 )
-def test_an_equation_wrapped_by_a_looser_operator_has_no_deterministic_answer(conclusion: str) -> None:
+def test_an_equation_wrapped_by_a_looser_operator_has_no_proposed_answer(conclusion: str) -> None:
     """The released answer must be what Lean proved: `!n = 5` proves n ≠ 5, so 5 must never be read."""
-    assert deterministic_answer(f"theorem foo (n : ℕ) (h : n + 2 = 9) : {conclusion} := by sorry") is None
+    assert proposed_answer(f"theorem foo (n : ℕ) (h : n + 2 = 9) : {conclusion} := by sorry") is None
 
 
 @pytest.mark.parametrize(
     ("conclusion", "answer"),
     [("n ! = 120", "120"), ("(n)! = 120", "120"), ("|n - 10| = 5", "5"), ("n ^ 2 % 7 = 4", "4")],
 )
-def test_tight_operators_keep_the_deterministic_answer(conclusion: str, answer: str) -> None:
-    assert deterministic_answer(f"theorem foo (n : ℕ) (h : n = 5) : {conclusion} := by sorry") == answer
+def test_tight_operators_keep_the_proposed_answer(conclusion: str, answer: str) -> None:
+    assert proposed_answer(f"theorem foo (n : ℕ) (h : n = 5) : {conclusion} := by sorry") == answer

@@ -49,11 +49,20 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
         concurrency=arguments.concurrency,
         include_unverified=arguments.include_unverified,
     )
-    with Progress(console=errors) as progress:
-        task = progress.add_task("evaluate", total=None)
-        summary = asyncio.run(
-            run_evaluation(plan, progress=lambda done, total: progress.update(task, completed=done, total=total))
-        )
+    # the bar starts with the first item, so an early refusal is printed alone (no empty bar before it)
+    progress = Progress(console=errors)
+    task = progress.add_task("evaluate", total=None, start=False)
+
+    def advance(done: int, total: int) -> None:
+        if not progress.live.is_started:
+            progress.start()
+            progress.start_task(task)
+        progress.update(task, completed=done, total=total)
+
+    try:
+        summary = asyncio.run(run_evaluation(plan, progress=advance))
+    finally:
+        progress.stop()
     console.print(
         f"{summary.items} items (models x instances x 2 questions): {summary.already_done} already"
         f" done, {summary.answered} answered now, {summary.failed} failed"
@@ -71,8 +80,10 @@ def command_evaluate(arguments: argparse.Namespace) -> int:
 
 def _resume_command(arguments: argparse.Namespace) -> str:
     """Resuming needs no --model: the evaluation directory stores its models."""
+    unverified = " --include-unverified" if arguments.include_unverified else ""
     return (
-        f"resume with: repro evaluate {quoted(arguments.release_dir)} --eval-dir {quoted(arguments.eval_dir)} --resume"
+        f"resume with: repro evaluate {quoted(arguments.release_dir)} --eval-dir {quoted(arguments.eval_dir)}"
+        f" --resume{unverified}"
     )
 
 

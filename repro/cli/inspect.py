@@ -61,6 +61,10 @@ def _print_status(metrics: dict[str, Any]) -> None:
                     f"{k} vacuous {v.get('vacuous', 0)} refuted {v.get('refuted', 0)}" for k, v in checks[label].items()
                 )
             )
+    from repro.metrics import answer_lines
+
+    for line in answer_lines(metrics.get("answers") or {}):
+        console.print(line, soft_wrap=True)
     models = Table(title="model calls (per stage and model)")
     for column in (
         "stage",

@@ -25,10 +25,59 @@ timed out (no verdict); 4 passed, but only a fake backend checked it (never a re
 With --batch: 3 if any row had an infrastructure failure, else 1 if any was rejected, else 0 or 4."""
 
 
+ANSWER_ONLY_EXIT_CODES = """\
+With --answer-only: 0 answer(s) confirmed by real Lean (or none, with its reason); 3 Lean gave no verdict on
+some statement; 4 only a fake backend answered (never a real confirmation)."""
+
+
+def command_answer_only(arguments: argparse.Namespace) -> int:
+    from repro.answer_check import AnswerRow, read_answer_rows
+    from repro.app import answer_only
+
+    lean = lean_settings(arguments)
+    if arguments.proof is not None or (arguments.batch is None) == (arguments.statement is None):
+        errors.print("--answer-only takes --statement FILE or --batch IN.jsonl (no --proof)")
+        return ExitCode.usage
+    if arguments.batch is not None:
+        rows = read_answer_rows(Path(arguments.batch))
+    else:
+        rows = [AnswerRow(id=Path(arguments.statement).name, statement=Path(arguments.statement).read_text("utf-8"))]
+    with console.status("reading answers") as status:
+        results, summary = asyncio.run(
+            answer_only(rows, lean, progress=lambda done, total: status.update(f"answered {done}/{total}"))
+        )
+    if arguments.out:
+        Path(arguments.out).write_text("".join(result.model_dump_json() + "\n" for result in results), encoding="utf-8")
+    if arguments.json:
+        payload = summary.model_dump() if arguments.batch else results[0].model_dump()
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return summary.exit_code
+    for result in results if arguments.batch is None or not arguments.out else []:
+        if result.answer is not None:
+            named = f" ({', '.join(result.variables)})" if result.variables else ""
+            console.print(
+                f"{result.id}: answer {result.answer}{named}, type {', '.join(result.lean_types)}, form {result.form}",
+                soft_wrap=True,
+            )
+        else:
+            console.print(f"{result.id}: no answer: {result.reason}: {result.detail}", soft_wrap=True)
+    if arguments.batch is not None:
+        console.print(
+            f"{summary.total} statements: {summary.answered} give an answer"
+            + (" (" + ", ".join(f"{k} {v}" for k, v in summary.by_form.items()) + ")" if summary.by_form else "")
+            + "; no answer: "
+            + (", ".join(f"{k} {v}" for k, v in summary.no_answer.items()) or "none")
+        )
+    console.print(f"backend: {summary.backend}" + ("" if summary.real_lean else " (fake: never a real verdict)"))
+    return summary.exit_code
+
+
 def command_check_proof(arguments: argparse.Namespace) -> int:
     from repro.app import check_proof, check_proof_batch
     from repro.judge.batch import ExitCode, verdict_exit_code
 
+    if arguments.answer_only:
+        return command_answer_only(arguments)
     lean = lean_settings(arguments)
     single = arguments.statement is not None or arguments.proof is not None
     if arguments.batch is not None:
@@ -239,7 +288,7 @@ def register(commands: Commands) -> None:
     check = commands.add_parser(
         "check-proof",
         help="run one proof, or a JSONL file of them, through the soundness gate",
-        epilog=CHECK_PROOF_EXIT_CODES,
+        epilog=CHECK_PROOF_EXIT_CODES + "\n" + ANSWER_ONLY_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     check.add_argument("--statement", help="file with the formal statement (one theorem ending := by sorry)")
@@ -249,6 +298,12 @@ def register(commands: Commands) -> None:
         metavar="IN.jsonl",
         help="rows with id, statement, output [, header, finish_reason]; every bad row is named (line, field,"
         " reason) and nothing is checked (exit 2)",
+    )
+    check.add_argument(
+        "--answer-only",
+        action="store_true",
+        help="no proof: the answer our statement alone would release (value, Lean type, form) or why none,"
+        " confirmed by the configured Lean backend; with --batch, rows with id and statement",
     )
     check.add_argument("--out", metavar="OUT.jsonl", help="verdict rows (with --batch); resumable")
     check.add_argument(

@@ -23,6 +23,7 @@ def command_release(arguments: argparse.Namespace) -> int:
         license=arguments.license,
         attribution=arguments.attribution,
         overwrite=arguments.overwrite,
+        include_flagged=arguments.include_flagged,
     )
     if summary.unfinished_problems:
         errors.print(
@@ -36,10 +37,18 @@ def command_release(arguments: argparse.Namespace) -> int:
             " kernel judge; pass --allow-unverified to write them, marked as such",
             style="yellow",
         )
+    if summary.withheld_flagged:
+        errors.print(
+            f"withheld {summary.withheld_flagged} instances whose statement was neither found vacuous nor shown"
+            " satisfiable (flagged or undecided); pass --include-flagged to write them (the card says so)",
+            style="yellow",
+        )
     if summary.written == 0:
         why = (
             "every retained instance was withheld as unverified"
             if summary.withheld_unverified
+            else "every retained instance was withheld as flagged"
+            if summary.withheld_flagged
             else "no retained instance"
         )
         errors.print(f"error: nothing to release from {arguments.run_dir}: {why}; nothing written")
@@ -106,6 +115,12 @@ def register(commands: Commands) -> None:
         action="store_true",
         help="also write instances not checked by a real Lean backend and passed by a real kernel judge (a stand-in's"
         " pass, the demo's), marked unverified; an instance no judge passed is never written",
+    )
+    release.add_argument(
+        "--include-flagged",
+        action="store_true",
+        help="also write instances whose statement our Lean checks neither found vacuous nor showed satisfiable"
+        " (flagged, undecided); the card records it",
     )
     release.add_argument("--license", help="license of the source dataset (SPDX id), for sources repro does not know")
     release.add_argument("--attribution", help="who made the source dataset and where it is from (for the card)")

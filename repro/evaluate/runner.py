@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -138,16 +138,23 @@ def _resumed_plan(store: EvalStore, plan: EvaluationPlan, fingerprint: str) -> E
     return plan
 
 
-def open_evaluation(plan: EvaluationPlan) -> tuple[EvalStore, list[ReleasedInstance], int, EvaluationPlan]:
+async def open_evaluation(
+    plan: EvaluationPlan, *, before_creating: Callable[[EvaluationPlan], Awaitable[None]] | None = None
+) -> tuple[EvalStore, list[ReleasedInstance], int, EvaluationPlan]:
     """Open (or create) the evaluation store for ``plan``, refusing to mix two different evaluations.
 
     Rows whose proof no real Lean checked (``unverified: true``) have no verified reference answer,
     so they are left out unless the plan includes them explicitly; returns how many were left out,
-    and the plan as resolved (a resume's stored models and sample count).
+    and the plan as resolved (a resume's stored models and sample count). Nothing is created until
+    the plan is valid and ``before_creating(plan)`` (the endpoint preflight) has passed; a store that
+    holds only a failed start (no answer) is not an evaluation to protect: a new start replaces it.
     """
     released = read_release(plan.release_dir)
     if not released:
         raise EvaluationError(f"{plan.release_dir}: the release has no instances")
+    exists = (plan.eval_dir / EVAL_STORE_FILENAME).exists()
+    if plan.resume and exists and not plan.include_unverified:
+        plan = plan.model_copy(update={"include_unverified": _stored_include_unverified(plan.eval_dir)})
     instances = [i for i in released if plan.include_unverified or not i.unverified]
     if not instances:
         raise EvaluationError(
@@ -155,25 +162,54 @@ def open_evaluation(plan: EvaluationPlan) -> tuple[EvalStore, list[ReleasedInsta
             " pass --include-unverified to evaluate them anyway"
         )
     fingerprint = release_fingerprint(plan.release_dir)
-    exists = (plan.eval_dir / EVAL_STORE_FILENAME).exists()
-    if exists and not plan.resume:
-        raise EvaluationError(f"{plan.eval_dir}: an evaluation exists here; pass --resume to continue it")
+    if exists and not plan.resume and _answers_stored(plan.eval_dir):
+        raise EvaluationError(
+            f"{plan.eval_dir}: an evaluation with answers is here; pass --resume to continue it, or choose"
+            " another --eval-dir"
+        )
     if plan.resume and not exists:
-        raise EvaluationError(f"{plan.eval_dir}: nothing to resume (no {EVAL_STORE_FILENAME})")
-    if not exists and not plan.models:
+        raise EvaluationError(
+            f"{plan.eval_dir}: nothing to resume (no {EVAL_STORE_FILENAME}); start it without --resume"
+        )
+    if not plan.resume and not plan.models:
         raise EvaluationError("a new evaluation needs at least one --model NAME=SPEC")
-    store = EvalStore(plan.eval_dir)
-    if exists:
+    if plan.resume:
+        store = EvalStore(plan.eval_dir)
         try:
             plan = _resumed_plan(store, plan, fingerprint)
-        except EvaluationError:
+            if before_creating is not None:
+                await before_creating(plan)
+        except BaseException:
             store.close()
             raise
-    else:
-        plan = plan.model_copy(update={"samples": plan.samples or 1})
-        models = [EvalModel(name=name, settings=settings) for name, settings in plan.models.items()]
-        store.set_plan(_plan_meta(plan, fingerprint), models, instances)
+        return store, instances, len(released) - len(instances), plan
+    plan = plan.model_copy(update={"samples": plan.samples or 1})
+    if before_creating is not None:
+        await before_creating(plan)
+    if exists:  # a failed start: no answer was stored, so nothing is lost
+        for path in plan.eval_dir.glob(f"{EVAL_STORE_FILENAME}*"):
+            path.unlink()
+    store = EvalStore(plan.eval_dir)
+    models = [EvalModel(name=name, settings=settings) for name, settings in plan.models.items()]
+    store.set_plan(_plan_meta(plan, fingerprint), models, instances)
     return store, instances, len(released) - len(instances), plan
+
+
+def _stored_include_unverified(eval_dir: Path) -> bool:
+    """Whether the stored evaluation included unverified rows: a resume keeps it without being told."""
+    store = EvalStore(eval_dir, create=False)
+    try:
+        return store.get_meta("include_unverified") == "true"
+    finally:
+        store.close()
+
+
+def _answers_stored(eval_dir: Path) -> bool:
+    store = EvalStore(eval_dir, create=False)
+    try:
+        return bool(store.answered())
+    finally:
+        store.close()
 
 
 async def run_evaluation(
@@ -192,15 +228,12 @@ async def _evaluate_held(
     backends: dict[str, ModelBackend] | None,
     progress: Callable[[int, int], None] | None,
 ) -> EvaluationSummary:
-    store, instances, excluded, plan = open_evaluation(plan)
-    try:
-        # every endpoint answers before the first question is sent (a resume checks the stored models')
-        await preflight_models_async(
-            [(name, settings) for name, settings in plan.models.items() if name not in (backends or {})]
-        )
-    except BaseException:
-        store.close()
-        raise
+    async def preflight(resolved: EvaluationPlan) -> None:
+        # every endpoint answers before anything is stored (a resume checks the stored models')
+        used = [(name, settings) for name, settings in resolved.models.items() if name not in (backends or {})]
+        await preflight_models_async(used)
+
+    store, instances, excluded, plan = await open_evaluation(plan, before_creating=preflight)
     cache = RunStore(plan.eval_dir / MODEL_CACHE_DIR)
     try:
         clients = {

@@ -24,7 +24,8 @@ type mismatch: conservative, since real Lean also accepts other definitionally e
 ``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
 declared axioms where the environment's code uses them. Our trusted statement checks (vacuity,
 satisfiability, refutation, witness: :mod:`repro.lean.statement_checks`) and a prover's theorems are
-judged by :mod:`repro.lean.fake_semantics`: a theorem is accepted only where the fake has shown its
+judged by :mod:`repro.lean.fake_semantics`, our answer checks (:mod:`repro.lean.answer_checks`) by
+:mod:`repro.lean.fake_answers`: a theorem is accepted only where the fake has shown its
 statement true (evaluated at its pinned values, or derived by the modelled omega/linarith; proof terms
 are not checked), refused where real Lean refuses it (a false statement, a proof from ``False`` under
 hypotheses that hold together, an unknown hypothesis name, pinned values the proof never reads), and
@@ -46,6 +47,7 @@ import sys
 import time
 from typing import Any
 
+from repro.lean.fake_answers import judge_answer_check
 from repro.lean.fake_semantics import Outcome, judge_check, judge_theorem
 from repro.lean.text.lexer import Kind, Token, identifier_parts, lex, line_column, significant
 
@@ -198,6 +200,10 @@ def _scope_errors(history: list[str]) -> list[dict[str, Any]]:
 
 
 def _default_reply(code: str, history: list[str]) -> dict[str, Any]:
+    answer_check = judge_answer_check(code.strip(), _statement_texts(history[:-1]))
+    if answer_check is not None:  # our answer checks: decided on the elaboration the fake models
+        accepted, message = answer_check
+        return {} if accepted else {"messages": [_message(code, 0, len(code), "error", message)]}
     judged = judge_check(code.strip(), _statement_texts(history[:-1]))
     if judged is not None:  # one of our trusted statement checks: decided on the arithmetic it states
         if judged.outcome == Outcome.accepted:

@@ -36,6 +36,7 @@ Tactic semantics (documented as modelled, an under-approximation of real Lean):
   when some hypothesis with no free variable evaluates to false. Never uses other hypotheses.
 - ``simp``/``simp_all``: ℕ/ℤ numerals only; ``simp_all`` first rewrites with hypotheses ``x = closed``.
 - ``decide``: a goal with no free variable over ℕ/ℤ; never a hypothesis, never ℚ/ℝ.
+- ``nlinarith [sq_nonneg ...]`` and ``positivity`` (``False`` only): :mod:`repro.lean.fake_nonlinear`.
 - Variables bound by ``let`` are opaque after ``intros`` (no ``zetaDelta``); ``let`` inside a term
   (the refutation's instantiated conclusion) is unfolded.
 
@@ -63,7 +64,8 @@ _RELATIONS = {"=", "≠", "<", "≤", ">", "≥"}
 _FLIP = {"<": ">", "≤": "≥", ">": "<", "≥": "≤", "=": "=", "≠": "≠"}
 _NEGATE = {"<": "≥", "≤": ">", ">": "≤", "≥": "<", "=": "≠", "≠": "="}
 
-_VACUITY = re.compile(r"^example : type_of% @(\S+) := by\n  intros\n  exfalso\n  (.+)$", re.DOTALL)
+_VACUITY = re.compile(r"^example : type_of% @(\S+) := by\n(?:  intro [^\n]+\n)?  intros\n  exfalso\n  (.+)$", re.DOTALL)
+_POSITIVITY = re.compile(r"^have hrepro_pos : 0 ≤ \((.+)\) := by positivity\n  linarith$", re.DOTALL)
 _SATISFIABILITY = re.compile(r"^example := @(\S+)(?: (.*))?$", re.DOTALL)
 _REFUTE_DIRECT = re.compile(r"^example : ¬ type_of% @(\S+) := by\n  (.+)$", re.DOTALL)
 _REFUTE_PINNED = re.compile(r"^example : ¬ type_of% @(\S+) := fun h => absurd \(h (.*)\) \(by (.+)\)$", re.DOTALL)
@@ -612,6 +614,16 @@ def _substitute(form: Linear, name: str, solution: Linear) -> Linear:
 def proves(tactic: str, goal: Node | None, facts: list[Node], types: dict[str, int], env: dict[str, Fraction]) -> bool:
     """Whether ``tactic`` closes ``goal`` (None: ``False``) from ``facts``, as modelled (see the module doc)."""
     tactic = tactic.strip()
+    if tactic == "nlinarith" or tactic.startswith("nlinarith ["):
+        return goal is None and _nlinarith(tactic, facts, types, env)
+    positivity = _POSITIVITY.match(tactic)
+    if positivity is not None:
+        from repro.lean.fake_nonlinear import nonnegative
+
+        term = parse_term(positivity.group(1))
+        if goal is not None or not nonnegative(term, types):
+            return False
+        return proves("linarith", None, [*facts, ("rel", "≥", term, ("num", Fraction(0), False))], types, env)
     if tactic == _DISCHARGE:
         return proves("norm_num", goal, facts, types, env) or proves("decide", goal, facts, types, env)
     if tactic == "decide":
@@ -636,6 +648,40 @@ def proves(tactic: str, goal: Node | None, facts: list[Node], types: dict[str, i
     if tactic in ("omega", "linarith"):
         return _arithmetic(tactic, goal, facts, types, env)
     return False
+
+
+def _nlinarith(tactic: str, facts: list[Node], types: dict[str, int], env: dict[str, Fraction]) -> bool:
+    """``nlinarith [hints]`` deriving False (:mod:`repro.lean.fake_nonlinear`)."""
+    from repro.lean.fake_nonlinear import contradiction, facts_of, hint_facts
+
+    def kind_of(node: Node) -> int:
+        return max(_leaf_type(node[2], types), _leaf_type(node[3], types))
+
+    hints: list[Node] = []
+    if tactic.startswith("nlinarith ["):
+        for part in _hint_terms(tactic[len("nlinarith [") : -1]):
+            if not part.startswith("sq_nonneg "):
+                raise Unmodelled(f"hint {part!r}")
+            hints.append(parse_term(part[len("sq_nonneg ") :]))
+    known: list[tuple[dict[tuple[str, ...], Fraction], str]] = []
+    for fact in facts:
+        known += facts_of(fact, kind_of, env)
+    known += [({(name,): Fraction(1)}, "≥") for name, kind in types.items() if kind == 0 and name not in env]
+    kind = max((types.get(name, 0) for name in types), default=0)
+    known += hint_facts(hints, kind, env)
+    return contradiction(known)
+
+
+def _hint_terms(text: str) -> list[str]:
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += char in "([{"
+        depth -= char in ")]}"
+        if char == "," and depth == 0:
+            parts.append(text[start:index].strip())
+            start = index + 1
+    parts.append(text[start:].strip())
+    return [part for part in parts if part]
 
 
 def _arithmetic(

@@ -13,9 +13,13 @@ auto-bound implicits and coercions mean the same thing in the check as in the ga
 - **Vacuity.** ``example : type_of% @T := by intros; exfalso; TAC``. ``intros`` introduces exactly the
   syntactic premises Lean shows (the signature's binders, the conclusion's leading ``∀``/``→``/``let``;
   never through ``¬``, ``↔`` or a definition), ``exfalso`` discards the conclusion, so a success means
-  the premises alone prove ``False``: the statement holds for every conclusion.
+  the premises alone prove ``False``: the statement holds for every conclusion. TAC runs through
+  omega, norm_num, linarith, simp_all, nlinarith, then (the binders introduced under their own names
+  first) ``nlinarith [sq_nonneg a, sq_nonneg (a - b), ...]`` over the signature's variables and
+  ``positivity`` against a hypothesis that puts a non-negative term below zero (issue 29).
 - **Satisfiability.** Where every variable of the signature is pinned by an equation hypothesis
-  (``x = 3600``), the statement is re-declared with ``autoImplicit false`` (so its explicit arguments
+  (``x = 3600``), or the hypotheses' linear equations have one solution (:func:`solve_linear`), the
+  statement is re-declared with ``autoImplicit false`` (so its explicit arguments
   are exactly the binders we count) and applied to the pinned values, each hypothesis discharged by
   ``norm_num`` or ``decide``: ``example := @T' (3600) (by ...) ...``. Lean accepts it only if those
   values satisfy every hypothesis of the signature. A conclusion with premises of its own (leading
@@ -37,11 +41,12 @@ import hashlib
 import re
 from enum import StrEnum
 from fractions import Fraction
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from repro.lean.protocol import InfraStatus, LeanResult, Verifier
-from repro.lean.text.answer_scope import answer_scope, existential_variables
+from repro.lean.text.answer_scope import answer_scope, existential_variables, unwrapped
 from repro.lean.text.lexer import Kind, Token, lex, significant
 from repro.lean.text.statement import Statement, StatementError, _binding_end, depths, final_proposition, read_statement
 
@@ -49,7 +54,12 @@ STATEMENT_PREFIX = "repro_target"
 # ``norm_num at *`` for the False derivation: the contradiction sits in the hypotheses, not the goal.
 # ``decide`` is not among them: it decides a closed goal and ignores hypotheses, so on ``False`` it
 # always fails; it is used where the goal is closed (refutation, witness, pinned hypotheses).
-VACUITY_TACTICS = ("omega", "norm_num at *", "linarith", "simp_all")
+VACUITY_TACTICS = ("omega", "norm_num at *", "linarith", "simp_all", "nlinarith")
+# non-linear contradictions (issue 29: ``l * w = 40`` and ``l + w = 10`` over ℝ have no solution): nlinarith
+# with squares of the signature's variables, their differences and sums as hints, and positivity for a
+# hypothesis that sets a non-negative term below zero; at most this many variables give hints
+MAX_HINT_VARIABLES = 6
+MAX_POSITIVITY_CHECKS = 3
 REFUTATION_TACTICS = ("decide", "norm_num", "simp", "omega", "linarith")
 WITNESS_TACTICS = ("decide", "norm_num", "simp_all", "omega", "linarith")
 # how a pinned hypothesis is discharged once the values are in: closed arithmetic, nothing else
@@ -234,32 +244,44 @@ MAX_PINNED_VALUE_CHARS = 2_000
 
 
 def pinned_values(parsed: Statement) -> Pins | None:
-    """The signature's explicit arguments in order, as (kind, name), and the pinned value of every variable.
+    """The first of :func:`pinned_candidates` (what a refutation instantiates), or None."""
+    candidates = pinned_candidates(parsed)
+    return candidates[0] if candidates else None
 
-    None when some binder is not ``(names : ℕ/ℤ/ℚ/ℝ)`` or an explicit hypothesis, when a variable has no
-    equation ``x = value`` (or ``value = x``) whose value mentions only earlier pinned variables (they
-    are substituted), or when the conclusion has premises of its own. These values are only proposals:
-    Lean checks every hypothesis at them.
+
+def pinned_candidates(parsed: Statement) -> list[Pins]:
+    """The signature's explicit arguments in order, as (kind, name), and values for every variable.
+
+    Empty when some binder is not ``(names : ℕ/ℤ/ℚ/ℝ)`` or an explicit hypothesis, or the conclusion has
+    premises of its own. The values come from our own hypotheses: each variable's equation ``x = value``
+    (earlier pinned variables substituted), else the one solution of their linear equations
+    (:func:`solve_linear`), else up to :data:`MAX_PINNINGS` rational solutions of their polynomial
+    equations (:func:`solve_polynomial`: ``l * w = 21`` and ``l + w = 10`` give 3, 7 and 7, 3). These values
+    are only proposals: Lean checks every hypothesis at them.
     """
     groups = _binder_groups(parsed)
     if groups is None or _conclusion_premises(parsed.conclusion) != []:
-        return None
+        return []
     arguments: list[tuple[str, str]] = []
     variables: list[str] = []
+    kinds: dict[str, str] = {}
     equations: list[tuple[str, list[Token]]] = []
+    relations: list[tuple[list[Token], list[Token]]] = []
     for group in groups:
         if group.bracket != "(":
-            return None
+            return []
         kind_tokens = significant(lex(group.type_text))
         if len(kind_tokens) == 1 and kind_tokens[0].text in _VARIABLE_TYPES:
             arguments += [("variable", name) for name in group.names]
             variables += group.names
+            kinds.update(dict.fromkeys(group.names, _SPELLINGS.get(kind_tokens[0].text, kind_tokens[0].text)))
             continue
         arguments += [("hypothesis", name) for name in group.names]
         level = depths(kind_tokens)
         equals = [i for i, t in enumerate(kind_tokens) if level[i] == 0 and t.text == "="]
         if len(equals) == 1:
             left, right = kind_tokens[: equals[0]], kind_tokens[equals[0] + 1 :]
+            relations.append((left, right))
             if len(left) == 1 and left[0].kind == Kind.identifier:
                 equations.append((left[0].text, right))
             elif len(right) == 1 and right[0].kind == Kind.identifier:
@@ -273,10 +295,210 @@ def pinned_values(parsed: Statement) -> Pins | None:
             if mentioned <= set(values):
                 values[name] = " ".join(f"({values[t.text]})" if t.text in mentioned else t.text for t in value_tokens)
                 if len(values[name]) > MAX_PINNED_VALUE_CHARS:
-                    return None  # values substituted into values can double per variable: pin nothing
-    if set(values) != set(variables):
-        return None  # a statement with no variables (a let-chain) has nothing to pin: Lean still checks it
-    return arguments, values
+                    return []  # values substituted into values can double per variable: pin nothing
+    if set(values) == set(variables):  # a statement with no variables (a let-chain) is applied as it is
+        return [(arguments, values)]
+    solved = solve_linear(relations, kinds)  # the linear system our own hypotheses state, if it pins all
+    if solved is not None and set(solved) == set(variables):
+        return [(arguments, solved)]
+    return [(arguments, found) for found in solve_polynomial(relations, kinds) if set(found) == set(variables)]
+
+
+MAX_PINNINGS = 4
+_MAX_POLYNOMIAL_VARIABLES = 3
+_MAX_POLYNOMIAL_EQUATIONS = 4
+
+
+def solve_polynomial(relations: list[tuple[list[Token], list[Token]]], kinds: dict[str, str]) -> list[dict[str, str]]:
+    """Rational solutions of the hypotheses' polynomial equations (sympy, exact), at most :data:`MAX_PINNINGS`.
+
+    Small systems only (three variables, four equations, degree two): a proposal, which Lean checks.
+    """
+    if not kinds or len(kinds) > _MAX_POLYNOMIAL_VARIABLES:
+        return []
+    import sympy
+
+    symbols = {name: sympy.Symbol(f"v{index}") for index, name in enumerate(sorted(kinds))}
+    equations = []
+    for left, right in relations:
+        sides = _polynomial(left, symbols), _polynomial(right, symbols)
+        if sides[0] is not None and sides[1] is not None:
+            equation = sympy.expand(sides[0] - sides[1])
+            if equation != 0 and sympy.Poly(equation, *symbols.values()).total_degree() <= 2:
+                equations.append(equation)
+    if not equations or len(equations) > _MAX_POLYNOMIAL_EQUATIONS:
+        return []
+    try:
+        solutions = sympy.solve(equations, list(symbols.values()), dict=True)
+    except (NotImplementedError, ValueError, TypeError):
+        return []
+    found: list[dict[str, str]] = []
+    for solution in solutions:
+        values: dict[str, str] = {}
+        for name, symbol in symbols.items():
+            value = solution.get(symbol)
+            if value is None or not value.is_rational:
+                break
+            number = Fraction(int(value.p), int(value.q))
+            if kinds[name] in ("ℕ", "ℤ") and number.denominator != 1 or (kinds[name] == "ℕ" and number < 0):
+                break
+            values[name] = _fraction_text(number)
+        else:
+            found.append(values)
+    return sorted(found, key=lambda values: [values[name] for name in sorted(values)])[:MAX_PINNINGS]
+
+
+def _fraction_text(value: Fraction) -> str:
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator} / {value.denominator}"
+
+
+def _polynomial(tokens: list[Token], symbols: dict[str, Any]) -> Any:
+    """``l * w``, ``x ^ 2 + 3 * x`` as a sympy expression (numerals exact), or None for anything else."""
+    import sympy
+
+    text: list[str] = []
+    for token in tokens:
+        if token.kind == Kind.number and _DECIMAL_LITERAL.fullmatch(token.text):
+            text.append(f"Rational('{token.text}')")
+        elif token.kind == Kind.identifier and token.text in symbols:
+            text.append(str(symbols[token.text]))
+        elif token.text in ("+", "-", "*", "/", "(", ")"):
+            text.append(token.text)
+        elif token.text == "^":
+            text.append("**")
+        else:
+            return None
+    try:
+        return sympy.sympify(
+            " ".join(text), locals={"Rational": sympy.Rational, **{str(s): s for s in symbols.values()}}
+        )
+    except (sympy.SympifyError, SyntaxError, TypeError, ZeroDivisionError):
+        return None
+
+
+def solve_linear(relations: list[tuple[list[Token], list[Token]]], kinds: dict[str, str]) -> dict[str, str] | None:
+    """The one solution of the hypotheses' linear equations in the variables (exact rationals), or None.
+
+    ``3 * a + 2 * b = 5`` and ``a + b = 2`` pin ``a = 1, b = 1``. Equations that are not linear are left out;
+    the solution must be unique, and whole (and not negative for ℕ) where the variable is ℕ or ℤ. Only a
+    proposal: Lean then checks every hypothesis at these values (ℕ's truncated ``-`` included).
+    """
+    rows: list[dict[str, Fraction]] = []
+    for left, right in relations:
+        forms = _linear_form(left, kinds), _linear_form(right, kinds)
+        if forms[0] is not None and forms[1] is not None:
+            row = dict(forms[0])
+            for name, coefficient in forms[1].items():
+                row[name] = row.get(name, Fraction(0)) - coefficient
+            rows.append(row)
+    names = sorted(kinds)
+    solution = _gauss(rows, names)
+    if solution is None:
+        return None
+    values: dict[str, str] = {}
+    for name, value in solution.items():
+        if kinds[name] in ("ℕ", "ℤ") and value.denominator != 1 or (kinds[name] == "ℕ" and value < 0):
+            return None
+        values[name] = _fraction_text(value)
+    return values
+
+
+def _gauss(rows: list[dict[str, Fraction]], names: list[str]) -> dict[str, Fraction] | None:
+    """Gaussian elimination over the rationals (``""`` is the constant term): the unique solution, or None."""
+    matrix = [[row.get(name, Fraction(0)) for name in names] + [-row.get("", Fraction(0))] for row in rows]
+    pivots: list[int] = []
+    for column in range(len(names)):
+        rank = len(pivots)
+        pivot = next((r for r in range(rank, len(matrix)) if matrix[r][column] != 0), None)
+        if pivot is None:
+            return None  # a variable the equations leave free
+        matrix[rank], matrix[pivot] = matrix[pivot], matrix[rank]
+        lead = matrix[rank][column]
+        matrix[rank] = [entry / lead for entry in matrix[rank]]
+        for other in range(len(matrix)):
+            if other != rank and matrix[other][column] != 0:
+                factor = matrix[other][column]
+                matrix[other] = [a - factor * b for a, b in zip(matrix[other], matrix[rank], strict=True)]
+        pivots.append(column)
+    if any(all(entry == 0 for entry in row[:-1]) and row[-1] != 0 for row in matrix):
+        return None  # inconsistent: no solution (vacuity is for the other checks to find)
+    return {names[column]: matrix[index][-1] for index, column in enumerate(pivots)}
+
+
+def _linear_form(tokens: list[Token], kinds: dict[str, str]) -> dict[str, Fraction] | None:
+    """``3 * a + b / 2 - 7`` as coefficients per variable (``""``: the constant); None when not linear."""
+    position = 0
+
+    def peek() -> str:
+        return tokens[position].text if position < len(tokens) else ""
+
+    def expression() -> dict[str, Fraction]:
+        nonlocal position
+        total = term()
+        while peek() in ("+", "-"):
+            sign = 1 if tokens[position].text == "+" else -1
+            position += 1
+            total = _combine(total, term(), sign)
+        return total
+
+    def term() -> dict[str, Fraction]:
+        nonlocal position
+        total = factor()
+        while peek() in ("*", "/"):
+            operator = tokens[position].text
+            position += 1
+            other = factor()
+            if operator == "*" and set(total) <= {""}:
+                total = {k: v * total.get("", Fraction(0)) for k, v in other.items()}
+            elif set(other) <= {""} and other.get("", Fraction(0)) != 0:
+                scale = other[""] if operator == "*" else 1 / other[""]
+                total = {k: v * scale for k, v in total.items()}
+            else:
+                raise ValueError("not linear")
+        return total
+
+    def factor() -> dict[str, Fraction]:
+        nonlocal position
+        if position >= len(tokens):
+            raise ValueError("end")
+        token = tokens[position]
+        position += 1
+        if token.text == "-":
+            return {k: -v for k, v in factor().items()}
+        if token.text == "↑":
+            return factor()
+        if token.kind == Kind.number and _DECIMAL_LITERAL.fullmatch(token.text):
+            return {"": Fraction(token.text)}
+        if token.kind == Kind.identifier and token.text in kinds:
+            return {token.text: Fraction(1)}
+        if token.text == "(":
+            inner = expression()
+            if peek() == ":":  # an ascription to one of the numeric types
+                position += 1
+                if peek() not in _VARIABLE_TYPES:
+                    raise ValueError("ascription")
+                position += 1
+            if peek() != ")":
+                raise ValueError("bracket")
+            position += 1
+            return inner
+        raise ValueError(f"token {token.text!r}")
+
+    try:
+        form = expression()
+    except (ValueError, ZeroDivisionError):
+        return None
+    return form if position == len(tokens) else None
+
+
+_DECIMAL_LITERAL = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+
+
+def _combine(first: dict[str, Fraction], second: dict[str, Fraction], sign: int) -> dict[str, Fraction]:
+    out = dict(first)
+    for name, value in second.items():
+        out[name] = out.get(name, Fraction(0)) + sign * value
+    return out
 
 
 def _pinned_arguments(arguments: list[tuple[str, str]], values: dict[str, str]) -> str:
@@ -292,8 +514,78 @@ def declaration_command(parsed: Statement, name: str, *, auto_implicit: bool = T
     return f"{prefix}theorem {name} {parsed.signature} := by sorry"
 
 
-def vacuity_command(name: str, tactic: str) -> str:
-    return f"example : type_of% @{name} := by\n  intros\n  exfalso\n  {tactic}"
+def vacuity_command(name: str, tactic: str, names: list[str] | None = None) -> str:
+    """``intros; exfalso; TAC``; with ``names``, the signature's binders are introduced under their own names
+    first (so a hint can name a variable), then the conclusion's own premises."""
+    named = f"  intro {' '.join(names)}\n" if names else ""
+    return f"example : type_of% @{name} := by\n{named}  intros\n  exfalso\n  {tactic}"
+
+
+def vacuity_commands(parsed: Statement, name: str) -> list[tuple[str, str, str]]:
+    """The vacuity battery: linear and simplifying tactics, then nlinarith with square hints over the
+    signature's variables, then positivity against a hypothesis that puts a non-negative term below 0."""
+    commands = [("vacuity", tactic, vacuity_command(name, tactic)) for tactic in VACUITY_TACTICS]
+    introduced = _intro_names(parsed)
+    if introduced is None:
+        return commands
+    names, variables = introduced
+    if variables:
+        chosen = variables[:MAX_HINT_VARIABLES]
+        hints = [f"sq_nonneg {v}" for v in chosen]
+        hints += [f"sq_nonneg ({a} {op} {b})" for i, a in enumerate(chosen) for b in chosen[i + 1 :] for op in "-+"]
+        tactic = f"nlinarith [{', '.join(hints)}]"
+        commands.append(("vacuity", tactic, vacuity_command(name, tactic, names)))
+    for term in _below_zero_terms(parsed)[:MAX_POSITIVITY_CHECKS]:
+        tactic = f"have hrepro_pos : 0 ≤ ({term}) := by positivity\n  linarith"
+        commands.append(("vacuity", tactic, vacuity_command(name, tactic, names)))
+    return commands
+
+
+def _intro_names(parsed: Statement) -> tuple[list[str], list[str]] | None:
+    """The signature's binder names in order (``_`` for an anonymous instance), and its numeric variables."""
+    names: list[str] = []
+    variables: list[str] = []
+    for text in parsed.binders:
+        tokens = significant(lex(text))
+        if len(tokens) < 3 or tokens[0].text not in ("(", "{", "[", "⦃", "{{"):
+            return None
+        level = depths(tokens)
+        colon = next((i for i, t in enumerate(tokens) if level[i] == 1 and t.text == ":"), None)
+        if colon is None:
+            if tokens[0].text != "[":
+                return None
+            names.append("_")
+            continue
+        group = tokens[1:colon]
+        if not group or any(t.kind != Kind.identifier for t in group):
+            return None
+        names += [t.text for t in group]
+        type_tokens = [t.text for t in tokens[colon + 1 : -1]]
+        if type_tokens[:1] and type_tokens[0] in _VARIABLE_TYPES and (len(type_tokens) == 1 or type_tokens[1] == ":="):
+            variables += [t.text for t in group]
+    return names, variables
+
+
+def _below_zero_terms(parsed: Statement) -> list[str]:
+    """Left sides of hypotheses ``L = c``, ``L < c``, ``L ≤ c`` with c a negative literal (or ``L < 0``)."""
+    found = []
+    for text in parsed.binders:
+        tokens = significant(lex(text))
+        level = depths(tokens)
+        colon = next((i for i, t in enumerate(tokens) if level[i] == 1 and t.text == ":"), None)
+        if colon is None or tokens[0].text != "(":
+            continue
+        body = tokens[colon + 1 : -1]
+        inner = depths(body)
+        relations = [i for i, t in enumerate(body) if inner[i] == 0 and t.text in ("=", "<", "≤", "<=")]
+        if len(relations) != 1:
+            continue
+        cut = relations[0]
+        right = "".join(t.text for t in body[cut + 1 :])
+        negative = re.fullmatch(r"-[0-9]+(?:\.[0-9]+)?", right) is not None
+        if negative or (right == "0" and body[cut].text == "<"):
+            found.append(text[body[0].start : body[cut].start].strip())
+    return found
 
 
 def satisfiability_command(pinned_name: str, arguments: list[tuple[str, str]], values: dict[str, str]) -> str:
@@ -317,7 +609,18 @@ def is_numeric_literal(text: str) -> bool:
     return "\n" not in text and bool(_NUMERIC.match(text.strip()))
 
 
-_OPEN_CONNECTIVES = frozenset({"→", "->", "∨", "\\/", "↔", "<->", "¬", "∀", "∃", "∃!", "fun", "λ", "if"})
+# What an ∃ body may be made of, at every depth (a conjunction of relations between terms): no premise,
+# disjunction, negation, binder or branch can then make it hold at a witness that is no answer
+# (``∃ n, (n > 5 → n * 3 = 21)`` holds at 0; so do ``(n < 0 ∨ ...)``, ``¬ (...)``, ``if``, a nested ``∃``).
+_BODY_SYMBOLS = frozenset(
+    {"(", ")", "+", "-", "*", "/", "%", "^", "=", "<", "≤", ">", "≥", "≠", "<=", ">=", "∧", "/\\", "↑", "|"}
+    | {"!", "⁻¹", "√", "∣", "⌊", "⌋", "⌈", "⌉", "⌊₊", "⌋₊", "⌈₊", "⌉₊", "·"}
+)
+_BODY_WORDS = frozenset(
+    {"Not", "Or", "Iff", "Xor'", "xor", "ite", "dite", "if", "then", "else", "fun", "λ", "match", "with", "let"}
+    | {"have", "show", "from", "by", "decide", "True", "False", "true", "false", "Exists", "ExistsUnique"}
+    | {"Classical.choice", "Classical.choose", "choose", "sorry", "admit", "Function.const", "id", "cast"}
+)
 _WITNESS_FORMS = {
     "ℕ": re.compile(r"^\d+$"),
     "ℤ": re.compile(r"^[-+]?\d+$"),
@@ -329,9 +632,11 @@ def witness_variables(statement: str) -> list[tuple[str, str]] | None:
     """The ``∃`` variables (name, ℕ/ℤ/ℚ/ℝ) of a conclusion a numeric witness can be checked against.
 
     None (no witness is asked for, none is checked) unless: the conclusion, after ``let NAME : T := v``
-    bindings, is itself ``∃ x y : T, body`` / ``∃ (x : T) (y : U), body`` with each type written in our
-    statement as ℕ, ℤ, ℚ or ℝ; the body has no depth-0 ``→``, ``∨``, ``↔``, ``¬`` or binder (adversary S3:
-    ``∃ n, n > 5 → n = 7`` holds at ``0``); and the signature leaves numerals their meaning (no binder
+    bindings and redundant parentheses, is itself ``∃ x y : T, body`` / ``∃ (x : T) (y : U), body`` with
+    each type written in our statement as ℕ, ℤ, ℚ or ℝ; the whole body, at every depth, is a conjunction
+    of relations between terms (no ``→``, ``∨``, ``↔``, ``¬``, ``if``, binder or nested ``∃`` anywhere in it,
+    adversary S3: ``∃ n, n > 5 → n = 7`` holds at ``0``, and so does ``∃ n, (n > 5 → n = 7)``); and the
+    signature leaves numerals their meaning (no binder
     named like a type, no local that may be a class instance:
     :func:`repro.lean.text.answer_scope.answer_scope`). Round 4, A5: the witness's type decides which
     literals it may be (``7/2`` is 3 in ℕ), so a witness whose type we cannot read is never checked.
@@ -343,15 +648,29 @@ def witness_variables(statement: str) -> list[tuple[str, str]] | None:
     scope = answer_scope(parsed.binders, parsed.conclusion)
     if scope is None:
         return None
-    tokens = significant(lex(scope.proposition))
+    proposition = unwrapped(scope.proposition)
+    tokens = significant(lex(proposition))
     level = depths(tokens)
     comma = next((i for i, t in enumerate(tokens) if level[i] == 0 and t.text == ","), None)
-    if comma is None:
+    if comma is None or not _relations_only(tokens[comma + 1 :]):
         return None
-    body = [t for t, d in zip(tokens[comma + 1 :], level[comma + 1 :], strict=True) if d == 0]
-    if not body or any(t.text in _OPEN_CONNECTIVES for t in body):
-        return None
-    return existential_variables(scope.proposition)
+    return existential_variables(proposition)
+
+
+def _relations_only(body: list[Token]) -> bool:
+    """Whether an ∃ body is, at every depth, made of terms, relations and ``∧`` only (``_BODY_SYMBOLS``)."""
+    if not body or not any(t.text in ("=", "<", "≤", ">", "≥", "≠", "<=", ">=", "∣") for t in body):
+        return False
+    for token in body:
+        if token.kind == Kind.number:
+            continue
+        if token.kind == Kind.identifier:
+            if token.name in _BODY_WORDS:
+                return False
+            continue
+        if token.kind != Kind.symbol or token.text not in _BODY_SYMBOLS:
+            return False
+    return True
 
 
 def normal_witness(text: str, type_name: str) -> str | None:
@@ -373,7 +692,7 @@ def normal_witness(text: str, type_name: str) -> str | None:
 # -- running ------------------------------------------------------------------------------------------
 
 
-def _outcome(result: LeanResult, statement_ok: bool) -> CheckOutcome:
+def check_outcome(result: LeanResult, statement_ok: bool) -> CheckOutcome:
     if not statement_ok or result.infra_status != InfraStatus.ok:
         return CheckOutcome.undecided
     sorry_warning = any(
@@ -384,7 +703,7 @@ def _outcome(result: LeanResult, statement_ok: bool) -> CheckOutcome:
     return CheckOutcome.proved
 
 
-def _statement_ok(result: LeanResult) -> bool:
+def elaborated_ok(result: LeanResult) -> bool:
     return result.infra_status == InfraStatus.ok and not result.has_error
 
 
@@ -397,8 +716,8 @@ async def _run(
     still add the declaration, with ``sorry`` in its type, and anything would follow from that.
     """
     results = await verifier.check_sequence([*declarations, *(c for _, _, c in commands)], header)
-    statement_ok = bool(results) and _statement_ok(results[0])
-    pinned_ok = len(declarations) < 2 or (len(results) > 1 and _statement_ok(results[1]))
+    statement_ok = bool(results) and elaborated_ok(results[0])
+    pinned_ok = len(declarations) < 2 or (len(results) > 1 and elaborated_ok(results[1]))
     # our own declarations got no answer: no check in their environment has a verdict either
     declared = results[: len(declarations)]
     unanswered = len(declared) < len(declarations) or any(
@@ -430,7 +749,7 @@ async def _run(
                 kind=kind,
                 tactic=tactic,
                 command=command,
-                outcome=_outcome(result, elaborated),
+                outcome=check_outcome(result, elaborated),
                 messages=messages,
                 infrastructure=(result.infra_status.value if result.infra_status != InfraStatus.ok else "unavailable")
                 if failed
@@ -460,19 +779,21 @@ async def check_statement(statement: str, verifier: Verifier, *, header: str) ->
             derivation=f"the conclusion is, token for token, the hypothesis {restated}",
         )
     name = statement_name(statement)
-    commands = [("vacuity", tactic, vacuity_command(name, tactic)) for tactic in VACUITY_TACTICS]
+    commands = vacuity_commands(parsed, name)
     declarations = [declaration_command(parsed, name)]
-    pinned = pinned_values(parsed)
-    if pinned is not None:
+    pinnings = pinned_candidates(parsed)
+    if pinnings:
         declarations.append(declaration_command(parsed, name + "_pinned", auto_implicit=False))
+    for pinned in pinnings:
         commands.append(("satisfiability", PIN_DISCHARGE, satisfiability_command(name + "_pinned", *pinned)))
     checks, statement_ok = await _run(verifier, header, commands, declarations)
     derived = next((c for c in checks if c.kind == "vacuity" and c.outcome == CheckOutcome.proved), None)
-    satisfied = any(c.kind == "satisfiability" and c.outcome == CheckOutcome.proved for c in checks)
+    satisfying = [c for c in checks if c.kind == "satisfiability"]
+    satisfied = next((p for p, c in zip(pinnings, satisfying, strict=True) if c.outcome == CheckOutcome.proved), None)
     if derived is not None:
         return _facts("vacuous", verifier, derivation=derived.command, checks=checks)
-    if satisfied and pinned is not None:
-        return _facts("satisfiable", verifier, witness=pinned[1], checks=checks)
+    if satisfied is not None:
+        return _facts("satisfiable", verifier, witness=satisfied[1], checks=checks)
     decided = statement_ok and all(c.outcome != CheckOutcome.undecided for c in checks)
     return _facts("flagged" if decided else "undecided", verifier, checks=checks)
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import yaml
 
 from repro.config import RunConfig
+from repro.records import NO_ANSWER_DESCRIPTIONS, AnswerForm, NoAnswerReason
 from repro.release.errors import ReleaseError
 from repro.release.files import MANIFEST
 from repro.release.rows import NO_LEVER, ROW_FIELDS, SPLIT, feature_yaml
@@ -98,21 +100,33 @@ def _prover_section(config: RunConfig | None) -> str:
 
 
 _CHECK_MEANINGS = {
-    "satisfiable": "Lean proved the statement's hypotheses can hold (every variable pinned to a value)",
+    "satisfiable": "Lean proved the statement's hypotheses can hold, at values read from the hypotheses themselves",
     "flagged": "no such values were found and nothing was derived from the hypotheses: audit these",
     "undecided": "Lean gave no verdict on the check (timeout or infrastructure)",
 }
 
 
-def _statement_check_section(counts: Counter[str | None], rows: int) -> str:
-    """How many released rows each statement check outcome covers (``provenance.statement_check``)."""
+def _statement_check_section(counts: Counter[str | None], rows: int, flagged: tuple[int, bool] = (0, False)) -> str:
+    """How many released rows each statement check outcome covers (``provenance.statement_check``), and
+    whether flagged rows were withheld (the default) or released with ``--include-flagged``."""
     if not rows:
         return ""
+    withheld, included = flagged
     lines = ["\n## Statement checks\n\n"]
     lines.append(
         "Before proving, repro checks each statement with its own Lean commands (never the prover's text);"
         " `provenance.statement_check` records the outcome per row.\n\n"
     )
+    if included:
+        lines.append(
+            "Released with `--include-flagged`: rows whose statement was neither found vacuous nor shown"
+            " satisfiable (flagged, undecided) are included below. Such a statement may hold for no value at all.\n\n"
+        )
+    else:
+        lines.append(
+            f"{withheld} verified rows whose statement was neither found vacuous nor shown satisfiable (flagged,"
+            " undecided) were withheld; `repro release --include-flagged` releases them.\n\n"
+        )
     for outcome, meaning in _CHECK_MEANINGS.items():
         lines.append(f"- {outcome}: {counts.get(outcome, 0)} of {rows} rows ({meaning})\n")
     others = {key: count for key, count in counts.items() if key not in _CHECK_MEANINGS}
@@ -145,6 +159,39 @@ def _proof_lever_section(counts: Counter[str], rows: int) -> str:
         lines.append(f"- {lever}: {counts.get(lever, 0)} of {rows} rows ({meaning})\n")
     for other, count in sorted((key, n) for key, n in counts.items() if key not in _LEVER_MEANINGS):
         lines.append(f"- {other}: {count} of {rows} rows\n")
+    return "".join(lines)
+
+
+def _answer_section(forms: Counter[str | None], metrics: dict[str, Any], rows: int) -> str:
+    """Released rows per answer form, and the run's verified statements that gave no answer, and why."""
+    if not rows:
+        return ""
+    lines = [
+        "\n## Answers\n\n",
+        "Every `new_answer` is what our own Lean commands confirmed from the statement (an equation's type and"
+        " literal value, over `type_of%` of our statement, or an ∃ witness our command proved; never the prover's"
+        " text). `answer_type`"
+        " is its form, `answer_lean_type` its Lean type; a closed form is released as LaTeX, graded by"
+        " math-verify; a tuple follows `answer_variables`.\n\n",
+    ]
+    for form in AnswerForm:
+        lines.append(f"- {form.value}: {forms.get(form.value, 0)} of {rows} rows\n")
+    if forms.get(None):
+        lines.append(f"- not recorded (a run before answer forms): {forms[None]} of {rows} rows\n")
+    reached, answered = metrics.get("reached", 0), sum(metrics.get("answered", {}).values())
+    if reached:
+        lines.append(
+            f"\nOf the run's {reached} verified statements that reached the answer stage, {answered} gave a final"
+            " answer. No answer:\n\n"
+        )
+        for reason, count in metrics.get("no_answer", {}).items():
+            known = reason in {member.value for member in NoAnswerReason}
+            meaning = NO_ANSWER_DESCRIPTIONS.get(NoAnswerReason(reason)) if known else None
+            lines.append(f"- {reason}: {count}" + (f" ({meaning})" if meaning else "") + "\n")
+        for answer_class, count in metrics.get("not_final", {}).items():
+            lines.append(f"- not final ({answer_class}): {count}\n")
+        if metrics.get("unfinished"):
+            lines.append(f"- Lean gave no verdict (unfinished): {metrics['unfinished']}\n")
     return "".join(lines)
 
 
@@ -189,6 +236,8 @@ def card(
     *,
     statement_checks: Counter[str | None] | None = None,
     proof_levers: Counter[str] | None = None,
+    flagged: tuple[int, bool] = (0, False),
+    answers: tuple[Counter[str | None], dict[str, Any]] | None = None,
     judges: Counter[JudgeKey] | None = None,
     overruled: int = 0,
 ) -> str:
@@ -216,7 +265,8 @@ def card(
             " the whole selection.\n"
         )
     source = _judge_section(judges or Counter(), rows, overruled)
-    source += _statement_check_section(statement_checks or Counter(), rows)
+    source += _statement_check_section(statement_checks or Counter(), rows, flagged)
+    source += _answer_section(*(answers or (Counter(), {})), rows)
     source += _proof_lever_section(proof_levers or Counter(), rows)
     source += f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"
     source += _prover_section(config)
@@ -229,8 +279,9 @@ def card(
     return (
         "---\n" + yaml.safe_dump(front, sort_keys=False, allow_unicode=True) + "---\n\n"
         f"# repro rewritten benchmark\n{warning}\n"
-        "Each row is a rewritten problem whose reference answer (`new_answer`) was read from a Lean 4 proof\n"
-        "that passed repro's screen and its kernel judge. `verified_code` is exactly what Lean checked after\n"
+        "Each row is a rewritten problem whose reference answer (`new_answer`) our own Lean commands confirmed\n"
+        "from its Lean 4 statement, and whose proof passed repro's screen and its kernel judge (the answer is\n"
+        "never read from the proof). `verified_code` is exactly what Lean checked after\n"
         "`lean_header`; `provenance` records models per stage, the Lean toolchain, the Mathlib revision, the\n"
         "verifier, the kernel judge and the proof hash.\n"
         f"Files: `data/{SPLIT}.parquet` and `data/{SPLIT}.jsonl` (same rows).\n\n"

@@ -102,7 +102,10 @@ async def reverify_release(
             if not same:
                 reasons.append("checked code differs from the released verified_code")
             # from our statement alone (issue 19 §4): never from the released proof text
-            answer = await recheck_answer(instance.lean_statement, instance.new_answer, verifier, header=lean.header)
+            order = [name.strip() for name in (instance.answer_variables or "").split(",") if name.strip()]
+            answer = await recheck_answer(
+                instance.lean_statement, instance.new_answer, verifier, header=lean.header, variables=order or None
+            )
             answer_grounded = answer.grounded
             if not answer_grounded:
                 reasons.append(

@@ -22,6 +22,7 @@ import yaml
 
 from repro import __version__
 from repro.config import RunConfig
+from repro.metrics import answer_metrics
 from repro.records import RECORD_SCHEMA_VERSION, utc_now
 from repro.release.card import JudgeKey, card, combined_terms
 from repro.release.errors import ReleaseError
@@ -40,7 +41,12 @@ from repro.release.rows import (
     row_provenance,
 )
 from repro.store import RunReader
-from repro.store.fields import parameter
+from repro.store.fields import candidate_among, parameter
+
+# statement check outcomes withheld unless ``include_flagged``: neither vacuous nor shown satisfiable
+WITHHELD_CHECKS = ("flagged", "undecided")
+FLAGGED = candidate_among("statement_check", WITHHELD_CHECKS)
+NOT_FLAGGED = candidate_among("statement_check", WITHHELD_CHECKS, negate=True)
 
 # each row's JSONL text, as far as SQLite writes it: the schema version, then every stored column
 _JSON_MEMBERS = (("schema_version", parameter("schema_version")), *((c.name, c.field) for c in COLUMNS))
@@ -56,6 +62,9 @@ class ReleaseSummary:
     unfinished_problems: int = 0
     # every file written, relative to out_dir (the manifest last)
     files: tuple[str, ...] = ()
+    # verified rows whose statement was neither found vacuous nor shown satisfiable (flagged, undecided),
+    # withheld unless ``include_flagged``
+    withheld_flagged: int = 0
 
 
 def _arrow_column(values: Any, kind: Any) -> Any:
@@ -78,6 +87,8 @@ class _Written:
     statement_checks: Counter[str | None] = dataclass_field(default_factory=Counter)
     # released rows per proof lever ("none", "salvage", "feedback", "study")
     proof_levers: Counter[str] = dataclass_field(default_factory=Counter)
+    # released rows per answer form (None: a run that predates the forms)
+    answer_forms: Counter[str | None] = dataclass_field(default_factory=Counter)
     # released rows per kernel judge that passed them: (toolchain, tool, revision, confinement, real)
     judges: Counter[JudgeKey] = dataclass_field(default_factory=Counter)
 
@@ -172,6 +183,7 @@ class _ReleaseWriter:
         self.written.unverified += sum(unverified)
         self.written.statement_checks.update(provenance.statement_check for provenance in provenances)
         self.written.proof_levers.update(provenance.proof_lever for provenance in provenances)
+        self.written.answer_forms.update(form.decode() if form else None for form in values["answer_type"])
         self.written.judges.update(
             (p.judge_toolchain, p.judge_tool, p.judge_revision, p.judge_confinement, p.verified_by_real_judge)
             for p in provenances
@@ -215,8 +227,13 @@ def write_release(
     license: str | None = None,
     attribution: str | None = None,
     overwrite: bool = False,
+    include_flagged: bool = False,
 ) -> ReleaseSummary:
     """Write the retained instances; nothing at all when none is releasable (the summary says so).
+
+    A statement our Lean checks neither found vacuous nor showed satisfiable (``flagged``, or ``undecided``
+    when Lean gave no verdict) may hold for no value at all: its rows are withheld unless
+    ``include_flagged`` (the card records which).
 
     A non-empty ``out_dir`` is refused unless ``overwrite``: a second release into the same folder
     would silently replace the first, and a mistyped ``--out`` would write into an unrelated folder.
@@ -238,11 +255,13 @@ def write_release(
         if unjudged is not None:
             raise ReleaseError(never_judged(unjudged))
         retained = store.retained_count()
+        verified_only = () if allow_unverified else (parameter("real_run"), REAL_LEAN, REAL_JUDGE)
+        flagged = store.retained_count((*verified_only, FLAGGED), parameters)
         pages = store.retained_rows(
             [column.field for column in COLUMNS],
             packed=PROVENANCE_SOURCES,
             json_members=_JSON_MEMBERS,
-            only_if=() if allow_unverified else (parameter("real_run"), REAL_LEAN, REAL_JUDGE),
+            only_if=verified_only if include_flagged else (*verified_only, NOT_FLAGGED),
             parameters=parameters,
         )
         with closing(pages):  # the cursor closes before the store does, however the loop ends
@@ -251,11 +270,14 @@ def write_release(
         if not allow_unverified or writer.written.rows != retained:
             # every retained row was released, so every one had its problem; else check (before keeping anything)
             store.check_retained_problems()
-        unfinished = store.outcome_counts().get(None, 0)
+        outcomes = store.outcome_counts()
+        unfinished = outcomes.get(None, 0)
+        answers = answer_metrics(store, sum(outcomes.values()) - unfinished)
         overruled = _overruled(store)
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
         written = writer.written
-        withheld = 0 if allow_unverified else retained - written.rows
+        withheld_flagged = 0 if include_flagged else flagged
+        withheld = 0 if allow_unverified else retained - written.rows - withheld_flagged
         if not written.rows:
             return ReleaseSummary(
                 written=0,
@@ -263,6 +285,7 @@ def write_release(
                 withheld_unverified=withheld,
                 out_dir=out,
                 unfinished_problems=unfinished,
+                withheld_flagged=withheld_flagged,
             )
         terms = combined_terms(sorted(writer.sources()), config, license, attribution)
         writer.finish()
@@ -281,6 +304,8 @@ def write_release(
         unfinished,
         statement_checks=written.statement_checks,
         proof_levers=written.proof_levers,
+        flagged=(withheld_flagged, include_flagged),
+        answers=(written.answer_forms, answers),
         judges=written.judges,
         overruled=overruled,
     )
@@ -296,6 +321,7 @@ def write_release(
         out_dir=out,
         unfinished_problems=unfinished,
         files=(*release_files(out), MANIFEST),
+        withheld_flagged=withheld_flagged,
     )
 
 

@@ -78,6 +78,8 @@ class RunReport(BaseModel):
     rate_counts: dict[str, dict[str, list[int]]]
     # statements our Lean checks found vacuous or refuted, in all and per level and type
     statement_checks: dict[str, Any] = {}
+    # answers per form and why verified statements gave none (repro.metrics.answer_metrics)
+    answers: dict[str, Any] = {}
     # what the kernel judge said over the run (repro.metrics.judge_figures)
     judge: dict[str, Any] = {}
     prover_pass_at: dict[str, float | None]
@@ -464,6 +466,7 @@ def collect_run(run_dir: Path) -> RunReport:
             rates=metrics["rates"],
             rate_counts=_rate_counts(store),
             statement_checks=metrics["statement_checks"],
+            answers=metrics.get("answers") or {},
             judge=metrics["judge"],
             prover_pass_at=pass_at,
             prover_statements=statements,

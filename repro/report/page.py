@@ -297,6 +297,29 @@ def _statement_checks(report: RunReport) -> str:
     )
 
 
+def _answers(report: RunReport) -> str:
+    """Answers per form (count, generation rate) and the verified statements that gave none, by reason."""
+    answers = report.answers or {}
+    if not answers.get("reached"):
+        return ""
+    rates = answers.get("generation_rate", {})
+    rows: list[list[Any]] = [
+        ["answer", form, count, rates.get(form)] for form, count in answers.get("answered", {}).items()
+    ]
+    rows += [["no answer", reason, count, ""] for reason, count in answers.get("no_answer", {}).items()]
+    rows += [["not final", kind, count, ""] for kind, count in answers.get("not_final", {}).items()]
+    if answers.get("unfinished"):
+        rows.append(["no verdict", "Lean gave none (unfinished)", answers["unfinished"], ""])
+    table = _table(["outcome", "form or reason", "candidates", "generation rate"], rows, "answers-table")
+    return (
+        "<h2 id=answers>Answers by form, and statements that gave none</h2>"
+        f"<p class=note>{answers['reached']} verified statements reached the answer stage. Every answer is the"
+        " value our own Lean commands confirmed from the statement (never the prover's text); sets, intervals,"
+        " bounds and symbolic expressions give none and are counted apart.</p>"
+        f"{table}"
+    )
+
+
 def _taxonomy(report: RunReport) -> str:
     if not report.taxonomy:
         return "<h2 id=taxonomy>Failure taxonomy</h2><p>No prover sample was rejected.</p>"
@@ -359,6 +382,7 @@ def run_sections(report: RunReport) -> str:
         + _pass_at(report)
         + _costs(report)
         + _statement_checks(report)
+        + _answers(report)
         + _taxonomy(report)
         + _audit()
     )

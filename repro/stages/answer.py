@@ -1,71 +1,58 @@
-"""Stage 7: recover the answer from OUR verified statement, never from the prover's text.
+"""Stage 9: the answer our statement gives, confirmed by Lean, never read from the prover's text.
 
-Sound before complete (adversary findings 3, 4 and S3): an answer is released only where the
-statement itself pins it down.
+Sound before complete: a wrong released answer is the worst outcome this project has.
 
-- Deterministic: the conclusion (after leading ``let``/``have`` bindings, nothing else) is a single
-  top-level ``=`` whose type our binders and ascriptions show to be ℕ, ℤ, ℚ, ℝ or ℂ, and whose right
-  side is a plain numeral of that type (ℕ: digits; ℤ: a sign allowed; ℚ/ℝ/ℂ: also ``a/b`` or a
-  decimal). A premise, disjunction, negation or ``∀`` at depth 0, an unknown type (a library function,
-  ``ZMod``, ``Fin``, a cast) or an operator on the right means no deterministic answer. The equation
-  must be about the statement's unknown (round 4, A4): numerals and type names keep their meaning
-  (:mod:`repro.lean.text.answer_scope`) and the left side depends on the signature's variables
-  (:mod:`repro.stages.answer_probe`) or, with none, computes something.
-- Witness: for a conclusion ``∃ x : T, P x`` (T ℕ, ℤ, ℚ or ℝ, written in our statement) whose body has
-  no depth-0 premise or disjunction, the extraction model (shown the question and our statement, never
-  the prover's code) proposes literals of those types (A5: no ``7/2`` for an ℕ variable) and our own
-  Lean command must prove the statement with their normal forms, which are what is released
-  (:func:`repro.lean.statement_checks.check_witness`).
-- Anything else (``IsLeast S 5``, ``x = 3 ∨ x = 7``, ``P → x = 5``) is rejected as
-  ``answer_not_grounded``: a token of the statement is not an answer the statement entails.
+- **From our statement** (:func:`statement_answer`): Python proposes where the answer is
+  (:mod:`repro.stages.answer_shape`: one equation ``L = literal`` or a tuple ``x = a ∧ y = b`` after the
+  conclusion's bindings) and which types the literal may be a value of
+  (:mod:`repro.lean.text.answer_literal`); the left side must depend on the statement's variables
+  (:mod:`repro.stages.answer_probe`, adversary A4); then our own Lean commands
+  (:mod:`repro.lean.answer_checks`) confirm the equation's type and the value. What is released is the
+  value Lean confirmed, in normal form, with its form (``answer_type``), its Lean type and the
+  statement's own text (and, for a closed form, its LaTeX).
+- **A witness**: for a conclusion ``∃ x : T, P x`` whose body has no premise, disjunction, negation or
+  binder at any depth (:func:`repro.lean.statement_checks.witness_variables`), the extraction model,
+  shown the question and our statement only, proposes literals of those types, and our Lean command
+  proves the statement with them (:func:`repro.lean.statement_checks.check_witness`).
+- Anything else gives no answer, with its reason (:class:`repro.records.NoAnswerReason`).
 
-The candidate is then classified; only ``final`` is retained.
+A tuple's values are in the statement's order; the question may ask them in another order, so the
+extraction model names the order (a permutation of our variable names, nothing else is read), and
+without one no answer is released. The candidate is then classified; only ``final`` is retained.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from repro.config import ModelSettings
+from repro.lean.answer_checks import Proposal, confirm_answer, typed_name
 from repro.lean.protocol import Verifier
 from repro.lean.statement_checks import (
     CheckOutcome,
+    StatementCheck,
     check_witness,
     normal_witness,
-    restated_hypothesis,
     witness_variables,
 )
-from repro.lean.text import (
-    LeanCode,
-    StatementError,
-    lean_code,
-    read_statement,
-    strip_comments,
-    top_level_equation,
-)
-from repro.lean.text.answer_scope import (
-    NUMERIC_TYPE_NAMES,
-    AnswerScope,
-    answer_scope,
-    expand_lets,
-    unwrapped,
-)
-from repro.lean.text.lexer import Kind, Token, lex, significant
-from repro.lean.text.statement import depths
+from repro.lean.text import LeanCode, lean_code
+from repro.lean.text.answer_scope import NUMERIC_TYPE_NAMES, expand_lets
+from repro.lean.text.lexer import Token, lex, significant
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
 from repro.prompts import render_prompt
-from repro.records import AttemptStatus, ReasonCode
-from repro.stages.answer_probe import depends_on_variables
+from repro.records import AnswerForm, AttemptStatus, Candidate, NoAnswerReason, ReasonCode
+from repro.stages.answer_probe import dependence
+from repro.stages.answer_shape import AnswerShape, NoShape, answer_shape
 from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
 
 _UNEVALUATED = re.compile(r"\d\s*[+*^]\s*\d|\d\s*-\s*\d|\d\s*/\s*\d|√|Real\.sqrt|\bsqrt\b|π|Real\.pi|\.log|\bexp\b")
-_META_COMMANDS = re.compile(r"^\s*#(eval|reduce|check|print)\b.*$", re.MULTILINE)
 
 
 class ExtractAnswer(BaseModel):
@@ -75,6 +62,19 @@ class ExtractAnswer(BaseModel):
     @classmethod
     def _text(cls, value: object) -> str:
         return str(value).strip()
+
+
+class AnswerOrder(BaseModel):
+    order: list[str]
+
+    @field_validator("order", mode="before")
+    @classmethod
+    def _names(cls, value: object) -> list[str]:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",")]
+        if not isinstance(value, list):
+            raise ValueError("order must be a list of variable names")
+        return [str(part).strip() for part in value]
 
 
 class ClassifyAnswer(BaseModel):
@@ -91,58 +91,87 @@ class ClassifyAnswer(BaseModel):
         return data
 
 
-def conclusion(statement: str) -> str:
-    """The type after the binders' colon (``let``/``have`` bindings included)."""
-    return read_statement(statement).conclusion
+class StatementAnswer(BaseModel):
+    """The answer our statement gives, as Lean confirmed it, or why there is none."""
+
+    answer: str | None = None  # what is released (``new_answer``); for a tuple, in the statement's order
+    form: AnswerForm | None = None
+    lean_types: list[str] = Field(default_factory=list)  # one per value
+    lean_text: str | None = None  # the statement's own text of the value(s)
+    latex: str | None = None
+    variables: list[str] = Field(default_factory=list)  # a tuple's variables, in the statement's order
+    values: list[str] = Field(default_factory=list)  # each value's released text
+    evaluated: bool = True
+    method: Literal["statement", "witness", "none"] = "statement"
+    reason: NoAnswerReason | None = None
+    detail: str = ""
+    undecided: bool = False  # Lean gave no verdict: the candidate stays unfinished
+    checks: list[StatementCheck] = Field(default_factory=list)
+
+    @property
+    def found(self) -> bool:
+        """An answer Lean confirmed, in a finished form (an unevaluated one is classified intermediate)."""
+        return self.answer is not None and self.evaluated
 
 
-def deterministic_answer(statement: str) -> str | None:
-    """The numeral on the right of the conclusion's single top-level ``=``, read in the equation's type.
+def _none(reason: NoAnswerReason, detail: str, **values: object) -> StatementAnswer:
+    return StatementAnswer.model_validate({"reason": reason, "detail": detail, "method": "none", **values})
 
-    Fail closed (adversary findings 3 and 4): a literal is read only when the conclusion itself is
-    that equation (no premise, disjunction, negation or binder at depth 0 to read it through), the
-    equation's type is known from our binders and ascriptions to be one of ℕ, ℤ, ℚ, ℝ, ℂ, and the
-    right side is a plain numeral in that type. ``(3 + 4 + 8 : ℕ) / 3 = 16 / 3`` (ℕ division: 5) and
-    ``(2 : ZMod 7) ^ 10 = 9`` (9 = 2) have no deterministic answer.
 
-    And the equation must be about the statement's unknown (round 4, A4): the signature and the
-    conclusion's bindings must leave numerals and type names their usual meaning
-    (:func:`repro.lean.text.answer_scope.answer_scope`), and the left side, with ``let`` values
-    substituted (so a ``let x := 5`` shadowing the signature's x is seen), must depend on the
-    signature's variables (:func:`repro.stages.answer_probe.depends_on_variables`). A statement with no
-    variables (a ``let`` chain, a closed computation) must at least compute something: a bare numeral
-    on the left (``(7 : ℕ) = 7``, ``let x : ℝ := 5; x = 5``) is a constant equation and gives nothing,
-    and so does a conclusion that restates a hypothesis token for token.
+def proposed_answer(statement: str) -> str | None:
+    """What Python would propose from the statement alone (no Lean): for feedback and audit text only.
+
+    Never released: only :func:`statement_answer` (Lean-confirmed) gives the released answer.
     """
-    try:
-        parsed = read_statement(statement)
-    except StatementError:
+    shape = answer_shape(statement)
+    if isinstance(shape, NoShape):
         return None
-    scope = answer_scope(parsed.binders, parsed.conclusion)
-    if scope is None or restated_hypothesis(parsed) is not None:
-        return None  # ``(h₁ : y = 9) : y = 9`` gives back a number of the problem, not its unknown
-    types = dict(scope.variables) | {b.name: b.type_name for b in scope.lets}
-    equation = top_level_equation(unwrapped(scope.proposition))
-    if equation is None:
-        return None
-    left, right = equation
-    kind = _equation_type(left, right, types)
-    if kind is None:
-        return None
-    value = _plain_numeral(right)
-    if value is None or not _NUMERAL_FORMS[kind].match(value.replace(" ", "")):
-        return None
-    return value if _about_the_unknown(left, right, kind, scope) else None
+    return ", ".join(part.literal.release for part in shape.parts)
 
 
-def _about_the_unknown(left: str, right: str, kind: str, scope: AnswerScope) -> bool:
-    """The left side depends on the signature's variables, or, with none, computes something."""
-    expanded = expand_lets(significant(lex(left)), scope.lets)
+def _proposals(shape: AnswerShape, statement: str) -> list[Proposal] | StatementAnswer:
+    """The typed readings Lean is asked to confirm, or why none is proposed."""
+    if shape.kind == "tuple":
+        types = tuple(shape.scope.variables[part.variable or ""] for part in shape.parts)
+        for part, kind in zip(shape.parts, types, strict=True):
+            if kind not in part.literal.types:
+                return _none(
+                    NoAnswerReason.not_a_value,
+                    f"{part.variable} is of type {kind} and {part.literal.text!r} is no literal of it",
+                )
+        return [_proposal(shape, statement, 0, types)]
+    part = shape.parts[0]
+    expanded = expand_lets(significant(lex(part.left)), shape.scope.lets)
     if expanded is None:
-        return False
-    if scope.variables:
-        return depends_on_variables(expanded, kind, scope.variables)
-    return not _restates_a_numeral([token for token, _ in expanded], right, kind)
+        return _none(NoAnswerReason.not_evaluable, "the let chain is too long to expand")
+    kinds: list[str] = []
+    why = NoAnswerReason.constant
+    for kind in part.literal.types:
+        if shape.scope.variables:
+            depends = dependence(expanded, kind, shape.scope.variables)
+            if depends is None:
+                why = NoAnswerReason.not_evaluable
+                continue
+        else:
+            depends = not _restates_a_numeral([token for token, _ in expanded], part.right, kind)
+        if depends:
+            kinds.append(kind)
+    if not kinds:
+        detail = (
+            "the left side does not depend on the statement's variables: its value is no answer about them"
+            if why == NoAnswerReason.constant
+            else "whether the left side depends on the statement's variables cannot be decided"
+        )
+        return _none(why, detail)
+    return [_proposal(shape, statement, index, (kind,)) for index, kind in enumerate(kinds)]
+
+
+def _proposal(shape: AnswerShape, statement: str, index: int, types: tuple[str, ...]) -> Proposal:
+    return Proposal(
+        types=list(types),
+        declaration=shape.typed_statement(typed_name(statement, index), types),
+        literals=[(part.right, kind, part.literal.normal) for part, kind in zip(shape.parts, types, strict=True)],
+    )
 
 
 def _restates_a_numeral(tokens: list[Token], right: str, kind: str) -> bool:
@@ -151,79 +180,56 @@ def _restates_a_numeral(tokens: list[Token], right: str, kind: str) -> bool:
     Brackets and ascriptions aside. A fraction is a numeral only in ℚ ℝ ℂ, and only as the right side
     writes it: ``(10 : ℕ) / 2`` is a division and ``(6 : ℚ) / 4 = 3 / 2`` reduces a fraction.
     """
-    kept = "".join(t.text for t in tokens if t.text not in ("(", ")", ":") and t.name not in NUMERIC_TYPE_NAMES)
-    if re.fullmatch(r"-?\d+(?:\.\d+)?", kept):
+    kept = _bare(tokens)
+    if re.fullmatch(r"-?[0-9]+(?:\.[0-9]+)?", kept):
         return True
-    fraction = kind in ("ℚ", "ℝ", "ℂ") and re.fullmatch(r"-?\d+/\d+", kept) is not None
-    return fraction and kept == "".join(literal_text(right).split())
+    fraction = kind in ("ℚ", "ℝ", "ℂ") and re.fullmatch(r"-?[0-9]+/[0-9]+", kept) is not None
+    return fraction and kept == _bare(significant(lex(right)))
 
 
-_NUMERIC_TYPES = {"ℕ": "ℕ", "Nat": "ℕ", "ℤ": "ℤ", "Int": "ℤ", "ℚ": "ℚ", "Rat": "ℚ", "ℝ": "ℝ", "Real": "ℝ"}
-_NUMERIC_TYPES |= {"ℂ": "ℂ", "Complex": "ℂ"}
-_NUMERAL_FORMS = {
-    "ℕ": re.compile(r"^\d+$"),
-    "ℤ": re.compile(r"^-?\d+$"),
-    **dict.fromkeys(("ℚ", "ℝ", "ℂ"), re.compile(r"^-?\d+(?:/\d+|\.\d+)?$")),
-}
-_ASCRIBED_NUMERAL = re.compile(r"\(\s*(-?\s*\d+(?:\.\d+)?)\s*:\s*(ℕ|ℤ|ℚ|ℝ|ℂ|Nat|Int|Rat|Real|Complex)\s*\)")
+def _bare(tokens: list[Token]) -> str:
+    """A term's text without brackets and ascriptions: ``(15 : ℚ) / 4`` is ``15/4``."""
+    return "".join(t.text for t in tokens if t.text not in ("(", ")", ":") and t.name not in NUMERIC_TYPE_NAMES)
 
 
-# symbols whose result has the type of their operands (or is the ascription/equation itself)
-_SAME_TYPE_SYMBOLS = frozenset({"+", "-", "*", "/", "%", "^", "(", ")", "|", "!", ":", "="})
-
-
-def _equation_type(left: str, right: str, binders: dict[str, str]) -> str | None:
-    """The equation's type when every identifier and ascription in it says the same numeric type.
-
-    An identifier that is not one of our typed binders (a library function, a ``let`` name, a ``∑``
-    variable), a cast (``↑``), a second type or any other type name makes the type unknown: None.
-    """
-    tokens = significant(lex(f"{left} = {right}"))
-    level = depths(tokens)
-    seen: set[str] = set()
-    for index, token in enumerate(tokens):
-        if token.kind == Kind.symbol and token.text not in _SAME_TYPE_SYMBOLS:
-            return None  # ``↑``, ``⌊x⌋`` (ℤ), ``⌊x⌋₊`` (ℕ), ``√``, ``∑``, ``•``, ``.field``: the type may change
-        if token.kind not in (Kind.identifier, Kind.number, Kind.symbol):
-            return None
-        if token.kind != Kind.identifier:
-            continue
-        previous = tokens[index - 1].text if index else ""
-        if previous == ":":  # an ascription: ``(e : T)`` with T a single numeric type name
-            closes = index + 1 < len(tokens) and tokens[index + 1].text == ")" and level[index + 1] < level[index]
-            if token.text not in _NUMERIC_TYPES or not closes:
-                return None
-            seen.add(_NUMERIC_TYPES[token.text])
-            continue
-        type_text = binders.get(token.text)
-        if type_text is None:
-            return None
-        parts = [part.strip() for part in type_text.split("→")]
-        if any(part not in _NUMERIC_TYPES for part in parts):
-            return None
-        if len(parts) > 1:  # a function counts only applied to an argument
-            following = tokens[index + 1] if index + 1 < len(tokens) else None
-            if following is None or not (following.kind in (Kind.identifier, Kind.number) or following.text == "("):
-                return None
-        seen.add(_NUMERIC_TYPES[parts[-1]])
-    return seen.pop() if len(seen) == 1 else None
-
-
-def _plain_numeral(right: str) -> str | None:
-    """The right side as ``-12``, ``3/4`` or ``2.5`` (type ascriptions dropped), or None."""
-    text = " ".join(strip_comments(right, keep_layout=False).split())
-    text = unwrapped(_ASCRIBED_NUMERAL.sub(r"\1", text))
-    compact = text.replace(" ", "")
-    return text if re.fullmatch(r"-?\d+(?:/\d+|\.\d+)?", compact) else None
-
-
-_FRACTION = re.compile(r"^\(?\s*(-?\d+)\s*\)?\s*/\s*\(?\s*(\d+)\s*\)?$")
+async def statement_answer(statement: str, verifier: Verifier | None, *, header: str) -> StatementAnswer:
+    """The answer our statement gives, confirmed by our own Lean commands (see the module docstring)."""
+    shape = answer_shape(statement)
+    if isinstance(shape, NoShape):
+        return _none(shape.reason, shape.detail)
+    proposals = _proposals(shape, statement)
+    if isinstance(proposals, StatementAnswer):
+        return proposals
+    if verifier is None:
+        return _none(NoAnswerReason.no_verdict, "no Lean backend to confirm the answer", undecided=True)
+    confirmation = await confirm_answer(shape.statement, statement, proposals, verifier, header=header)
+    if confirmation.outcome == CheckOutcome.undecided:
+        return _none(NoAnswerReason.no_verdict, confirmation.detail, undecided=True, checks=confirmation.checks)
+    if confirmation.outcome != CheckOutcome.proved or confirmation.types is None:
+        return _none(NoAnswerReason.lean_refused, confirmation.detail, checks=confirmation.checks)
+    literals = [part.literal for part in shape.parts]
+    values = [literal.release for literal in literals]
+    tuple_form = shape.kind == "tuple"
+    evaluated = all(literal.evaluated for literal in literals)
+    return StatementAnswer(
+        answer=", ".join(values),
+        form=AnswerForm.tuple if tuple_form else AnswerForm(literals[0].form),
+        lean_types=confirmation.types,
+        lean_text=", ".join(literal.text for literal in literals),
+        latex="(" + ", ".join(literal.latex for literal in literals) + ")" if tuple_form else literals[0].latex,
+        variables=[part.variable or "" for part in shape.parts] if tuple_form else [],
+        values=values,
+        evaluated=evaluated,
+        reason=None if evaluated else NoAnswerReason.unevaluated,
+        detail="" if evaluated else "the value Lean confirmed is written as an unevaluated computation",
+        checks=confirmation.checks,
+    )
 
 
 def has_unevaluated_operation(candidate: str) -> bool:
     """``3600 / 12`` or ``2 + 5`` are unevaluated; a reduced fraction such as ``3 / 4`` is a value."""
     plain = literal_text(candidate)
-    fraction = _FRACTION.match(plain)
+    fraction = re.match(r"^\(?\s*(-?[0-9]+)\s*\)?\s*/\s*\(?\s*([0-9]+)\s*\)?$", plain)
     if fraction:
         numerator, denominator = int(fraction.group(1)), int(fraction.group(2))
         return denominator in (0, 1) or math.gcd(numerator, denominator) != 1
@@ -231,43 +237,8 @@ def has_unevaluated_operation(candidate: str) -> bool:
 
 
 def code_without_prose(code: str | LeanCode) -> str:
-    """``code`` with comments and string literals blanked: text there is the prover's say-so, not Lean's.
-
-    A ``-- the answer is 42`` comment must neither ground an answer nor steer the extraction model.
-    """
+    """``code`` with comments and string literals blanked: text there is a model's say-so, not Lean's."""
     return lean_code(code).without_prose
-
-
-def grounded(candidate: str, verified_code: str | LeanCode) -> bool:
-    """Every comma-separated part appears verbatim in the code, outside comments, strings and meta commands."""
-    outside_meta = _META_COMMANDS.sub("", lean_code(verified_code).without_prose)
-    parts = [candidate] if candidate.startswith("{") else [p.strip() for p in candidate.split(",")]
-    return all(part and part in outside_meta for part in parts)
-
-
-_SPELLED = {"Nat": "ℕ", "Int": "ℤ", "Rat": "ℚ", "Real": "ℝ"}
-
-
-def _token_texts(text: str) -> list[str]:
-    return [_SPELLED.get(t.text, t.text) for t in significant(lex(text))]
-
-
-def grounded_in_statement(candidate: str, statement: str) -> bool:
-    """Every comma-separated part is a contiguous run of tokens of our statement's conclusion.
-
-    Tokens, not substrings: ``4`` is not in ``400000``, ``x₄`` or a comment, and the prover's text is
-    never consulted.
-    """
-    try:
-        tokens = _token_texts(read_statement(statement).conclusion)
-    except StatementError:
-        return False
-    parts = [candidate] if candidate.strip().startswith("{") else [p.strip() for p in candidate.split(",")]
-    for part in parts:
-        needle = _token_texts(part)
-        if not needle or not any(tokens[i : i + len(needle)] == needle for i in range(len(tokens) - len(needle) + 1)):
-            return False
-    return True
 
 
 def is_existential(statement: str) -> bool:
@@ -276,6 +247,22 @@ def is_existential(statement: str) -> bool:
     Fail closed (adversary S3, round 4 A5): see :func:`repro.lean.statement_checks.witness_variables`.
     """
     return witness_variables(statement) is not None
+
+
+def _answer_output(answer: StatementAnswer) -> dict[str, object]:
+    """What the stored attempt keeps of the answer (and of every Lean command that decided it)."""
+    return {
+        "candidate": answer.answer,
+        "method": answer.method,
+        "form": answer.form.value if answer.form else None,
+        "lean_types": answer.lean_types,
+        "lean_text": answer.lean_text,
+        "latex": answer.latex,
+        "variables": answer.variables,
+        "no_answer": answer.reason.value if answer.reason else None,
+        "why": answer.detail,
+        "answer_checks": [check.model_dump(mode="json") for check in answer.checks],
+    }
 
 
 async def recover_answer(
@@ -295,39 +282,34 @@ async def recover_answer(
     clock = Stopwatch()
     verified_text = verified_code.text if isinstance(verified_code, LeanCode) else verified_code
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified_text))
-    candidate = deterministic_answer(statement)
-    method = "deterministic"
     try:
-        if candidate is None and not is_existential(statement):
-            # nothing Lean could check a proposed answer against: a token of the statement (``7`` of
-            # ``x = 3 ∨ x = 7``) is not entailed by it, so no model is asked (adversary finding 4, S3)
-            result.output = {"candidate": None, "method": "none", "why": "no deterministic answer and no ∃ to witness"}
+        answer = await statement_answer(statement, verifier, header=header)
+        if answer.answer is None and not answer.undecided and answer.reason == NoAnswerReason.existential:
+            if is_existential(statement):
+                model = (extract_client, extract_settings)
+                answer = await _witness_answer(result, question, statement, attempt, verifier, header, model)
+            else:
+                answer = _none(NoAnswerReason.existential, "an ∃ whose witness our Lean command cannot check")
+        result.output = _answer_output(answer) | result.output
+        if answer.undecided:
+            result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
+            return _done(result, clock)
+        if answer.answer is None:
             result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
-            result.elapsed_s = clock.elapsed()
-            return result
-        if candidate is None:
-            method = "witness"
-            prompt = render_prompt("answer_extract", question=question, statement=code_without_prose(statement))
-            extraction = await ask_json(
-                extract_client,
-                chat_request(extract_settings, prompt, sample_offset=attempt, json_answer=True),
-                ExtractAnswer,
-            )
-            account(result, extract_client, extraction.responses)
-            candidate = extraction.value.answer if extraction.value else None
-        result.output = {"candidate": candidate, "method": method}
-        if method == "witness":
-            accepted = bool(candidate) and await _witness_accepted(result, statement, candidate or "", verifier, header)
-            candidate = str(result.output["candidate"]) if accepted else candidate
-        else:
-            accepted = bool(candidate)
-        if not candidate or not accepted:
-            if result.status == AttemptStatus.passed:
+            return _done(result, clock)
+        if answer.form == AnswerForm.tuple and answer.method == "statement":
+            model = (extract_client, extract_settings)
+            ordered = await _question_order(result, question, statement, answer, attempt, model)
+            if ordered is None:
                 result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
-            result.elapsed_s = clock.elapsed()
-            return result
-        if has_unevaluated_operation(candidate):
-            answer_class, why = "intermediate", "the candidate contains an unevaluated operation"
+                result.output["no_answer"] = NoAnswerReason.other_shape.value
+                return _done(result, clock)
+            answer = ordered
+            result.output.update(candidate=answer.answer, variables=answer.variables, latex=answer.latex)
+        candidate = answer.answer or ""
+        if not answer.evaluated or (answer.method == "witness" and has_unevaluated_operation(candidate)):
+            answer_class, why = "intermediate", "the answer is an unevaluated computation"
+            result.output["no_answer"] = NoAnswerReason.unevaluated.value
         else:
             prompt = render_prompt("answer_classify", question=question, statement=statement, candidate=candidate)
             classification = await ask_json(
@@ -345,8 +327,126 @@ async def recover_answer(
     result.output.update({"answer_class": answer_class, "class_reason": why})
     if answer_class != "final":
         result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_final
+    return _done(result, clock)
+
+
+def apply_answer(candidate: Candidate, output: dict[str, Any]) -> None:
+    """Put a passed answer attempt's answer on the candidate (the release reads it from there)."""
+    candidate.new_answer = literal_text(str(output["candidate"]))
+    candidate.answer_class = output.get("answer_class")
+    candidate.answer_form = output.get("form")
+    candidate.answer_lean_type = ", ".join(output.get("lean_types") or []) or None
+    candidate.answer_lean = output.get("lean_text")
+    candidate.answer_variables = ", ".join(output.get("variables") or []) or None
+
+
+def _done(result: StageResult, clock: Stopwatch) -> StageResult:
     result.elapsed_s = clock.elapsed()
     return result
+
+
+async def _witness_answer(
+    result: StageResult,
+    question: str,
+    statement: str,
+    attempt: int,
+    verifier: Verifier | None,
+    header: str,
+    model: tuple[ModelClient, ModelSettings],
+) -> StatementAnswer:
+    """The extraction model proposes the ∃ witness (shown the question and our statement only); Lean checks."""
+    extract_client, settings = model
+    prompt = render_prompt("answer_extract", question=question, statement=code_without_prose(statement))
+    extraction = await ask_json(
+        extract_client,
+        chat_request(settings, prompt, sample_offset=attempt, json_answer=True),
+        ExtractAnswer,
+    )
+    account(result, extract_client, extraction.responses)
+    proposed = extraction.value.answer if extraction.value else ""
+    result.output["proposed"] = proposed
+    variables = witness_variables(statement) or []
+    witness = witness_parts(proposed, statement) if proposed else None
+    if witness is None:
+        result.output["witness_check"] = "refused: a witness must be numeric literals of the ∃ variables' types"
+        return _none(NoAnswerReason.existential, "the proposed witness is not literals of the ∃ variables' types")
+    if verifier is None:
+        result.output["witness_check"] = "no Lean backend to check the witness"
+        return _none(NoAnswerReason.no_verdict, "no Lean backend to check the witness", undecided=True)
+    check = await check_witness(statement, witness, verifier, header=header)
+    result.output["witness_check"] = check.model_dump(mode="json")
+    if check.outcome == CheckOutcome.undecided:
+        return _none(NoAnswerReason.no_verdict, "Lean gave no verdict on the witness", undecided=True)
+    if check.outcome != CheckOutcome.proved:
+        return _none(NoAnswerReason.existential, "our Lean command does not prove the statement with the witness")
+    forms = {_witness_form(part) for part in witness}
+    several = len(witness) > 1
+    return StatementAnswer(
+        answer=", ".join(witness),
+        form=AnswerForm.tuple if several else AnswerForm(forms.pop()),
+        lean_types=[kind for _, kind in variables],
+        lean_text=", ".join(witness),
+        latex=", ".join(_witness_latex(part) for part in witness),
+        variables=[name for name, _ in variables] if several else [],
+        values=witness,
+        method="witness",
+        checks=[check],
+    )
+
+
+def _witness_form(part: str) -> str:
+    return AnswerForm.fraction.value if "/" in part else AnswerForm.integer.value
+
+
+def _witness_latex(part: str) -> str:
+    if "/" not in part:
+        return part
+    top, bottom = (piece.strip() for piece in part.split("/"))
+    sign = "-" if top.startswith("-") else ""
+    return f"{sign}\\frac{{{top.lstrip('-')}}}{{{bottom}}}"
+
+
+async def _question_order(
+    result: StageResult,
+    question: str,
+    statement: str,
+    answer: StatementAnswer,
+    attempt: int,
+    model: tuple[ModelClient, ModelSettings],
+) -> StatementAnswer | None:
+    """The tuple in the order the question asks for its values: a permutation of our variables, or None."""
+    extract_client, settings = model
+    prompt = render_prompt(
+        "answer_order",
+        question=question,
+        statement=code_without_prose(statement),
+        variables=", ".join(answer.variables),
+    )
+    reply = await ask_json(
+        extract_client,
+        chat_request(settings, prompt, sample_offset=attempt, json_answer=True),
+        AnswerOrder,
+    )
+    account(result, extract_client, reply.responses)
+    order = reply.value.order if reply.value else []
+    result.output["order"] = order
+    if sorted(order) != sorted(answer.variables) or len(set(order)) != len(order):
+        result.output["why"] = f"the question's order {json.dumps(order)} is not a permutation of {answer.variables}"
+        return None
+    position = {name: index for index, name in enumerate(answer.variables)}
+    indices = [position[name] for name in order]
+    latex_parts = (answer.latex or "").strip("()").split(", ")
+    return answer.model_copy(
+        update={
+            "answer": ", ".join(answer.values[i] for i in indices),
+            "values": [answer.values[i] for i in indices],
+            "variables": order,
+            "lean_types": [answer.lean_types[i] for i in indices],
+            "latex": "(" + ", ".join(latex_parts[i] for i in indices) + ")"
+            if len(latex_parts) == len(indices)
+            else answer.latex,
+        }
+    )
 
 
 def witness_parts(candidate: str, statement: str) -> list[str] | None:
@@ -364,62 +464,39 @@ def witness_parts(candidate: str, statement: str) -> list[str] | None:
     return [n for n in normal if n is not None] if all(n is not None for n in normal) else None
 
 
-async def _witness_accepted(
-    result: StageResult, statement: str, candidate: str, verifier: Verifier | None, header: str
-) -> bool:
-    """Our Lean command proves the statement with the proposed witness; the check goes to the audit.
-
-    On success the output's candidate becomes the witness's normal form (what Lean was given and what
-    is released); the model's text stays in ``proposed``.
-    """
-    witness = witness_parts(candidate, statement)
-    if witness is None:
-        result.output["witness_check"] = "refused: a witness must be numeric literals of the ∃ variables' types"
-        return False
-    if verifier is None:
-        result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
-        result.output["witness_check"] = "no Lean backend to check the witness"
-        return False
-    check = await check_witness(statement, witness, verifier, header=header)
-    result.output["witness_check"] = check.model_dump(mode="json")
-    if check.outcome == CheckOutcome.undecided:
-        result.status, result.reason = AttemptStatus.error, ReasonCode.lean_unavailable
-    if check.outcome == CheckOutcome.proved:
-        result.output.update({"proposed": candidate, "candidate": ", ".join(witness)})
-        return True
-    return False
-
-
 class AnswerRecheck(BaseModel):
     """Whether a recorded answer is the one our statement gives, judged as the answer stage judged it."""
 
-    method: Literal["deterministic", "none", "witness"]
+    method: Literal["statement", "none", "witness"]
     grounded: bool
-    # Lean gave no verdict on the witness (timeout, unavailable): neither grounded nor refused
+    # Lean gave no verdict (timeout, unavailable): neither grounded nor refused
     no_verdict: bool = False
     detail: str = ""
 
 
-async def recheck_answer(statement: str, answer: str, verifier: Verifier, *, header: str) -> AnswerRecheck:
+async def recheck_answer(
+    statement: str, answer: str, verifier: Verifier, *, header: str, variables: list[str] | None = None
+) -> AnswerRecheck:
     """Re-check a recorded answer (``repro reverify``) from our statement alone, never from proof text.
 
-    A deterministic answer must be the statement's literal; an ``∃`` answer is a witness our Lean
-    command must prove again (:func:`repro.lean.statement_checks.check_witness`, trusted ``header``);
-    any other answer is not grounded (a token run of the conclusion, ``7`` of ``x = 3 ∨ x = 7``, is
-    not entailed).
+    A statement answer must be the value our Lean commands confirm again (a tuple: the same value for
+    each variable, in the recorded order when ``variables`` names it); an ``∃`` answer is a witness our
+    Lean command must prove again; any other answer is not grounded.
     """
-    literal = deterministic_answer(statement)
-    if literal is not None:
-        same = literal_text(literal) == answer
+    found = await statement_answer(statement, verifier, header=header)
+    if found.undecided:
+        return AnswerRecheck(method="statement", grounded=False, no_verdict=True, detail="Lean gave no verdict")
+    if found.answer is not None:
+        expected = found.answer or ""
+        if found.form == AnswerForm.tuple and variables and sorted(variables) == sorted(found.variables):
+            by_name = dict(zip(found.variables, found.values, strict=True))
+            expected = ", ".join(by_name[name] for name in variables)
+        same = literal_text(answer) == expected
         return AnswerRecheck(
-            method="deterministic", grounded=same, detail="" if same else f"the statement gives {literal!r}"
+            method="statement", grounded=same, detail="" if same else f"the statement gives {expected!r}"
         )
-    if not is_existential(statement):
-        # as the answer stage now decides (adversary finding 4, S3): a token of the statement is no
-        # answer it entails, so such a recorded answer is not grounded
-        return AnswerRecheck(
-            method="none", grounded=False, detail="no deterministic answer and no ∃ witness: nothing entails it"
-        )
+    if found.reason != NoAnswerReason.existential or not is_existential(statement):
+        return AnswerRecheck(method="none", grounded=False, detail=f"our statement gives no answer: {found.detail}")
     witness = witness_parts(answer, statement)
     if witness is None:
         return AnswerRecheck(
@@ -442,13 +519,13 @@ async def recheck_answer(statement: str, answer: str, verifier: Verifier, *, hea
 
 def literal_text(candidate: str) -> str:
     """A released answer without Lean type ascriptions: ``(3 : ℚ) / 4`` becomes ``3 / 4``."""
-    return re.sub(r"\(\s*(-?\s*\d+(?:\.\d+)?)\s*:\s*[ℕℤℚℝ]\w*\s*\)", r"\1", candidate).strip()
+    return re.sub(r"\(\s*(-?\s*[0-9]+(?:\.[0-9]+)?)\s*:\s*[ℕℤℚℝℂ]\w*\s*\)", r"\1", candidate).strip()
 
 
 def screener_disagrees(screener: str | None, retained: str | None) -> bool | None:
     """Whether the screen's independent answer differs from the retained one (None if either is missing).
 
-    A flag for audit only: the retained answer comes from the verified Lean text, never from the screen.
+    A flag for audit only: the retained answer comes from our Lean-confirmed statement, never from the screen.
     """
     if not screener or not retained:
         return None
@@ -460,3 +537,19 @@ def screener_disagrees(screener: str | None, retained: str | None) -> bool | Non
         return not verify(parse(f"${retained}$"), parse(f"${screener}$"))
     except Exception:  # math-verify raises on input it cannot parse; then only the text can be compared
         return True
+
+
+__all__ = [
+    "AnswerRecheck",
+    "apply_answer",
+    "StatementAnswer",
+    "has_unevaluated_operation",
+    "is_existential",
+    "literal_text",
+    "proposed_answer",
+    "recheck_answer",
+    "recover_answer",
+    "screener_disagrees",
+    "statement_answer",
+    "witness_parts",
+]

@@ -6,7 +6,10 @@ few pseudo-random values of the variables, with Lean's semantics for the equatio
 ``-``, floor ``/``, ``x / 0 = 0``; ℤ: Euclidean ``/`` and ``%``; ℚ ℝ ℂ: exact, ``x / 0 = 0``), functions
 as arbitrary fixed tables. Two different values prove the dependence; otherwise the equation is taken
 as constant (fail closed). A left side outside this small term language (a library function, a
-binder, a cast, a decimal in ℕ) cannot be evaluated, and then no answer is read either.
+binder, a decimal in ℕ) cannot be evaluated, and then no answer is read either. Casts ``↑e`` keep the
+value of ``e`` read at its own type; a few library functions are evaluated (``Int.floor``, ``abs``,
+``Nat.gcd``, ``Real.sqrt``, ``Real.log``, real powers...), where the value is irrational in floating point:
+two probes then differ only beyond a relative tolerance, so rounding never fakes a dependence.
 
 This decides only whether an answer is *proposed*: Lean still proves the statement.
 """
@@ -14,13 +17,16 @@ This decides only whether an answer is *proposed*: Lean still proves the stateme
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 from collections.abc import Callable
 from fractions import Fraction
 
+from repro.lean.text.answer_literal import number_value
 from repro.lean.text.answer_scope import CANONICAL_TYPE
 from repro.lean.text.lexer import Kind, Token
 
+Number = Fraction | float
 _PROBES = 12
 _MAX_EXPONENT = 256
 _MAX_FACTORIAL = 200
@@ -41,7 +47,12 @@ def depends_on_variables(tokens: list[tuple[Token, str | None]], kind: str, vari
     ``tokens`` come from :func:`repro.lean.text.answer_scope.expand_lets` (each with the ``let`` type it is
     evaluated under); ``kind`` is the equation's type, ``variables`` name -> canonical type text.
     """
-    seen: set[Fraction] = set()
+    return dependence(tokens, kind, variables) is True
+
+
+def dependence(tokens: list[tuple[Token, str | None]], kind: str, variables: dict[str, str]) -> bool | None:
+    """True: two probes gave different values; False: every probe gave one value; None: not evaluable."""
+    seen: list[Number] = []
     for probe in range(_PROBES):
         rng = random.Random(f"answer-probe-{probe}")
         values = {name: _probe_value(rng, type_text) for name, type_text in variables.items() if "→" not in type_text}
@@ -50,14 +61,32 @@ def depends_on_variables(tokens: list[tuple[Token, str | None]], kind: str, vari
         except _Skip:
             continue
         except (_Unsupported, ZeroDivisionError, OverflowError, ValueError):
-            return False
-        seen.add(value)
-        if len(seen) > 1:
+            return None
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        if seen and any(_differ(value, other) for other in seen):
             return True
+        seen.append(value)
     return False
 
 
-def _probe_value(rng: random.Random, type_text: str) -> Fraction:
+def _differ(first: Number, second: Number) -> bool:
+    """Different values; a floating-point one only beyond a relative tolerance of 1e-9."""
+    if isinstance(first, Fraction) and isinstance(second, Fraction):
+        return first != second
+    a, b = float(first), float(second)
+    return abs(a - b) > 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def _probe_value(rng: random.Random, type_text: str) -> Fraction | tuple[Fraction, ...]:
+    if type_text.startswith("Finset "):
+        element = type_text.split()[1]
+        size = rng.randint(0, 5)
+        return tuple(sorted({_number(rng, element) for _ in range(size)}))
+    return _number(rng, type_text)
+
+
+def _number(rng: random.Random, type_text: str) -> Fraction:
     magnitude = rng.randint(0, 40) if rng.random() < 0.6 else rng.randint(41, 10**6)
     if type_text == "ℕ" or rng.random() < 0.5:
         return Fraction(magnitude)
@@ -99,14 +128,76 @@ def _factorial(value: Fraction) -> Fraction:
     return Fraction(result)
 
 
-def _power(base: Fraction, exponent: Fraction) -> Fraction:
-    if exponent.denominator != 1:
-        raise _Unsupported("non-integer exponent")
+def _power(base: Number, exponent: Number, kind: str) -> Number:
+    if isinstance(exponent, float) or exponent.denominator != 1:
+        return _real_power(float(base), float(exponent), kind)
     if abs(exponent) > _MAX_EXPONENT:
         raise _Skip
+    if isinstance(base, float):
+        return 0.0 if base == 0 and exponent < 0 else base ** int(exponent)
     if exponent < 0:
         return Fraction(0) if base == 0 else base ** int(exponent)
     return base ** int(exponent)
+
+
+def _real_power(base: float, exponent: float, kind: str) -> float:
+    """Mathlib's ``Real.rpow``: ``0 ^ 0 = 1``, ``0 ^ y = 0``, ``x ^ y = exp (log |x| * y) * cos (y * π)`` for x < 0."""
+    if kind != "ℝ":
+        raise _Unsupported("a real exponent outside ℝ")
+    if base == 0:
+        return 1.0 if exponent == 0 else 0.0
+    if base > 0:
+        return base**exponent
+    return math.exp(math.log(-base) * exponent) * math.cos(exponent * math.pi)
+
+
+def _exact_root(value: Fraction) -> Fraction | None:
+    if value < 0:
+        return Fraction(0)
+    top, bottom = math.isqrt(value.numerator), math.isqrt(value.denominator)
+    return Fraction(top, bottom) if top * top == value.numerator and bottom * bottom == value.denominator else None
+
+
+def _sqrt(value: Number) -> Number:
+    if isinstance(value, Fraction):
+        root = _exact_root(value)
+        if root is not None:
+            return root
+    return math.sqrt(float(value)) if value > 0 else Fraction(0)  # Real.sqrt of a negative number is 0
+
+
+def _log(value: Number) -> Number:
+    if value == 0:
+        return Fraction(0)  # Real.log 0 = 0, Real.log x = Real.log |x|
+    return Fraction(0) if abs(value) == 1 else math.log(abs(float(value)))
+
+
+def _whole(value: Number) -> int:
+    if isinstance(value, float):
+        if not math.isfinite(value) or abs(value - round(value)) < 1e-9:
+            raise _Unsupported("a floor or ceiling too close to call in floating point")
+        return math.floor(value)
+    return math.floor(value)
+
+
+# name -> (argument types, None: the equation's own type; result type, None: the argument's type; function)
+_LIBRARY: dict[str, tuple[tuple[str | None, ...], str | None, Callable[..., Number]]] = {
+    "abs": ((None,), None, lambda x: abs(x)),
+    "Int.floor": (("ℝ",), "ℤ", lambda x: Fraction(_whole(x))),
+    "Int.ceil": (("ℝ",), "ℤ", lambda x: Fraction(-_whole(-x))),
+    "Nat.floor": (("ℝ",), "ℕ", lambda x: Fraction(max(_whole(x), 0))),
+    "Int.natAbs": (("ℤ",), "ℕ", lambda x: abs(x)),
+    "Int.toNat": (("ℤ",), "ℕ", lambda x: max(x, Fraction(0))),
+    "Nat.gcd": (("ℕ", "ℕ"), "ℕ", lambda a, b: Fraction(math.gcd(int(a), int(b)))),
+    "Nat.lcm": (("ℕ", "ℕ"), "ℕ", lambda a, b: Fraction(math.lcm(int(a), int(b)))),
+    "Nat.factorial": (("ℕ",), "ℕ", lambda x: _factorial(Fraction(x))),
+    "Real.sqrt": (("ℝ",), "ℝ", _sqrt),
+    "Real.log": (("ℝ",), "ℝ", _log),
+    "Real.exp": (("ℝ",), "ℝ", lambda x: Fraction(1) if x == 0 else math.exp(float(x))),
+}
+_LIBRARY["√"] = _LIBRARY["Real.sqrt"]
+_BRACKETS = {"⌊": ("⌋", "Int.floor"), "⌈": ("⌉", "Int.ceil")}
+_TOWER = ("ℕ", "ℤ", "ℚ", "ℝ", "ℂ")
 
 
 _BINARY: dict[str, tuple[int, bool]] = {"+": (65, False), "-": (65, False), "*": (70, False), "/": (70, False)}
@@ -114,20 +205,20 @@ _BINARY |= {"%": (70, False), "^": (75, True)}
 
 
 class _Parser:
-    """A precedence-climbing evaluator of the term language ``_equation_type`` lets through."""
+    """A precedence-climbing evaluator of the left sides the answer shape lets through."""
 
     def __init__(
         self,
         tokens: list[tuple[Token, str | None]],
         kind: str,
-        values: dict[str, Fraction],
+        values: dict[str, Fraction | tuple[Fraction, ...]],
         variables: dict[str, str],
         probe: int,
     ) -> None:
         self.tokens, self.kind, self.values, self.variables, self.probe = tokens, kind, values, variables, probe
         self.index = 0
 
-    def whole(self) -> Fraction:
+    def whole(self) -> Number:
         value = self.expression(0, self.kind)
         if self.index != len(self.tokens):
             raise _Unsupported(f"trailing {self.peek()!r}")
@@ -145,7 +236,7 @@ class _Parser:
         self.index += 1
         return token
 
-    def expression(self, floor: int, kind: str) -> Fraction:
+    def expression(self, floor: int, kind: str) -> Number:
         left = self.prefix(kind)
         while True:
             operator = self.peek()
@@ -153,7 +244,7 @@ class _Parser:
                 self.take()
                 if kind != "ℕ":
                     raise _Unsupported("factorial outside ℕ")
-                left = _factorial(left)
+                left = _factorial(_exact(left))
                 continue
             if operator not in _BINARY:
                 return left
@@ -161,32 +252,46 @@ class _Parser:
             if precedence < floor:
                 return left
             self.take()
-            right = self.expression(precedence if right_assoc else precedence + 1, kind)
+            # rightact%: an exponent is read at its own type (ℕ unless ascribed), not the equation's
+            exponent = self._natural_type() if operator == "^" else kind
+            right = self.expression(precedence if right_assoc else precedence + 1, exponent)
             left = self.apply(operator, left, right, kind)
-            if abs(left.numerator).bit_length() + left.denominator.bit_length() > _MAX_BITS:
+            if isinstance(left, Fraction) and left.numerator.bit_length() + left.denominator.bit_length() > _MAX_BITS:
                 raise _Skip
 
-    def apply(self, operator: str, left: Fraction, right: Fraction, kind: str) -> Fraction:
+    def apply(self, operator: str, left: Number, right: Number, kind: str) -> Number:
+        if operator == "^":
+            return _power(left, right, kind)
+        if isinstance(left, float) or isinstance(right, float):
+            if kind not in ("ℝ", "ℂ") or operator == "%":
+                raise _Unsupported("an irrational value outside ℝ")
+            a, b = float(left), float(right)
+            return {"+": a + b, "-": a - b, "*": a * b, "/": 0.0 if b == 0 else a / b}[operator]
         operations: dict[str, Callable[[], Fraction]] = {
             "+": lambda: left + right,
             "-": lambda: max(left - right, Fraction(0)) if kind == "ℕ" else left - right,
             "*": lambda: left * right,
             "/": lambda: _lean_div(left, right, kind),
             "%": lambda: _lean_mod(left, right, kind),
-            "^": lambda: _power(left, right),
         }
         return operations[operator]()
 
-    def prefix(self, kind: str) -> Fraction:
+    def prefix(self, kind: str) -> Number:
         if self.peek() == "-":
             self.take()
             value = self.expression(75, kind)
             if kind == "ℕ":
                 raise _Unsupported("negation in ℕ")
             return -value
+        if self.peek() == "↑":
+            self.take()
+            return self.atom(self._natural_type())  # the cast keeps the value read at the operand's own type
+        if self.peek() == "√":
+            self.take()
+            return _sqrt(self.expression(100, "ℝ"))
         return self.atom(kind)
 
-    def atom(self, kind: str) -> Fraction:
+    def atom(self, kind: str) -> Number:
         if self.index >= len(self.tokens):
             raise _Unsupported("unexpected end")
         token, let_type = self.tokens[self.index]
@@ -194,7 +299,18 @@ class _Parser:
             self.take()
             return self.number(token.text, kind)
         if token.kind == Kind.identifier:
+            if token.name in _LIBRARY:
+                return self.library(kind)
+            if token.name == "Finset.card":
+                self.take()
+                return Fraction(len(self.finite_set()))
+            head, _, field = token.name.rpartition(".")
+            if field == "card" and self.variables.get(head, "").startswith("Finset "):
+                self.take()
+                return Fraction(len(self._set_value(head)))
             return self.variable()
+        if token.text in ("∑", "∏"):
+            return self.big_operator(kind)
         if token.text == "(":
             inner, ascribed = self._group_type(kind)
             self.take()
@@ -206,10 +322,97 @@ class _Parser:
             return value
         if token.text == "|":
             self.take()
-            value = self.expression(0, kind)
+            inside = self.expression(0, kind)
             self.take("|")
-            return abs(value)
+            return -inside if inside < 0 else inside
+        if token.text in _BRACKETS:
+            closing, name = _BRACKETS[token.text]
+            self.take()
+            value = self.expression(0, "ℝ")
+            self.take(closing)
+            return _LIBRARY[name][2](value)
         raise _Unsupported(f"token {token.text!r}")
+
+    def big_operator(self, kind: str) -> Number:
+        """``∑ x in s, body`` / ``∏``: the body (Mathlib's ``term:67``) over the elements of a finite set."""
+        operator = self.take().text
+        bound = self.take()
+        if bound.kind != Kind.identifier or self.take().text not in ("in", "∈"):
+            raise _Unsupported("a big operator over anything but `x in s`")
+        elements = self.finite_set()
+        self.take(",")
+        start, saved = self.index, self.values.get(bound.name)
+        total: Number = Fraction(0 if operator == "∑" else 1)
+        end = None
+        for element in elements or (Fraction(0),):
+            self.index = start
+            self.values[bound.name] = element
+            term = self.expression(67, kind)
+            end = self.index
+            if elements:
+                total = self.apply("+" if operator == "∑" else "*", total, term, kind)
+        if saved is None:
+            self.values.pop(bound.name, None)
+        else:
+            self.values[bound.name] = saved
+        assert end is not None
+        self.index = end
+        return total
+
+    def finite_set(self) -> tuple[Fraction, ...]:
+        """A ``Finset`` variable, ``Finset.range n`` or ``Finset.Icc a b`` (bounds evaluated, at most 10⁴ elements)."""
+        token = self.take()
+        if token.kind == Kind.identifier and self.variables.get(token.name, "").startswith("Finset "):
+            return self._set_value(token.name)
+        if token.kind == Kind.identifier and token.name in ("Finset.range", "Finset.Icc"):
+            bounds = [_exact(self.atom("ℕ")) for _ in range(1 if token.name == "Finset.range" else 2)]
+            low, high = (Fraction(0), bounds[0] - 1) if token.name == "Finset.range" else (bounds[0], bounds[1])
+            if high - low > 10_000:
+                raise _Skip
+            return tuple(Fraction(n) for n in range(int(low), int(high) + 1))
+        if token.text == "(":
+            inner = self.finite_set()
+            self.take(")")
+            return inner
+        raise _Unsupported(f"a finite set {token.text!r}")
+
+    def _set_value(self, name: str) -> tuple[Fraction, ...]:
+        value = self.values.get(name)
+        if not isinstance(value, tuple):
+            raise _Unsupported(f"{name!r} is not a finite set")
+        return value
+
+    def library(self, kind: str) -> Number:
+        """A library function applied to its arguments (each an atom), read at the function's types."""
+        parameters, _, function = _LIBRARY[self.take().name]
+        arguments = [self.atom(parameter or kind) for parameter in parameters]
+        return function(*arguments)
+
+    def _natural_type(self) -> str:
+        """The type the operand of ``↑`` has on its own: its variables' largest type, ℕ for numerals."""
+        token = self.tokens[self.index][0] if self.index < len(self.tokens) else None
+        if token is None:
+            raise _Unsupported("↑ at the end")
+        if token.kind == Kind.identifier:
+            type_text = self.variables.get(token.name)
+            if type_text is None:
+                raise _Unsupported(f"↑ of {token.text!r}")
+            return type_text.split(" → ")[-1]
+        if token.text != "(":
+            return "ℕ"
+        depth, found = 0, []
+        for index in range(self.index, len(self.tokens)):
+            text = self.tokens[index][0]
+            depth += text.text == "("
+            depth -= text.text == ")"
+            if text.kind == Kind.identifier:
+                named = self.variables.get(text.name) or CANONICAL_TYPE.get(text.name)
+                if named is None:
+                    raise _Unsupported(f"↑ of a term with {text.text!r}")
+                found.append(named.split(" → ")[-1])
+            if depth == 0:
+                break
+        return max(found, key=_TOWER.index, default="ℕ")
 
     def _group_type(self, kind: str) -> tuple[str, bool]:
         """The type the bracket group opening here is read at: its ascription ``(e : T)``, else ``kind``."""
@@ -234,32 +437,44 @@ class _Parser:
         raise _Unsupported("unbalanced parentheses")
 
     def number(self, text: str, kind: str) -> Fraction:
-        if text.isdigit():
-            return Fraction(int(text))
-        if kind in ("ℚ", "ℝ", "ℂ") and text.replace(".", "", 1).isdigit() and "." in text:
-            return Fraction(text)
-        raise _Unsupported(f"numeral {text!r} in {kind}")
+        read = number_value(text)
+        if read is None:
+            raise _Unsupported(f"numeral {text!r}")
+        value, scientific = read
+        if scientific and kind not in ("ℚ", "ℝ", "ℂ"):
+            raise _Unsupported(f"numeral {text!r} in {kind}")
+        return value
 
-    def variable(self) -> Fraction:
+    def variable(self) -> Number:
         token = self.take()
         name = token.name
         if name in self.values:
-            return self.values[name]
+            value = self.values[name]
+            if isinstance(value, tuple):
+                raise _Unsupported(f"the finite set {name!r} as a number")
+            return value
         type_text = self.variables.get(name)
-        if type_text is None:
+        if type_text is None or type_text.startswith("Finset "):
             raise _Unsupported(f"identifier {name!r}")
         *argument_types, result_type = type_text.split(" → ")
-        arguments = [self.argument(argument_type) for argument_type in argument_types]
+        arguments = [_exact(self.argument(argument_type)) for argument_type in argument_types]
         return _table_value(self.probe, name, arguments, result_type)
 
-    def argument(self, kind: str) -> Fraction:
+    def argument(self, kind: str) -> Number:
         """One argument of an application: a numeral, a variable, or a bracketed term."""
         token = self.tokens[self.index][0] if self.index < len(self.tokens) else None
         if token is None:
             raise _Unsupported("missing argument")
-        if token.kind == Kind.identifier and token.name in self.values:
+        value = self.values.get(token.name) if token.kind == Kind.identifier else None
+        if isinstance(value, Fraction):
             self.take()
-            return self.values[token.name]
+            return value
         if token.kind == Kind.number or token.text in ("(", "|"):
             return self.atom(kind)
         raise _Unsupported(f"argument {token.text!r}")
+
+
+def _exact(value: Number) -> Fraction:
+    if isinstance(value, float):
+        raise _Unsupported("an irrational value where an exact one is needed")
+    return value

@@ -28,19 +28,24 @@ _ALIASES = {"problem": "p", "candidate": "c"}
 class StoredField:
     """One value per row: a field of the stored problem or candidate record, or a bound parameter.
 
-    ``default`` is what an absent or null field reads as; a ``boolean`` field reads as 0 or 1.
+    ``default`` is what an absent or null field reads as; a ``boolean`` field reads as 0 or 1. With
+    ``among``, the field is a condition: true when its value is one of those (``not_among``: none of them).
     """
 
     source: Source
     name: str
     default: str | int | None = None
     boolean: bool = False
+    among: tuple[str, ...] = ()
+    not_among: bool = False
 
     def read(self, records: dict[str, Any], parameters: dict[str, Any]) -> Any:
         """The value from records already parsed (a single row built in Python reads the same value)."""
         value = parameters[self.name] if self.source == "parameter" else getattr(records[self.source], self.name)
         if value is None:
             value = self.default
+        if self.among:
+            return (value in self.among) != self.not_among
         return bool(value) if self.boolean else value
 
 
@@ -54,6 +59,11 @@ def candidate_field(name: str, *, default: str | int | None = None, boolean: boo
 
 def parameter(name: str) -> StoredField:
     return StoredField("parameter", name)
+
+
+def candidate_among(name: str, values: tuple[str, ...], *, negate: bool = False, default: str = "") -> StoredField:
+    """A condition: the candidate's ``name`` is one of ``values`` (with ``negate``, none of them)."""
+    return StoredField("candidate", name, default, among=values, not_among=negate)
 
 
 def _literal(value: str | int) -> str:
@@ -71,6 +81,8 @@ def expression(field: StoredField) -> str:
     default = 0 if field.boolean and field.default is None else field.default
     if default is not None:
         sql = f"COALESCE({sql}, {_literal(default)})"
+    if field.among:
+        return f"{sql} {'NOT IN' if field.not_among else 'IN'} ({', '.join(_literal(v) for v in field.among)})"
     return f"{sql} != 0" if field.boolean else sql
 
 

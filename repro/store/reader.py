@@ -251,8 +251,14 @@ class RunReader:
         if orphan:
             raise StoreError(f"problem {orphan[0]['problem_id']!r} not in {self.path}")
 
-    def retained_count(self) -> int:
-        return int(self._query("SELECT COUNT(*) AS n FROM candidates WHERE status='retained'")[0]["n"])
+    def retained_count(self, only_if: Sequence[StoredField] = (), parameters: Mapping[str, Any] | None = None) -> int:
+        """Retained candidates, or those whose ``only_if`` conditions all hold (as :meth:`retained_rows`)."""
+        if not only_if:
+            return int(self._query("SELECT COUNT(*) AS n FROM candidates WHERE status='retained'")[0]["n"])
+        where = "".join(f" AND ({expression(field)})" for field in only_if)
+        sql = f"SELECT COUNT(*) FROM candidates c WHERE c.status='retained'{where}"
+        with self._read_lock:
+            return int(self._reader.execute(sql, dict(parameters or {})).fetchone()[0])
 
     def attempts(
         self, *, candidate_id: str | None = None, stage: str | None = None, reason: str | None = None
@@ -323,6 +329,20 @@ class RunReader:
             " GROUP BY p.level, p.type, a.reason"
         )
         return [(row["level"], row["type"], row["reason"], row["n"]) for row in rows]
+
+    def answer_outcomes(self) -> list[tuple[str, str | None, str | None, str | None, str | None, int]]:
+        """(status, answer form, reject reason, why no answer, answer class, candidates) over candidates
+        that reached the answer stage, read from each one's last answer attempt."""
+        rows = self._query(
+            "SELECT c.status AS status, json_extract(c.payload, '$.answer_form') AS form,"
+            " c.reject_reason AS reason, json_extract(a.payload, '$.output.no_answer') AS gap,"
+            " json_extract(a.payload, '$.output.answer_class') AS class, COUNT(*) AS n"
+            " FROM candidates c JOIN attempts a ON a.candidate_id = c.candidate_id AND a.stage = 'answer'"
+            " AND a.attempt_number = (SELECT MAX(b.attempt_number) FROM attempts b"
+            " WHERE b.candidate_id = c.candidate_id AND b.stage = 'answer')"
+            " GROUP BY 1, 2, 3, 4, 5"
+        )
+        return [(row["status"], row["form"], row["reason"], row["gap"], row["class"], row["n"]) for row in rows]
 
     def stop_counts(self) -> list[tuple[int, str | None, int]]:
         """Rejected candidates per (rank of the stage where they stopped, reason): the stage after the

@@ -54,9 +54,13 @@ def open_study(
     """Create a study directory, or reopen one to resume (optionally adding provers or statements)."""
     exists = (study_dir / STUDY_FILENAME).exists()
     if exists and not resume:
-        raise StudyError(
-            f"{study_dir} already holds a study; pass --resume to continue it, or choose another --study-dir"
-        )
+        if not _failed_start(study_dir):
+            raise StudyError(
+                f"{study_dir} already holds a study; pass --resume to continue it, or choose another --study-dir"
+            )
+        for path in study_dir.glob(f"{STUDY_FILENAME}*"):  # no sample was ever stored: nothing to keep
+            path.unlink()
+        exists = False
     if resume and not exists:
         raise StudyError(f"{study_dir}: nothing to resume (no {STUDY_FILENAME})")
     if not resume:
@@ -78,6 +82,15 @@ def open_study(
         store.close()
         raise
     return store
+
+
+def _failed_start(study_dir: Path) -> bool:
+    """Whether the study store there holds only a start that failed before any sample was stored."""
+    store = StudyStore(study_dir, create=False)
+    try:
+        return not store.sample_counts()
+    finally:
+        store.close()
 
 
 async def _check_prover_endpoints(provers: list[ProverEntry]) -> None:

@@ -33,7 +33,7 @@ from repro.records import (
     Stage,
     StageAttempt,
 )
-from repro.stages import literal_text, recover_answer, screener_disagrees
+from repro.stages import apply_answer, recover_answer, screener_disagrees
 from repro.stages.common import input_hash
 from repro.stages.judge import judge_attempt_number, judge_request, judge_screened, submission_of, take_judge_provenance
 from repro.store import RunStore
@@ -269,8 +269,7 @@ async def reprove_with_study(
             _record(store, candidate, Stage.answer, number, result)
             summary.rejected_at_answer += 1
             continue
-        candidate.new_answer = literal_text(str(result.output["candidate"]))
-        candidate.answer_class = result.output.get("answer_class")
+        apply_answer(candidate, result.output)
         candidate.answer_disagrees_with_screener = screener_disagrees(candidate.screener_answer, candidate.new_answer)
         candidate.status = CandidateStatus.retained
         candidate.reject_stage = candidate.reject_reason = None

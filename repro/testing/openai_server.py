@@ -1,8 +1,10 @@
 """A small OpenAI-compatible HTTP server on 127.0.0.1 for tests and benchmarks.
 
 It serves ``/v1/chat/completions``, ``/v1/completions`` and ``/v1/models`` in the API's real JSON
-shapes, answers with a responder function, and can inject faults (status codes with headers, slow
-replies, malformed bodies) in order. It records every request body and the highest number of
+shapes (as vLLM 0.33.0's OpenAI server answers them), and, when asked to, vLLM's own root routes
+``POST /tokenize``, ``GET /version`` and ``GET /metrics`` (their 0.33.0 shapes; 0.8.5.post1 has the same).
+It answers with a responder function, and can inject faults (status codes with headers, slow replies,
+malformed bodies) in order. It records every request body and the highest number of
 requests it ever had in flight, so tests can check what the client actually sent.
 """
 

@@ -7,6 +7,7 @@ shape it does not recognise gives None, and the caller then releases no answer.
 Why the signature must be this narrow (A4: ``(ℝ : Type) [Field ℝ] [CharP ℝ 7] (x : ℝ) (h : x = 10) :
 x = 3`` is true and non-vacuous, and reading ``3`` as a real number is wrong):
 
+- A variable is of a numeric type, a function between numeric types, or ``Finset T`` of one.
 - A binder named like a numeric type (``ℕ ℤ ℚ ℝ ℂ Nat Int Rat Real Complex``) makes that name mean
   the binder in the rest of the statement, so ``x : ℝ`` no longer says x is a real number.
 - Lean 4 makes *every* local whose type is (after its ``∀``/``→`` binders) an application of a class a
@@ -106,6 +107,14 @@ def is_proposition(type_text: str) -> bool:
     return tokens[0].kind == Kind.identifier and tokens[0].name in PROP_PREDICATES
 
 
+def _finset_type(tokens: list[Token]) -> str | None:
+    """``Finset ℤ``: a finite set of numbers is a variable too (``Finset`` is a structure, never a class)."""
+    if len(tokens) != 2 or tokens[0].kind != Kind.identifier or tokens[0].name != "Finset":
+        return None
+    element = _canonical_type(tokens[1:])
+    return f"Finset {element}" if element is not None and "→" not in element else None
+
+
 def signature_variables(binders: list[str]) -> dict[str, str] | None:
     """The signature's numeric variables (name -> canonical type), or None when a binder is not safe."""
     variables: dict[str, str] = {}
@@ -123,7 +132,8 @@ def signature_variables(binders: list[str]) -> dict[str, str] | None:
         body = tokens[colon + 1 : -1]
         default = next((i for i, t in enumerate(body) if level[colon + 1 + i] == 1 and t.text == ":="), None)
         # ``(k : ℕ := 3)`` is a variable of type ``optParam ℕ 3``, reducibly ℕ: still every k
-        kind = _canonical_type(body if default is None else body[:default])
+        typed = body if default is None else body[:default]
+        kind = _canonical_type(typed) or _finset_type(typed)
         if kind is not None:
             variables.update({t.name: kind for t in names})
         elif default is not None or not is_proposition(group[tokens[colon].end : tokens[-1].start]):

@@ -207,7 +207,7 @@ def top_level_equation(proposition: str) -> tuple[str, str] | None:
 # list of known-bad operators.
 _TERM_SYMBOLS = frozenset(
     {"+", "-", "*", "/", "%", "^", "·", "•", "↑", "∑", "∏", ",", "∈", "(", ")", "[", "]", "{", "}", "⟨", "⟩"}
-    | {"|", ".", "⌊", "⌋", "⌈", "⌉", "⌊₊", "⌋₊", "⌈₊", "⌉₊", "√"}
+    | {"|", ".", "⌊", "⌋", "⌈", "⌉", "⌊₊", "⌋₊", "⌈₊", "⌉₊", "√", "⁻¹"}
 )
 _NON_TERM_WORDS = frozenset(
     {"fun", "λ", "if", "then", "else", "let", "have", "show", "from", "by", "match", "with", "do", "at", "Not"}
