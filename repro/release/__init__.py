@@ -4,6 +4,10 @@ release``), :mod:`~repro.release.files` (manifest, checks, reading), :mod:`~repr
 (``repro reverify``) and :mod:`~repro.release.exports` (inspect_ai and lm-eval tasks beside the data).
 """
 
+import sys
+import types
+from typing import Any
+
 from repro.release.errors import LeanUnavailableError, ReleaseError
 from repro.release.files import MANIFEST, check_release_files, read_parquet_release, read_release, release_files
 from repro.release.reverify import ReverifyResult, reverify_release
@@ -29,3 +33,17 @@ __all__ = [
     "reverify_release",
     "write_release",
 ]
+
+
+class _CallableRelease(types.ModuleType):
+    """``repro.release(RUN_DIR, OUT_DIR, ...)`` is the front door's :func:`repro.api.release`, while
+    ``repro.release.NAME`` stays this package: Python binds the package to the name ``release`` of
+    ``repro`` once it is imported, so the entry point and the package must be one object."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> ReleaseSummary:
+        from repro.api import release
+
+        return release(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableRelease
