@@ -511,7 +511,8 @@ def _pinned_arguments(arguments: list[tuple[str, str]], values: dict[str, str]) 
 def declaration_command(parsed: Statement, name: str, *, auto_implicit: bool = True) -> str:
     """Our statement under ``name`` (as the gate's step 0; ``autoImplicit false`` for the pinned copy)."""
     prefix = "" if auto_implicit else "set_option autoImplicit false in\n"
-    return f"{prefix}theorem {name} {parsed.signature} := by sorry"
+    # `:=` on its own line: a signature may end in a line comment (`x = 5 -- the answer`)
+    return f"{prefix}theorem {name} {parsed.signature}\n    := by sorry"
 
 
 def vacuity_command(name: str, tactic: str, names: list[str] | None = None) -> str:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from fractions import Fraction
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -379,6 +380,14 @@ async def _witness_answer(
         return _none(NoAnswerReason.no_verdict, "Lean gave no verdict on the witness", undecided=True)
     if check.outcome != CheckOutcome.proved:
         return _none(NoAnswerReason.existential, "our Lean command does not prove the statement with the witness")
+    other = await _another_witness_holds(statement, witness, verifier, header)
+    result.output["shifted_witness_check"] = other.model_dump(mode="json") if other else None
+    if other is not None and other.outcome == CheckOutcome.undecided:
+        return _none(NoAnswerReason.no_verdict, "Lean gave no verdict on the shifted witness", undecided=True)
+    if other is not None and other.outcome == CheckOutcome.proved:
+        return _none(
+            NoAnswerReason.existential, "the ∃ body holds at the witness and at the witness + 1: it pins no answer"
+        )
     forms = {_witness_form(part) for part in witness}
     several = len(witness) > 1
     return StatementAnswer(
@@ -392,6 +401,18 @@ async def _witness_answer(
         method="witness",
         checks=[check],
     )
+
+
+async def _another_witness_holds(
+    statement: str, witness: list[str], verifier: Verifier, header: str
+) -> StatementCheck | None:
+    """Our command with every witness part shifted by 1: if Lean proves that too, the body pins nothing
+    (``∃ x : ℝ, x = x``, ``∃ n : ℕ, n > 3``), and the model's witness is *a* value, not *the* answer."""
+    shifted = []
+    for part in witness:
+        value = Fraction(part.replace(" ", "")) + 1
+        shifted.append(str(value.numerator) if value.denominator == 1 else f"{value.numerator} / {value.denominator}")
+    return await check_witness(statement, shifted, verifier, header=header)
 
 
 def _witness_form(part: str) -> str:
@@ -503,10 +524,13 @@ async def recheck_answer(
             method="witness", grounded=False, detail="a witness must be numeric literals of the ∃ variables' types"
         )
     check = await check_witness(statement, witness, verifier, header=header)
-    if check.outcome == CheckOutcome.undecided:
+    other = await _another_witness_holds(statement, witness, verifier, header) if check.outcome == "proved" else None
+    if check.outcome == CheckOutcome.undecided or (other is not None and other.outcome == CheckOutcome.undecided):
         return AnswerRecheck(
             method="witness", grounded=False, no_verdict=True, detail="Lean gave no verdict on the witness"
         )
+    if other is not None and other.outcome == CheckOutcome.proved:
+        return AnswerRecheck(method="witness", grounded=False, detail="the ∃ body holds at the witness + 1 too")
     proved = check.outcome == CheckOutcome.proved
     return AnswerRecheck(
         method="witness",
