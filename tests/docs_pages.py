@@ -37,6 +37,11 @@ class Block:
         return f"{self.page.relative_to(REPO)}:{self.line}"
 
 
+def _dedent(line: str, indent: int) -> str:
+    """A block line without its list item's indentation (and no more of its own)."""
+    return line[indent:] if line[:indent].isspace() or not indent else line.lstrip()
+
+
 def blocks(page: Path) -> list[Block]:
     """Every fenced block of the page (a fence is a line that starts, after indentation, with ```)."""
     lines = page.read_text(encoding="utf-8").splitlines()
@@ -53,7 +58,7 @@ def blocks(page: Path) -> list[Block]:
         end = index + 1
         while end < len(lines) and lines[end].strip() != fence:
             end += 1
-        body = "\n".join(line[indent:] if line[:indent].isspace() else line.lstrip() for line in lines[index + 1 : end])
+        body = "\n".join(_dedent(line, indent) for line in lines[index + 1 : end])
         previous = index - 1
         while previous >= 0 and not lines[previous].strip():
             previous -= 1

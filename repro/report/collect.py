@@ -197,9 +197,7 @@ def _header(
         unverified.append("scripted (not model) outputs at stages: " + ", ".join(scripted_stages))
     not_lean = [row.backend for row in lean_rows if not row.real_lean]
     if not_lean:
-        unverified.append(
-            "Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(not_lean)))
-        )
+        unverified.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(not_lean))))
     judges = _judges(judged or [])
     stand_ins = sorted({row.tool for row in judges if not row.real})
     if stand_ins:
