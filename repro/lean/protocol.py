@@ -167,9 +167,11 @@ async def preflight_check(verifier: Verifier, header: str, code: str | None = No
     through its own ``ready(header)`` (the recorded backend: whether its recording holds answers)."""
     import secrets
 
-    unwrapped = getattr(verifier, "inner", verifier)  # a cache in front: ask the backend behind it
-    ready = getattr(unwrapped, "ready", None)
-    if callable(ready):
-        answer: LeanResult = await ready(header)
-        return answer
+    layer: object = verifier
+    while layer is not None:  # a cache in front: the backend behind it may say
+        ready = getattr(layer, "ready", None)
+        if callable(ready):
+            answer: LeanResult = await ready(header)
+            return answer
+        layer = getattr(layer, "inner", None)
     return await verifier.check(code or f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial", header)

@@ -20,7 +20,7 @@ from repro.judge.cached import CACHED_STATUSES
 from repro.judge.recorded import judge_recording_key
 from repro.judge.verdict import Judge, JudgeRequest, JudgeVerdict
 from repro.lean.cached import encode_results, lean_cache_key, lean_sequence_key
-from repro.lean.protocol import InfraStatus, LeanResult, Verifier
+from repro.lean.protocol import InfraStatus, LeanResult, Verifier, preflight_check
 from repro.lean.recorded import JUDGE, LEAN, RECORDED_BACKEND_ID, RECORDED_MATHLIB
 from repro.lean.toolchains import get_toolchain
 
@@ -67,6 +67,12 @@ class RecordingVerifier:
             _append(self.path, LEAN, lean_sequence_key(self, commands, header), encode_results(results, False))
         return results
 
+    async def ready(self, header: str) -> LeanResult:
+        """The preflight (:func:`repro.lean.protocol.preflight_check`) asks the stand-in itself and records
+        nothing: its fresh theorem name would make every recording differ, and the recorded backend answers
+        the preflight from the recording's size (:meth:`RecordedVerifier.ready`)."""
+        return await preflight_check(self.inner, header)
+
     async def close(self) -> None:
         await self.inner.close()
 
@@ -94,8 +100,9 @@ class RecordingJudge:
 
     async def judge(self, request: JudgeRequest) -> JudgeVerdict:
         verdict = await self.inner.judge(request)
-        if verdict.status in CACHED_STATUSES:
-            _append(self.path, JUDGE, judge_recording_key(request), verdict.model_dump(mode="json"))
+        if verdict.status in CACHED_STATUSES:  # what varies between runs (time, which request) is left out
+            kept = verdict.model_copy(update={"key": "recorded", "elapsed_s": 0.0, "cached": False})
+            _append(self.path, JUDGE, judge_recording_key(request), kept.model_dump(mode="json"))
         return verdict
 
 
