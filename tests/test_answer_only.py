@@ -25,12 +25,12 @@ def test_one_statement_prints_its_confirmed_answer_and_exits_4_on_the_fake(
     code = main(["check-proof", "--statement", str(tmp_path / "s.lean"), "--answer-only", "--backend", "fake"])
     out = capsys.readouterr().out
     assert code == ExitCode.fake_backend == 4
-    assert "answer 1, 4 (s, t), type ℝ, ℝ, form tuple" in out and "fake: never a real verdict" in out
+    assert "answer (1, 4) (s, t), type ℝ, ℝ, form tuple" in out and "fake: never a real verdict" in out
     code = main(
         ["check-proof", "--statement", str(tmp_path / "s.lean"), "--answer-only", "--backend", "fake", "--json"]
     )
     payload = json.loads(capsys.readouterr().out)
-    assert payload["answer"] == "1, 4" and payload["lean_types"] == ["ℝ", "ℝ"] and payload["real_lean"] is False
+    assert payload["answer"] == "(1, 4)" and payload["lean_types"] == ["ℝ", "ℝ"] and payload["real_lean"] is False
 
 
 def test_a_statement_with_no_answer_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -38,7 +38,7 @@ NOTATIONS: tuple[Expectation, ...] = (
 TUPLE: tuple[Expectation, ...] = (
     (
         "theorem selftest_answer_pair (s t : ℝ) (h₀ : s = 9 - 2 * t) (h₁ : t = 3 * s + 1) : s = 1 ∧ t = 4 := by sorry",
-        "1, 4",
+        "(1, 4)",
         ("ℝ", "ℝ"),
     ),
 )

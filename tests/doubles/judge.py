@@ -80,6 +80,12 @@ def stand_in_judge(*_: object, **__: object) -> StandInJudge:
     return StandInJudge()
 
 
+def norm_num_rejecting_judge(*_: object, **__: object) -> StandInJudge:
+    """A stand-in that rejects every submission using ``norm_num``: a judge that disagrees with another one
+    (a study's) about the same proofs."""
+    return StandInJudge(markers=(REJECT_MARKER, "norm_num"))
+
+
 # ``judge:`` of a test config, and the settings, that select the stand-in
 STAND_IN_CONFIG = {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"}
 STAND_IN_SETTINGS = JudgeSettings.model_validate(STAND_IN_CONFIG)
