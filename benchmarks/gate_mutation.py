@@ -118,6 +118,7 @@ QUICK_TESTS = (
     "tests/test_gate_named_argument_tables.py",
     "tests/test_gate_scopes.py",
     "tests/test_gate_corpus_fast.py",
+    "tests/test_screen_classes.py",
     "tests/test_statement_reader.py",
     "tests/test_syntax_tables.py",
     "tests/test_lexer.py",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from repro.config import LeanSettings, RunConfig, apply_override, build_config, load_config
+from repro.config import JudgeSettings, LeanSettings, RunConfig, apply_override, build_config, load_config
 from repro.judge.verdict import Verdict
 from repro.records import Candidate, CandidateStatus, SourceProblem, StageAttempt
 from repro.release.reverify import ReverifyResult
@@ -110,11 +110,14 @@ def release(
     )
 
 
-def reverify(release_dir: str | Path, *, lean: LeanSettings | None = None) -> list[ReverifyResult]:
-    """Re-check every released proof from the release's own files (``repro reverify``)."""
+def reverify(
+    release_dir: str | Path, *, lean: LeanSettings | None = None, judge: JudgeSettings | None = None
+) -> list[ReverifyResult]:
+    """Re-check every released proof from the release's own files (``repro reverify``): the kernel judge
+    ``judge`` names (default: the tool pinned per toolchain) judges each row again, then the screen."""
     from repro.release.reverify import reverify_release
 
-    return asyncio.run(reverify_release(release_dir, lean or LeanSettings()))
+    return asyncio.run(reverify_release(release_dir, lean or LeanSettings(), judge_settings=judge))
 
 
 @dataclass(frozen=True)

@@ -326,6 +326,7 @@ async def _reprove_with(
     reused = await reprove_with_study(config, store, clients, verifier, judge, study_dir)
     summary.retained += reused.retained
     summary.rejected = max(summary.rejected - reused.retained, 0)
+    summary.reprove_unjudged = reused.judge_unavailable
     if console:
         console.print(
             f"--reprove-with {study_dir}: {reused.considered} candidates failed only at prove/verify/judge;"

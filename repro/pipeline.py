@@ -87,6 +87,8 @@ class RunSummary:
     reasons: Counter[str] = field(default_factory=Counter)
     # already finished in an earlier (interrupted) run of the same directory
     already_finished: int = 0
+    # ``--reprove-with``: candidates whose study proof the run's judge gave no verdict on (left as they were)
+    reprove_unjudged: int = 0
 
 
 def _thread(text: str, verdict: Verdict, number: int, messages: list[ChatMessage] | None = None) -> FeedbackThread:

@@ -423,7 +423,7 @@ class ReleasedInstance(Record):
     rewritten_question: str
     # the reference answer of the rewritten problem, read from our Lean statement and confirmed by Lean,
     # never from the prover's text: `16`, `-1 / 4`, `2.5`; a closed form as LaTeX (`3 \cdot \sqrt{2}`,
-    # graded by math-verify); a tuple's values `, `-separated, in the order of `answer_variables`
+    # graded by math-verify); a tuple `(a, b)` in the order of `answer_variables` (graded in order)
     new_answer: str
     # the answer's form: integer, fraction, decimal, closed_form or tuple (null in older releases)
     answer_type: str | None = None

@@ -37,6 +37,11 @@ class Block:
         return f"{self.page.relative_to(REPO)}:{self.line}"
 
 
+def _dedent(line: str, indent: int) -> str:
+    """A block line without its list item's indentation (and no more of its own)."""
+    return line[indent:] if line[:indent].isspace() or not indent else line.lstrip()
+
+
 def blocks(page: Path) -> list[Block]:
     """Every fenced block of the page (a fence is a line that starts, after indentation, with ```)."""
     lines = page.read_text(encoding="utf-8").splitlines()
@@ -53,7 +58,7 @@ def blocks(page: Path) -> list[Block]:
         end = index + 1
         while end < len(lines) and lines[end].strip() != fence:
             end += 1
-        body = "\n".join(line[indent:] if line[:indent].isspace() else line.lstrip() for line in lines[index + 1 : end])
+        body = "\n".join(_dedent(line, indent) for line in lines[index + 1 : end])
         previous = index - 1
         while previous >= 0 and not lines[previous].strip():
             previous -= 1
@@ -71,10 +76,29 @@ def without_blocks(page: Path) -> str:
     return "\n".join(line for number, line in enumerate(lines, 1) if number not in skipped)
 
 
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+
+
 def shell_lines(body: str) -> list[str]:
-    """The lines of a shell block, continuations joined, comment-only lines dropped."""
-    joined = body.replace("\\\n", " ")
-    return [line for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    """The commands of a shell block: continuations joined, a here-document kept with its command,
+    comment-only lines dropped."""
+    raw = body.replace("\\\n", " ").splitlines()
+    commands: list[str] = []
+    index = 0
+    while index < len(raw):
+        line = raw[index]
+        index += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        heredoc = _HEREDOC.search(line.split(" #")[0])
+        if heredoc:
+            end = index
+            while end < len(raw) and raw[end].strip() != heredoc.group(2):
+                end += 1
+            line = "\n".join([line, *raw[index : end + 1]])
+            index = end + 1
+        commands.append(line)
+    return commands
 
 
 def repro_commands(line: str) -> list[str]:

@@ -67,13 +67,13 @@ async def _answer(statement: str, rules: list[dict[str, object]] | None = None) 
         ("theorem a : (Complex.I / 2) ^ 2 = -(1 / 4) := by sorry", "-1 / 4", "fraction", "ℂ"),
         (
             "theorem a (s t : ℝ) (h₀ : s = 9 - 2 * t) (h₁ : t = 3 * s + 1) : s = 1 ∧ t = 4 := by sorry",
-            "1, 4",
+            "(1, 4)",
             "tuple",
             "ℝ, ℝ",
         ),
         (
             "theorem a (x : ℤ) (y : ℚ) (h₀ : x = 15) (h₁ : y = -11 / 2) : (x = 15) ∧ y = -11 / 2 := by sorry",
-            "15, -11 / 2",
+            "(15, -11 / 2)",
             "tuple",
             "ℤ, ℚ",
         ),

@@ -111,14 +111,14 @@ async def _tuple(question: str, order: object) -> tuple[Any, list[ModelRequest]]
 
 
 async def test_a_tuple_is_released_in_the_order_the_question_asks_for() -> None:
-    """The statement says x = 15 ∧ y = -11; the question asks for (y, x): the release is ``-11, 15``."""
+    """The statement says x = 15 ∧ y = -11; the question asks for (y, x): the release is ``(-11, 15)``."""
     result, seen = await _tuple("Give the ordered pair (y, x).", ["y", "x"])
     assert result.status == AttemptStatus.passed
-    assert (result.output["candidate"], result.output["variables"]) == ("-11, 15", ["y", "x"])
+    assert (result.output["candidate"], result.output["variables"]) == ("(-11, 15)", ["y", "x"])
     assert result.output["form"] == "tuple" and result.output["lean_types"] == ["ℤ", "ℤ"]
     assert "x, y" in seen[0].prompt_text() and "⟨5" not in seen[0].prompt_text()
     same, _ = await _tuple("Give (x, y).", ["x", "y"])
-    assert same.output["candidate"] == "15, -11"
+    assert same.output["candidate"] == "(15, -11)"
 
 
 @pytest.mark.parametrize("order", [["x"], ["x", "x"], ["x", "z"], "15, -11", ["y", "x", "x"]])
@@ -130,10 +130,10 @@ async def test_a_tuple_order_that_is_not_a_permutation_of_our_variables_releases
 async def test_the_recheck_confirms_a_tuple_in_its_recorded_order_and_nothing_else() -> None:
     verifier = fake_repl_verifier(workers=1)
     try:
-        honest = await recheck_answer(PAIR, "-11, 15", verifier, header="", variables=["y", "x"])
-        swapped = await recheck_answer(PAIR, "15, -11", verifier, header="", variables=["y", "x"])
-        statement_order = await recheck_answer(PAIR, "15, -11", verifier, header="")
+        honest = await recheck_answer(PAIR, "(-11, 15)", verifier, header="", variables=["y", "x"])
+        swapped = await recheck_answer(PAIR, "(15, -11)", verifier, header="", variables=["y", "x"])
+        statement_order = await recheck_answer(PAIR, "(15, -11)", verifier, header="")
     finally:
         await verifier.close()
     assert honest.grounded and statement_order.grounded
-    assert not swapped.grounded and "-11, 15" in swapped.detail
+    assert not swapped.grounded and "(-11, 15)" in swapped.detail

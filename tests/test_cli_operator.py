@@ -214,7 +214,8 @@ def test_reverify_without_lean_says_so_once_and_exits_3_and_a_fake_pass_exits_4(
     no_lean = repro("reverify", str(out), "--backend", "repl")
     assert no_lean.returncode == 3, no_lean.stdout + no_lean.stderr
     assert "cannot check code" in no_lean.stderr and "NOT verified" not in no_lean.stdout
-    fake = repro("reverify", str(out), "--backend", "fake")
+    # the demo's own config names its stand-in judge (a release's rows are judged again by the config's judge)
+    fake = repro("reverify", str(out), "--backend", "fake", "--config", str(REPO / "configs" / "demo.yaml"))
     assert fake.returncode == 4, fake.stdout + fake.stderr
     assert "2 of 2 instances passed" in fake.stdout and "not real" in fake.stderr
 

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -447,38 +446,42 @@ def test_real_safeverify_passes_honest_and_refuses_changed_and_sorry() -> None:
     assert cheat.status == JudgeStatus.rejected and "sorryAx" in cheat.detail
 
 
-# -- release --replay and reverify --replay (kept working until release always requires the judge) ------------
-def test_release_replay_withholds_the_row_the_judge_rejects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    import subprocess
+# -- reverify: the judge run again from a release's own files ----------------------------------------------
+def test_reverify_judges_every_released_row_again_and_catches_a_pass_the_store_only_claimed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``release`` writes only rows the run's judge passed (as the store records it); ``reverify`` does not take
+    the record's word: the judge runs again on each row's verified_code, afresh."""
+    import yaml
 
     from repro.cli import main
     from repro.records import CandidateStatus
-    from repro.release import read_release
+    from repro.release import read_release, write_release
     from repro.store import RunStore
-    from tests.conftest import REPO
     from tests.test_release import synthetic_run
 
     synthetic_run(tmp_path / "run", real_lean=True)
-    with RunStore(tmp_path / "run") as store:  # a screen miss, as if: the verified code leans on its own axiom
+    with RunStore(tmp_path / "run") as store:  # a forged store: the judge "passed" code that leans on its own axiom
         candidate = next(c for c in store.candidates(CandidateStatus.retained) if c.problem_id == "math:7")
         candidate.verified_code = "axiom cheat : False\n" + (candidate.verified_code or "").replace(
             "rfl", "exact cheat.elim"
         )
         store.save_candidate(candidate)
-    tools = ["--replay-backend", "factory", "--replay-factory", "tests.doubles.judges:safeverify"]
-    tools += ["--replay-tools", str(tmp_path / "tools")]
-    command = [sys.executable, "-m", "repro.cli", "release", str(tmp_path / "run"), "--out", str(tmp_path / "out")]
-    done = subprocess.run([*command, "--replay", *tools], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert "judge: 1 of 2 rows passed by SafeVerify; 1 withheld" in done.stdout
-    assert "withheld (not passed by the judge): math:7#r0: rejected: cheat is not in the allowed set" in done.stderr
-    assert "the judge is a stand-in" in done.stderr
-    assert [row.instance_id for row in read_release(tmp_path / "out")] == ["gsm8k:1#r0"]
+    assert write_release(tmp_path / "run", tmp_path / "out").written == 2
+    assert [row.instance_id for row in read_release(tmp_path / "out")] == ["gsm8k:1#r0", "math:7#r0"]
+    config = tmp_path / "judge.yaml"
+    judge = {"backend": "factory", "factory": "tests.doubles.judges:safeverify", "tools_dir": str(tmp_path / "tools")}
+    config.write_text(yaml.safe_dump({"lean": {"backend": "fake", "header": ""}, "judge": judge}))
 
     capsys.readouterr()
-    main(["reverify", str(tmp_path / "out"), "--backend", "fake", "--replay", *tools])
-    printed = capsys.readouterr().out
-    assert "1 of 1 instances passed by SafeVerify" in printed and "sandbox: " in printed
+    assert main(["reverify", str(tmp_path / "out"), "--config", str(config)]) == 1
+    printed = capsys.readouterr()
+    assert "NOT verified: math:7#r0: kernel judge SafeVerify: rejected" in printed.out
+    assert "cheat is not in the allowed set" in printed.out
+    assert (
+        "1 of 2 instances passed by the kernel judge SafeVerify again" in printed.out and "confinement: " in printed.out
+    )
+    assert "the kernel judge was a stand-in" in printed.err
 
 
 def test_judge_exit_codes() -> None:

@@ -18,7 +18,7 @@ from repro.judge.verdict import JudgeRequest, JudgeStatus, JudgeVerdict
 from repro.records import AttemptStatus, CandidateStatus, ReasonCode, Stage
 from repro.stages.judge import ask_judge, judge_attempt_number
 from repro.store import _MIGRATIONS, RunStore
-from tests.doubles.judge import DOWN_FLAG, NAME, StandInJudge
+from tests.doubles.judge import DOWN_FLAG, LOG, NAME, StandInJudge
 from tests.pipeline_world import world_config, write_problems
 
 CASES = ["retained", "judge_overrules", "judge_overrules_first", "restated_target", "feedback_fixes"]
@@ -247,3 +247,28 @@ def test_the_report_names_the_judge_counts_where_it_overruled_the_screen_and_say
     assert [s["judge"]["status"] for s in row["samples"] if s["judge"]][:3] == ["rejected"] * 3
     html = Path(write_report(judged_run["run_dir"], tmp_path / "report.html").path).read_text(encoding="utf-8")
     assert "id=judge" in html and "the judge won" in html and "NOT VERIFIED" in html
+
+
+def test_identical_code_is_judged_once_and_a_resume_reads_the_verdicts_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "judged.jsonl"
+    monkeypatch.setenv(LOG, str(log))
+    cases = ["retained", "retained"]  # two problems, each with three identical samples of one proof
+    outcome = run(build_config(_world(tmp_path, cases)), tmp_path / "run")
+    assert outcome.summary.retained == 2
+    judged = [json.loads(line) for line in log.read_text().splitlines()]
+    with RunStore(tmp_path / "run", create=False) as store:
+        problems = {c.problem_id: [a for a in store.attempts(candidate_id=c.candidate_id) if a.stage == Stage.judge]
+                    for c in store.candidates()}  # fmt: skip
+    assert all(len(found) == 3 for found in problems.values()), "every screened sample has its judge attempt"
+    # the two problems' theorems have different names: two distinct submissions, each judged once
+    assert len(judged) == len({row["cache_key"] for row in judged}) == 2
+    assert sum(a.output["judge"]["cached"] for found in problems.values() for a in found) == 4
+    log.unlink()
+    with RunStore(tmp_path / "run") as store:  # forget the outcomes: the problems are judged again on resume
+        for candidate in store.candidates():
+            store.mark_unfinished(candidate.problem_id, "test")
+        store._write(lambda connection: connection.execute("UPDATE problems SET outcome = NULL"))
+    assert run(None, tmp_path / "run", resume=True).summary.retained == 2
+    assert not log.exists(), "every verdict came back from the run store: nothing was judged again"

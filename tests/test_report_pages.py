@@ -163,7 +163,13 @@ def test_study_banner_names_fake_lean_and_scripted_provers(big_study: Path, tmp_
     assert any("fake-repl" in reason for reason in page.unverified_sources)
     with StudyStore(big_study, create=False) as store:
         samples = store.samples()
-    real = [s.model_copy(update={"real_lean": True}) for s in samples]
+    assert any("kernel-judge verdicts from a stand-in" in reason for reason in page.unverified_sources)
+    real = [
+        s.model_copy(
+            update={"real_lean": True, "judge": s.judge.model_copy(update={"real": True}) if s.judge else None}
+        )
+        for s in samples
+    ]
     assert _unverified(real, page.provers, "repl")[0] == []
     scripted = [p.model_copy(update={"backend": "scripted"}) for p in page.provers[:1]]
     reasons, _ = _unverified(real, scripted + page.provers[1:], "repl")

@@ -82,6 +82,8 @@ async def test_the_adversary_route_is_refused_by_the_screen_before_lean() -> Non
         "nlinarith [sq_nonneg (add a b)]",
         "saturate",  # the default rule sets only
         "forward",
+        "saturate\n  norm_num",  # the next tactic is no argument
+        "forward\n  norm_num",
     ],
 )
 def test_aesop_without_rule_clauses_and_terms_shaped_like_clauses_pass(line: str) -> None:
@@ -92,6 +94,14 @@ def test_aesop_without_rule_clauses_and_terms_shaped_like_clauses_pass(line: str
 def test_aesop_forward_rules_and_rule_sets_are_refused(line: str) -> None:
     refused = _refusals(_tactic(line))
     assert len(refused) == 1 and "with rules or rule sets" in refused[0], refused
+
+
+def test_a_clause_word_that_ends_the_code_is_refused() -> None:
+    refused = _refusals(THEOREM + "  aesop (erase")
+    assert refused == [
+        "Aesop rule clause (erase ...) (line 4:8; no Aesop rule may be added, erased or switched: an"
+        " added rule can run a prover declaration as a tactic)"
+    ]
 
 
 def test_a_configuration_item_named_like_a_clause_keeps_the_literal_rule() -> None:
@@ -108,6 +118,7 @@ NAMED_IN_PARENTHESES = {
     "nested": "exact ((mul_pos (a := a) (b := b) ha hb))",
     "an argument of a term": "exact id (mul_pos (a := a) ha hb)",
     "in a hint list": "nlinarith [(mul_pos (a := a) ha hb), sq_nonneg (a - b)]",
+    "in a hint list after a comma": "nlinarith [sq_nonneg (a - b), (mul_pos (a := a) ha hb)]",
     "in an anonymous constructor": "exact ⟨(mul_pos (a := a) ha hb), h⟩",
     "after a type ascription colon": "have h : 0 < a * b := (mul_pos (a := a) ha hb)",
     "a dotted head": "exact (Nat.div_le_self (n := x) (k := 12))",
@@ -129,6 +140,8 @@ PARENTHESISED_TACTICS = {
     "a discharger's tactic": "simp (discharger := (unknown_tac (config := f 5)))",
     "apply's own configuration": "apply (config := f 5) foo",
     "nested deeper than the bound": "exact " + "(" * 9 + "foo (n := f 5)" + ")" * 9,
+    # Batteries' ``map_tacs [t1; t2]`` holds tactics (red team round 5, R5-05), not terms
+    "in a list of tactics": "map_tacs [(unknown_tac (config := f 5))]",
 }
 
 
@@ -136,6 +149,13 @@ PARENTHESISED_TACTICS = {
 def test_a_configuration_inside_a_parenthesis_that_may_be_a_tactic_keeps_the_literal_rule(line: str) -> None:
     refused = _refusals(_tactic(line))
     assert len(refused) == 1 and "f is not a literal" in refused[0], refused
+
+
+def test_a_parenthesis_that_begins_the_code_is_no_term_whatever_ends_the_code() -> None:
+    """The token before the first one is none (not the last one, read around the end)."""
+    code = "(foo (n := f 5))\n" + THEOREM.replace("  norm_num\n", "  exact\n")
+    refused = _refusals(code)
+    assert any("f is not a literal" in label for label in refused), refused
 
 
 def test_a_parenthesis_that_begins_its_line_is_no_term_even_after_a_term_word() -> None:

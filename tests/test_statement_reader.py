@@ -63,7 +63,7 @@ STYLES = {
     "conjunction_is_an_ordered_tuple": (
         "theorem pair (a b : ℕ) (h : a + b = 5 ∧ a - b = 1) : a = 3 ∧ b = 2 := by sorry",
         "a = 3 ∧ b = 2",
-        "3, 2",
+        "(3, 2)",
     ),
     "default_argument_and_comment": (
         "theorem opt (k : ℕ := 3) -- the := here is a default\n    : k * 2 = 6 := by sorry",

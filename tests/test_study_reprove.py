@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from repro.app import RunError, run
-from repro.config import DEFAULT_HEADER, LeanSettings, build_config
+from repro.config import DEFAULT_HEADER, JudgeSettings, LeanSettings, build_config
 from repro.judge.verdict import JudgeStatus, JudgeVerdict
 from repro.metrics import generation_rates, lever_lines
-from repro.records import CandidateStatus, Stage
+from repro.records import CandidateStatus, ReasonCode, Stage
 from repro.release import write_release
 from repro.store import RunStore
 from repro.study import (
@@ -24,9 +24,10 @@ from repro.study import (
     prove_study,
     read_statements,
     reusable,
+    study_proofs,
     write_statements,
 )
-from tests.doubles.judge import STAND_IN_SETTINGS
+from tests.doubles.judge import DOWN_FLAG, STAND_IN_SETTINGS
 from tests.pipeline_world import world_config
 
 CASES = ["retained", "restated_target", "restated_target"]
@@ -82,10 +83,10 @@ def test_statement_commands_on_the_command_line(failed_run: Path, tmp_path: Path
     assert main(["study-report", str(tmp_path / "missing")]) == 2
 
 
-def _study(tmp_path: Path, statements: Path) -> Path:
+def _study(tmp_path: Path, statements: Path, judge: JudgeSettings = STAND_IN_SETTINGS) -> Path:
     prover = tmp_path / "prover.yaml"
     prover.write_text("backend: scripted\nmodel: statement-prover\nscript: tests.study_world:statement_prover\n")
-    settings = StudySettings(k=2, lean=LeanSettings(backend="fake", workers=1), judge=STAND_IN_SETTINGS)
+    settings = StudySettings(k=2, lean=LeanSettings(backend="fake", workers=1), judge=judge)
     prove_study(
         tmp_path / "study",
         statements_path=statements,
@@ -201,3 +202,61 @@ def _copy_run(source: Path, target: Path) -> None:
     shutil.copy(source / "config.yaml", target / "config.yaml")
     with sqlite3.connect(source / "run.sqlite") as origin, sqlite3.connect(target / "run.sqlite") as copy:
         origin.backup(copy)
+
+
+REJECTING = JudgeSettings(backend="factory", factory="tests.doubles.judge:norm_num_rejecting_judge")
+
+
+def _reprove(run_dir: Path, study: Path) -> tuple[Any, dict[str, Any]]:
+    outcome = run(None, run_dir, resume=True, reprove_with=study)
+    with RunStore(run_dir, create=False) as store:
+        by_problem = {c.problem_id: (c, store.attempts(candidate_id=c.candidate_id)) for c in store.candidates()}
+    return outcome, by_problem
+
+
+def test_a_study_proof_its_own_judge_rejected_is_never_taken(failed_run: Path, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    _copy_run(failed_run, run_dir)
+    export_statements(run_dir, tmp_path / "statements.jsonl")
+    study = _study(tmp_path, tmp_path / "statements.jsonl", judge=REJECTING)  # the screen passed, its judge did not
+    assert not study_proofs(study), "the study counts no sample its judge rejected"
+    outcome, by_problem = _reprove(run_dir, study)
+    assert outcome.summary.retained == 1, "only the run's own retained problem"
+    for problem in ("world:1", "world:2"):
+        candidate, attempts = by_problem[problem]
+        assert candidate.status == CandidateStatus.rejected
+        assert not [a for a in attempts if a.output.get("reused_from_study")], "no study proof was even tried"
+
+
+def test_a_study_proof_the_run_s_judge_rejects_or_cannot_judge_is_not_retained(tmp_path: Path) -> None:
+    """The study's judge passed the proof; the run's own judge decides for the run."""
+    dataset = tmp_path / "problems.jsonl"
+    rows = [
+        {"question": "Problem 0 [[case:restated_target]]: 3600 threads in 12 bolts. How many?", "answer": "#### 300"}
+    ]
+    dataset.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    config = world_config(str(dataset), prove={"k": 3, "strategy": "parallel", "salvage": False})
+    config["judge"] = REJECTING.model_dump(mode="json", exclude_defaults=True)
+    run(build_config(config), tmp_path / "run")
+    export_statements(tmp_path / "run", tmp_path / "statements.jsonl")
+    study = _study(tmp_path, tmp_path / "statements.jsonl")
+    assert study_proofs(study), "the study's stand-in judge passed its proofs"
+
+    flag = tmp_path / "judge-down"
+    flag.touch()
+    with pytest.MonkeyPatch.context() as patch:  # the run's judge gives no verdict: nothing is decided
+        patch.setenv(DOWN_FLAG, str(flag))
+        outcome, by_problem = _reprove(tmp_path / "run", study)
+    assert outcome.summary.reprove_unjudged == 1 and outcome.summary.retained == 0
+    candidate, attempts = by_problem["world:0"]
+    assert candidate.status == CandidateStatus.rejected and candidate.judge_tool is None
+    judged = [a for a in attempts if a.stage == Stage.judge and a.output.get("reused_from_study")]
+    assert [a.reason for a in judged] == [ReasonCode.judge_unavailable]
+
+    flag.unlink()  # the run's judge answers, and rejects the study's proof: the judge wins
+    outcome, by_problem = _reprove(tmp_path / "run", study)
+    assert outcome.summary.retained == 0 and outcome.summary.reprove_unjudged == 0
+    candidate, attempts = by_problem["world:0"]
+    assert candidate.status == CandidateStatus.rejected and candidate.verified_code is None
+    judged = [a for a in attempts if a.stage == Stage.judge and a.output.get("reused_from_study")]
+    assert judged[-1].reason == ReasonCode.judge_rejected and judged[-1].output["overrules_screen"]

@@ -196,8 +196,13 @@ def command_audit(arguments: argparse.Namespace) -> int:
 
 
 def command_reasons(arguments: argparse.Namespace) -> int:
+    from repro.records import NO_ANSWER_DESCRIPTIONS
+
     for code, text in REASON_DESCRIPTIONS.items():
         console.print(f"{code.value}: {text}")
+    console.print("\nwhy a verified statement gave no answer (answer_not_grounded's `no_answer`):")
+    for reason, text in NO_ANSWER_DESCRIPTIONS.items():
+        console.print(f"  {reason.value}: {text}")
     return 0
 
 

@@ -125,6 +125,13 @@ def command_run(arguments: argparse.Namespace) -> int:
             errors.print(f"  ... and {more} more (repro status lists them)", soft_wrap=True)
         errors.print(f"fix the cause, then resume with: {outcome.resume_command}", soft_wrap=True)
         return ExitCode.unfinished
+    if outcome.summary.reprove_unjudged:
+        errors.print(
+            f"{outcome.summary.reprove_unjudged} candidates kept their rejection: the kernel judge gave no verdict on"
+            " the study proof (see above); fix the judge, then run the same --reprove-with again",
+            soft_wrap=True,
+        )
+        return ExitCode.unfinished
     resolved = config or load_config(str(run_dir / "config.yaml"))
     if resolved.target is not None and rates["retained"] < resolved.target:
         errors.print(

@@ -497,7 +497,7 @@ def _column_zero_tactics(source: LeanCode, tables: SyntaxTables) -> frozenset[in
         line_start = token
         if token.kind == Kind.symbol or token.text in ("open", "set_option"):
             continue  # ``open X in``/``set_option o v in``: a tactic in the block, judged by its own rule
-        if token.kind == Kind.hash_command and _informational_command_end(source, index) is not None:
+        if _informational_command_end(source, index) is not None:
             continue  # ``#check h`` alone on its line is blanked: Lean sees spaces there, the block goes on
         if open_block and token.kind == Kind.identifier and _is_layout_tactic(token.text, tables):
             accepted.add(index)
@@ -1046,7 +1046,7 @@ def _named_argument(source: LeanCode, index: int, tables: SyntaxTables, nesting:
         return True
     if before.kind == Kind.symbol and before.text == ":=":
         return _after_binding_assignment(words, start - 1)
-    if before.kind == Kind.symbol and before.text == "(":
+    if before.text == "(":  # only a symbol has that text (a string keeps its quotes, a name its «»)
         return _opens_term(source, start - 1, tables, nesting)  # ``(mul_pos (a := a) ha)``: if that ``(`` is a term's
     return before.kind == Kind.symbol and before.text in ("[", ",") and _in_term_list(words, head - 1)
 
@@ -1067,17 +1067,16 @@ def _aesop_rule_clause(source: LeanCode, index: int, result: ScanResult, tables:
     items, judged by :func:`configurations`.
     """
     words = source.significant
-    if index + 1 >= len(words) or words[index + 1].kind != Kind.identifier:
+    # ``name`` is the text of any other token, and no symbol, number or literal spells a clause word
+    if index + 1 >= len(words) or (clause := words[index + 1].name) not in AESOP_RULE_CLAUSES:
         return
-    clause = words[index + 1].name
-    if clause not in AESOP_RULE_CLAUSES:
-        return
-    assigns = index + 2 < len(words) and words[index + 2].text == ":="
-    if clause == _RULE_SETS_CLAUSE:
-        if assigns and _named_argument(source, index, tables):
-            return  # ``f (rule_sets := x)``: a term's named argument
-    elif assigns or _opens_term(source, index, tables):
-        return
+    if index + 2 >= len(words):
+        pass  # ``(add`` ends the code: refused below (fail closed)
+    elif words[index + 2].text == ":=":
+        if clause != _RULE_SETS_CLAUSE or _named_argument(source, index, tables):
+            return  # ``(add := e)``: a configuration item; ``f (rule_sets := x)``: a term's named argument
+    elif _opens_term(source, index, tables):
+        return  # ``exact f (erase s a)``: a term
     result.refuse(
         f"Aesop rule clause ({clause} ...) ({source.where(words[index])}; no Aesop rule may be added, erased or"
         " switched: an added rule can run a prover declaration as a tactic)"
@@ -1089,10 +1088,11 @@ def _adds_forward_rules(words: list[Token], index: int) -> bool:
 
     Both are keywords once Aesop is imported (``Aesop/Frontend/Saturate.lean``: ``elab "saturate "``,
     ``macro "forward "``), so the word is that tactic or a parse error; the bare tactic uses the default
-    rule sets only. A line break does not end the arguments (the syntax has no column check).
+    rule sets only. A line break does not end the arguments (the syntax has no column check). A number
+    is skipped after either word (only ``saturate`` takes a depth: after ``forward`` Lean fails to parse).
     """
     cursor = index + 1
-    if words[index].text == "saturate" and cursor < len(words) and words[cursor].kind == Kind.number:
+    if cursor < len(words) and words[cursor].kind == Kind.number:
         cursor += 1
     return cursor < len(words) and words[cursor].text in ("[", "using")
 
@@ -1101,7 +1101,7 @@ _PAREN_NESTING = 8  # plain parentheses followed outwards before giving up (fail
 
 
 def _opens_term(source: LeanCode, paren: int, tables: SyntaxTables, nesting: int = 0) -> bool:
-    """Whether the plain ``(`` at ``paren`` (not a ``( name :=`` item) opens a term, never a tactic block.
+    """Whether the ``(`` at ``paren`` opens a term, never a tactic block.
 
     Lean reads ``(`` as a term (parentheses, tuple or type ascription, leanprover/lean4
     ``src/Lean/Parser/Term.lean``) wherever a term is expected, and as the tactic block ``(tacticSeq)``
@@ -1113,25 +1113,26 @@ def _opens_term(source: LeanCode, paren: int, tables: SyntaxTables, nesting: int
     (:func:`_named_argument` applied to the parenthesis, as to any argument). A ``(`` that starts its
     line, or follows ``by``, ``;``, ``<;>``, ``|``, ``=>``, a tactic keyword or anything else, is no term
     here, nor is one nested deeper than :data:`_PAREN_NESTING` (fail closed).
+
+    Callers pass a ``(`` that is no ``( name :=`` item: the one before an application head
+    (:func:`_named_argument`), the one before another ``(`` (here), or an Aesop clause's. Words and symbols
+    are compared by text alone: only an identifier spells a word (a quoted «exact» keeps its «»), only a
+    symbol spells ``(`` or ``:=`` (a string keeps its quotes).
     """
     words, text = source.significant, source.text
-    if nesting >= _PAREN_NESTING or paren <= 0 or words[paren].text != "(":
+    if nesting >= _PAREN_NESTING or paren <= 0:
         return False
-    if paren + 2 < len(words) and words[paren + 1].kind == Kind.identifier and words[paren + 2].text == ":=":
-        return False  # a ``( name :=`` item: a clause or a configuration, never a plain term here
     before = words[paren - 1]
     if "\n" in text[before.end : words[paren].start]:
         return False  # a ``(`` that begins its line may begin a tactic
-    if before.kind == Kind.identifier and before.text in _TERM_BEFORE_WORDS:
-        return True  # ``exact (...)``
-    if before.kind == Kind.symbol and before.text in _TERM_BEFORE_SYMBOLS:
-        return True
-    if before.kind == Kind.symbol and before.text == ":=":
+    if before.text in _TERM_BEFORE_WORDS or before.text in _TERM_BEFORE_SYMBOLS:
+        return True  # ``exact (...)``, ``⟨(...)``
+    if before.text == ":=":
         return _after_binding_assignment(words, paren - 1)
-    if before.kind == Kind.symbol and before.text == "(":
+    if before.text == "(":
         return _opens_term(source, paren - 1, tables, nesting + 1)
-    if before.kind == Kind.symbol and before.text in ("[", ",") and _in_term_list(words, paren - 1):
-        return True
+    if _in_term_list(words, paren - 1):
+        return True  # ``rw [(...)]``, ``nlinarith [a, (...)]``: an element of a term list (after ``[`` or ``,``)
     return _named_argument(source, paren, tables, nesting + 1)  # ``exact f (...)``: an argument of a term
 
 

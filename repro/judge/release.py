@@ -1,26 +1,21 @@
-"""The kernel judge over released rows: ``repro reverify --replay`` and ``repro release --replay``.
+"""The kernel judge over released rows (``repro reverify``): requests built from a release's own files.
 
 Every row is rebuilt from its own text (the trusted header, our statement, the text Lean checked) and judged
-by the tool pinned for its toolchain (:mod:`repro.judge.kernel`). ``release --replay`` withholds each row
-the judge did not pass (rejected, or no verdict at all: a missing tool or a timeout is not a pass) and
-names it.
+by the tool pinned for its toolchain (:mod:`repro.judge.kernel`). A release holds only rows the run's judge
+passed (:mod:`repro.release.writer`); reverify asks the judge again, afresh.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from repro.config import JudgeSettings
 from repro.exit_codes import ExitCode
-from repro.judge.kernel import build_judge, judge_all
+from repro.judge.kernel import judge_all
 from repro.judge.verdict import Judge, JudgeRequest, JudgeStatus, JudgeVerdict
 from repro.lean.text import StatementError, read_statement
 
 
-def theorem_name(statement: str) -> str:
+def theorem_of(statement: str) -> str:
     """Our theorem's name, read from our statement (empty when it cannot be read: the judge then refuses)."""
     try:
         return read_statement(statement).name
@@ -28,12 +23,21 @@ def theorem_name(statement: str) -> str:
         return ""
 
 
-def judge_request(key: str, header: str, statement: str, submission: str, toolchain: str | None = None) -> JudgeRequest:
+def judge_request(
+    key: str,
+    header: str,
+    statement: str,
+    submission: str,
+    toolchain: str | None = None,
+    *,
+    theorem_name: str | None = None,
+) -> JudgeRequest:
+    """``theorem_name``: the row's own (what the run judged), else read from our statement."""
     return JudgeRequest(
         key=key,
         header=header,
         statement=statement,
-        theorem_name=theorem_name(statement),
+        theorem_name=theorem_name or theorem_of(statement),
         submission=submission,
         toolchain=toolchain,
     )
@@ -49,7 +53,8 @@ def requests_of_release(out_dir: str | Path, header: str) -> list[JudgeRequest]:
             header,
             instance.lean_statement,
             instance.verified_code,
-            instance.provenance.lean_toolchain,
+            instance.provenance.judge_toolchain or instance.provenance.lean_toolchain,
+            theorem_name=instance.theorem_name,
         )
         for instance in read_parquet_release(out_dir)
     ]
@@ -70,44 +75,6 @@ def judge_exit_code(verdicts: list[JudgeVerdict]) -> ExitCode:
     return ExitCode.ok
 
 
-class JudgeFilter:
-    """``write_release(keep=...)``: keeps the rows of each page the judge passed; remembers the others.
-
-    Rows are the release writer's tuples, read by name through :class:`repro.release.rows.PageRow`."""
-
-    def __init__(self, judge: Judge) -> None:
-        self.judge = judge
-        self.verdicts: list[JudgeVerdict] = []
-
-    @property
-    def withheld(self) -> list[JudgeVerdict]:
-        return [v for v in self.verdicts if not v.passed]
-
-    def _request(self, row: Any) -> JudgeRequest:
-        from repro.release.rows import PageRow
-
-        named = PageRow(row)
-        return judge_request(
-            named.text("instance_id"),
-            named.text("lean_header"),  # the run's configured header, not prover text
-            named.text("lean_statement"),
-            named.text("verified_code"),
-            named.provenance_field("lean_toolchain"),
-        )
-
-    def __call__(self, page: list[Any]) -> list[Any]:
-        verdicts = asyncio.run(judge_all(self.judge, [self._request(row) for row in page]))
-        self.verdicts += verdicts
-        return [row for row, verdict in zip(page, verdicts, strict=True) if verdict.passed]
-
-
-def release_judge_filter(settings: JudgeSettings, *, sandbox: str = "bwrap") -> JudgeFilter:
-    return JudgeFilter(build_judge(settings, sandbox=sandbox))
-
-
 def describe(verdict: JudgeVerdict) -> str:
     why = verdict.detail or (verdict.cause or "")
     return f"{verdict.key}: {verdict.status.value}" + (f": {why}" if why else "")
-
-
-KeepRows = Callable[[list[Any]], list[Any]]

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from repro.config import LeanBackendName, LeanSettings
 from repro.judge.screen import verify_proof
+from repro.judge.selftest_answers import ANSWER_CASES, AnswerCheck
 from repro.judge.verdict import STANDARD_AXIOMS, Judge, JudgeRequest
 from repro.lean.protocol import InfraStatus, Verifier, axioms_reported
 from repro.lean.toolchains import get_toolchain, lean_version_of
@@ -270,6 +271,17 @@ CASES: tuple[Case, ...] = (
     Case("timeout_reported", "a hanging command is reported as a timeout, not a verdict", _timeout, False),
     Case("toolchain_reported", "the backend itself reports the configured Lean (and its Mathlib)", _toolchain, False),
 )
+
+
+def _answer_case(check: AnswerCheck) -> CaseCheck:
+    async def run(context: _Context) -> tuple[bool, str]:
+        return await check(context.verifier, context.header)
+
+    return run
+
+
+# the answers we release, confirmed by Lean (issue 29): only real Lean can decide them
+CASES += tuple(Case(name, expects, _answer_case(check), False) for name, expects, check in ANSWER_CASES)
 
 
 # -- the kernel judge's cases (issue 27): run only when a judge is given ------------------------------------

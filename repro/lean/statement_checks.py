@@ -15,7 +15,7 @@ auto-bound implicits and coercions mean the same thing in the check as in the ga
   never through ``¬``, ``↔`` or a definition), ``exfalso`` discards the conclusion, so a success means
   the premises alone prove ``False``: the statement holds for every conclusion. TAC runs through
   omega, norm_num, linarith, simp_all, nlinarith, then (the binders introduced under their own names
-  first) ``nlinarith [sq_nonneg a, sq_nonneg (a - b), ...]`` over the signature's variables and
+  first) ``nlinarith [sq_nonneg a, sq_nonneg (a - b), ...]`` over the signature's variables (four at most) and
   ``positivity`` against a hypothesis that puts a non-negative term below zero (issue 29).
 - **Satisfiability.** Where every variable of the signature is pinned by an equation hypothesis
   (``x = 3600``), or the hypotheses' linear equations have one solution (:func:`solve_linear`), the
@@ -58,7 +58,9 @@ VACUITY_TACTICS = ("omega", "norm_num at *", "linarith", "simp_all", "nlinarith"
 # non-linear contradictions (issue 29: ``l * w = 40`` and ``l + w = 10`` over ℝ have no solution): nlinarith
 # with squares of the signature's variables, their differences and sums as hints, and positivity for a
 # hypothesis that sets a non-negative term below zero; at most this many variables give hints
-MAX_HINT_VARIABLES = 6
+# nlinarith multiplies every pair of hypotheses and hints: the hints stay few (4 variables: 4 squares and
+# 6 differences; sums of pairs only with 2 variables)
+MAX_HINT_VARIABLES = 4
 MAX_POSITIVITY_CHECKS = 3
 REFUTATION_TACTICS = ("decide", "norm_num", "simp", "omega", "linarith")
 WITNESS_TACTICS = ("decide", "norm_num", "simp_all", "omega", "linarith")
@@ -511,7 +513,8 @@ def _pinned_arguments(arguments: list[tuple[str, str]], values: dict[str, str]) 
 def declaration_command(parsed: Statement, name: str, *, auto_implicit: bool = True) -> str:
     """Our statement under ``name`` (as the gate's step 0; ``autoImplicit false`` for the pinned copy)."""
     prefix = "" if auto_implicit else "set_option autoImplicit false in\n"
-    return f"{prefix}theorem {name} {parsed.signature} := by sorry"
+    # `:=` on its own line: a signature may end in a line comment (`x = 5 -- the answer`)
+    return f"{prefix}theorem {name} {parsed.signature}\n    := by sorry"
 
 
 def vacuity_command(name: str, tactic: str, names: list[str] | None = None) -> str:
@@ -532,7 +535,10 @@ def vacuity_commands(parsed: Statement, name: str) -> list[tuple[str, str, str]]
     if variables:
         chosen = variables[:MAX_HINT_VARIABLES]
         hints = [f"sq_nonneg {v}" for v in chosen]
-        hints += [f"sq_nonneg ({a} {op} {b})" for i, a in enumerate(chosen) for b in chosen[i + 1 :] for op in "-+"]
+        operators = "-+" if len(chosen) <= 2 else "-"
+        hints += [
+            f"sq_nonneg ({a} {op} {b})" for i, a in enumerate(chosen) for b in chosen[i + 1 :] for op in operators
+        ]
         tactic = f"nlinarith [{', '.join(hints)}]"
         commands.append(("vacuity", tactic, vacuity_command(name, tactic, names)))
     for term in _below_zero_terms(parsed)[:MAX_POSITIVITY_CHECKS]:

@@ -11,8 +11,8 @@ from typing import Any
 from repro.release.errors import LeanUnavailableError, ReleaseError
 from repro.release.files import MANIFEST, check_release_files, read_parquet_release, read_release, release_files
 from repro.release.reverify import ReverifyResult, reverify_release
-from repro.release.rows import COLUMNS, NO_LEVER, SPLIT, Column, PageRow, instance_from_candidate, proof_hash
-from repro.release.writer import ReleaseSummary, release_columns, write_release
+from repro.release.rows import COLUMNS, NO_LEVER, SPLIT, Column, instance_from_candidate, proof_hash
+from repro.release.writer import ReleaseSummary, write_release
 
 __all__ = [
     "COLUMNS",
@@ -21,7 +21,6 @@ __all__ = [
     "SPLIT",
     "Column",
     "LeanUnavailableError",
-    "PageRow",
     "ReleaseError",
     "ReleaseSummary",
     "ReverifyResult",
@@ -30,7 +29,6 @@ __all__ = [
     "proof_hash",
     "read_parquet_release",
     "read_release",
-    "release_columns",
     "release_files",
     "reverify_release",
     "write_release",

@@ -1,8 +1,11 @@
-"""``repro reverify``: every released proof re-checked from the release's own files.
+"""``repro reverify``: every released proof re-checked from the release's own files, by the kernel judge.
 
 The rows checked are the Parquet rows users load, after the files matched their manifest and each
-other; the header is the trusted settings', never the release's; the answer is re-read from our
-statement alone, and the statement check is run again.
+other; the header is the trusted settings', never the release's. Each row's ``verified_code`` (the text
+Lean checked) goes to the kernel judge again, against our statement after the trusted header, on the
+toolchain the row was judged on: a row passes only when the judge passes it again (a stand-in judge's
+pass re-verifies nothing). The screen re-checks the proof too, the answer is re-read from our statement
+alone, and the statement check is run again.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from repro.config import LeanSettings
+from repro.config import JudgeSettings, LeanSettings
+from repro.judge.verdict import Judge, JudgeStatus, JudgeVerdict
 from repro.records import ReleasedInstance
 from repro.release.errors import LeanUnavailableError, ReleaseError
 from repro.release.files import check_release_files, read_parquet_release
@@ -32,18 +36,33 @@ class ReverifyResult:
     statement_check: str | None = None
     statement_recheck: str | None = None
     statement_check_agrees: bool = True
+    # the kernel judge, run again on the released verified_code (None: not asked)
+    judge: JudgeVerdict | None = None
+
+    @property
+    def passed_judge(self) -> bool:
+        return self.judge is not None and self.judge.passed
+
+    @property
+    def real_judge(self) -> bool:
+        """A real kernel judge passed the row again: only then is it re-verified."""
+        return self.passed_judge and self.judge is not None and self.judge.real
 
     @property
     def passed(self) -> bool:
-        return self.passed_gate and self.answer_grounded and self.statement_check_agrees
+        return self.passed_gate and self.passed_judge and self.answer_grounded and self.statement_check_agrees
 
 
-async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[ReverifyResult]:
-    """Re-check every released proof from the release's own files, through the same soundness gate.
+async def reverify_release(
+    out_dir: str | Path, lean: LeanSettings, judge: Judge | None = None, *, judge_settings: JudgeSettings | None = None
+) -> list[ReverifyResult]:
+    """Re-check every released proof from the release's own files: the kernel judge, then the same screen.
 
-    An instance passes only if the gate verifies it again and the code Lean checked is byte-for-byte
-    the ``verified_code`` that was released. The rows checked are the Parquet rows users load; first
-    the files must match their manifest and each other (else :class:`ReleaseError`).
+    An instance passes only if the judge passes its ``verified_code`` again, the screen verifies it again
+    and the code Lean checked is byte-for-byte the ``verified_code`` that was released. ``judge`` (else the
+    one ``judge_settings`` name, else the default: the tool pinned per toolchain) judges afresh, with no
+    cache: nothing of the run is read. The rows checked are the Parquet rows users load; first the files
+    must match their manifest and each other (else :class:`ReleaseError`).
     """
     from repro.judge import verify_proof
     from repro.judge.batch import INFRA_REASONS
@@ -54,10 +73,15 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
     if problems:
         raise ReleaseError(f"{out_dir}: the release's files are not what was released:\n  " + "\n  ".join(problems))
     instances = read_parquet_release(out_dir)
+    if judge is None:
+        from repro.judge.kernel import build_judge
+
+        judge = build_judge(judge_settings or JudgeSettings(), sandbox=lean.sandbox)
     verifier = build_verifier(lean)
     results = []
     try:
         await _preflight(verifier, lean)
+        judged = await _judge_rows(instances, judge, lean)
         for instance in instances:
             # the header comes from the trusted settings, never from the release: a rewritten row's
             # header could declare an axiom or a macro that spoofs ``#print axioms``
@@ -94,6 +118,11 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
                     f"statement_check released as {instance.provenance.statement_check!r};"
                     f" our Lean check of the statement now says {recheck!r}"
                 )
+            verdict_of_judge = judged[instance.instance_id]
+            if not verdict_of_judge.passed:
+                why = verdict_of_judge.detail or verdict_of_judge.cause or ""
+                said = f"kernel judge {verdict_of_judge.tool}: {verdict_of_judge.status.value}"
+                reasons.insert(0, said + (f": {why}" if why else ""))
             results.append(
                 ReverifyResult(
                     instance_id=instance.instance_id,
@@ -103,15 +132,41 @@ async def reverify_release(out_dir: str | Path, lean: LeanSettings) -> list[Reve
                     answer_grounded=answer_grounded,
                     infrastructure=(bool(verdict.reasons) and set(verdict.reasons) <= INFRA_REASONS)
                     or no_verdict
-                    or answer.no_verdict,
+                    or answer.no_verdict
+                    or verdict_of_judge.status == JudgeStatus.unavailable,
                     statement_check=instance.provenance.statement_check,
                     statement_recheck=recheck,
                     statement_check_agrees=agrees,
+                    judge=verdict_of_judge,
                 )
             )
     finally:
         await verifier.close()
     return results
+
+
+async def _judge_rows(instances: list[ReleasedInstance], judge: Judge, lean: LeanSettings) -> dict[str, JudgeVerdict]:
+    """The kernel judge on every row's verified_code, against our statement after the trusted header (never the
+    row's own), on the toolchain the row was judged on; concurrency is the judge's own."""
+    import asyncio
+
+    from repro.judge.release import judge_request
+    from repro.stages.judge import ask_judge
+
+    requests = [
+        judge_request(
+            instance.instance_id,
+            lean.header,
+            instance.lean_statement,
+            instance.verified_code,
+            instance.provenance.judge_toolchain or instance.provenance.lean_toolchain or lean.toolchain,
+            theorem_name=instance.theorem_name,
+        )
+        for instance in instances
+    ]
+    with about("the kernel judge over the release"):
+        verdicts = await asyncio.gather(*(ask_judge(judge, request) for request in requests))
+    return {request.key: verdict for request, verdict in zip(requests, verdicts, strict=True)}
 
 
 async def _recheck_statement(instance: ReleasedInstance, verifier: Any, header: str) -> tuple[str | None, bool, bool]:

@@ -232,24 +232,6 @@ def instance_from_candidate(
     )
 
 
-class PageRow:
-    """Named access to one row of a page the writer hands to its ``keep`` hook (``release --replay``)."""
-
-    _positions = {column.name: position for position, column in enumerate(COLUMNS)}
-    _provenance_positions = {field.name: position for position, field in enumerate(PROVENANCE_SOURCES)}
-
-    def __init__(self, row: tuple[Any, ...]) -> None:
-        self.row = row
-
-    def text(self, column: str) -> str:
-        value = self.row[self._positions[column]]
-        return value.decode("utf-8") if isinstance(value, bytes) else str(value or "")
-
-    def provenance_field(self, name: str) -> Any:
-        values = json.loads(self.row[len(COLUMNS)] or "[]")
-        return values[self._provenance_positions[name]]
-
-
 # -- the schema, derived from the record ----------------------------------------------------------
 # The released row's columns as Parquet stores them and as `datasets` describes them (the card's
 # ``dataset_info`` and the ``huggingface`` schema metadata ``datasets.Dataset.to_parquet`` writes).

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -63,8 +62,6 @@ class ReleaseSummary:
     unfinished_problems: int = 0
     # every file written, relative to out_dir (the manifest last)
     files: tuple[str, ...] = ()
-    # rows the ``keep`` hook held back (``release --replay``: not replayed by SafeVerify)
-    withheld_by_keep: int = 0
     # verified rows whose statement was neither found vacuous nor shown satisfiable (flagged, undecided),
     # withheld unless ``include_flagged``
     withheld_flagged: int = 0
@@ -230,7 +227,6 @@ def write_release(
     license: str | None = None,
     attribution: str | None = None,
     overwrite: bool = False,
-    keep: Callable[[list[Any]], list[Any]] | None = None,
     include_flagged: bool = False,
 ) -> ReleaseSummary:
     """Write the retained instances; nothing at all when none is releasable (the summary says so).
@@ -241,10 +237,6 @@ def write_release(
 
     A non-empty ``out_dir`` is refused unless ``overwrite``: a second release into the same folder
     would silently replace the first, and a mistyped ``--out`` would write into an unrelated folder.
-
-    ``keep`` sees each page of rows (tuples in :func:`release_columns` order, then the provenance
-    fields; :class:`repro.release.rows.PageRow` reads them by name) and returns the rows to write
-    (``release --replay`` drops those SafeVerify did not replay).
     """
     config_path = Path(run_dir) / "config.yaml"
     config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.is_file() else None
@@ -272,13 +264,8 @@ def write_release(
             only_if=verified_only if include_flagged else (*verified_only, NOT_FLAGGED),
             parameters=parameters,
         )
-        dropped = 0
         with closing(pages):  # the cursor closes before the store does, however the loop ends
             for page in pages:
-                if keep is not None:
-                    kept = keep(page)
-                    dropped += len(page) - len(kept)
-                    page = kept
                 writer.write(page)
         if not allow_unverified or writer.written.rows != retained:
             # every retained row was released, so every one had its problem; else check (before keeping anything)
@@ -290,7 +277,7 @@ def write_release(
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
         written = writer.written
         withheld_flagged = 0 if include_flagged else flagged
-        withheld = 0 if allow_unverified else retained - written.rows - dropped - withheld_flagged
+        withheld = 0 if allow_unverified else retained - written.rows - withheld_flagged
         if not written.rows:
             return ReleaseSummary(
                 written=0,
@@ -298,7 +285,6 @@ def write_release(
                 withheld_unverified=withheld,
                 out_dir=out,
                 unfinished_problems=unfinished,
-                withheld_by_keep=dropped,
                 withheld_flagged=withheld_flagged,
             )
         terms = combined_terms(sorted(writer.sources()), config, license, attribution)
@@ -335,7 +321,6 @@ def write_release(
         out_dir=out,
         unfinished_problems=unfinished,
         files=(*release_files(out), MANIFEST),
-        withheld_by_keep=dropped,
         withheld_flagged=withheld_flagged,
     )
 
@@ -361,8 +346,3 @@ def _refuse_occupied(out: Path, *, overwrite: bool) -> None:
             f"--out {out} is not empty ({shown}); nothing was written. Choose an empty or new --out, or pass"
             " --overwrite to replace the release files there"
         )
-
-
-def release_columns() -> list[str]:
-    """The columns of the rows :func:`write_release` hands to its ``keep`` hook, in order."""
-    return [column.name for column in COLUMNS]

@@ -40,7 +40,8 @@ function startStudy(data) {
         section.dataset.prover = name;
         const why = sample.reasons.length ? ` — ${sample.reasons.join(", ")}` : "";
         const finish = sample.finish && sample.finish !== "stop" ? ` — finish ${sample.finish}` : "";
-        const lean = sample.lean_backend ? ` — Lean: ${sample.lean_backend}${sample.real_lean ? "" : " (not real Lean)"}` : "";
+        const lean = (sample.lean_backend ? ` — Lean: ${sample.lean_backend}${sample.real_lean ? "" : " (not real Lean)"}` : "") +
+          (sample.judge ? ` — kernel judge ${sample.judge.tool}${sample.judge.real ? "" : " (stand-in)"}: ${sample.judge.status}` : "");
         section.appendChild(el("h4", `Sample ${sample.index}: ${sample.status}${why}${finish}${lean}`));
         if (sample.taxonomy.length) section.appendChild(el("p", "taxonomy: " + sample.taxonomy.join(", "), "taxonomy"));
         if (sample.details.length) section.appendChild(el("p", sample.details.join(" | "), "gate-details"));

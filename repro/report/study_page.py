@@ -54,6 +54,7 @@ def _sample_row(sample: SampleOutcome) -> dict[str, Any]:
     text = sample.text
     checked = sample.checked_code
     same = bool(checked and text and checked.strip() in text)
+    # verified: the screen and the kernel judge passed it; a judge rejection of a screened sample is a rejection
     status = "verified" if sample.verified else ("rejected" if sample.judged else "unjudged")
     return {
         "index": sample.sample_index,
@@ -71,6 +72,11 @@ def _sample_row(sample: SampleOutcome) -> dict[str, Any]:
         ],
         "lean_backend": sample.lean_backend or "",
         "real_lean": sample.real_lean,
+        "judge": (
+            None
+            if sample.judge is None
+            else {"status": sample.judge.status.value, "tool": sample.judge.tool, "real": sample.judge.real}
+        ),
     }
 
 
@@ -137,6 +143,9 @@ def _unverified(
     scripted = [p.name for p in provers if p.backend == ModelBackendName.scripted.value]
     if scripted:
         reasons.append("scripted (not model) prover outputs: " + ", ".join(scripted))
+    stand_ins = sorted({s.judge.tool for s in samples if s.judge is not None and not s.judge.real})
+    if stand_ins:
+        reasons.append("kernel-judge verdicts from a stand-in, not Lean's kernel: " + ", ".join(stand_ins))
     return reasons, backends
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from fractions import Fraction
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -126,7 +127,8 @@ def proposed_answer(statement: str) -> str | None:
     shape = answer_shape(statement)
     if isinstance(shape, NoShape):
         return None
-    return ", ".join(part.literal.release for part in shape.parts)
+    values = [part.literal.release for part in shape.parts]
+    return tuple_text(values) if shape.kind == "tuple" else values[0]
 
 
 def _proposals(shape: AnswerShape, statement: str) -> list[Proposal] | StatementAnswer:
@@ -212,7 +214,7 @@ async def statement_answer(statement: str, verifier: Verifier | None, *, header:
     tuple_form = shape.kind == "tuple"
     evaluated = all(literal.evaluated for literal in literals)
     return StatementAnswer(
-        answer=", ".join(values),
+        answer=tuple_text(values) if tuple_form else values[0],
         form=AnswerForm.tuple if tuple_form else AnswerForm(literals[0].form),
         lean_types=confirmation.types,
         lean_text=", ".join(literal.text for literal in literals),
@@ -379,19 +381,39 @@ async def _witness_answer(
         return _none(NoAnswerReason.no_verdict, "Lean gave no verdict on the witness", undecided=True)
     if check.outcome != CheckOutcome.proved:
         return _none(NoAnswerReason.existential, "our Lean command does not prove the statement with the witness")
+    other = await _another_witness_holds(statement, witness, verifier, header)
+    result.output["shifted_witness_check"] = other.model_dump(mode="json") if other else None
+    if other is not None and other.outcome == CheckOutcome.undecided:
+        return _none(NoAnswerReason.no_verdict, "Lean gave no verdict on the shifted witness", undecided=True)
+    if other is not None and other.outcome == CheckOutcome.proved:
+        return _none(
+            NoAnswerReason.existential, "the ∃ body holds at the witness and at the witness + 1: it pins no answer"
+        )
     forms = {_witness_form(part) for part in witness}
     several = len(witness) > 1
     return StatementAnswer(
-        answer=", ".join(witness),
+        answer=tuple_text(witness) if several else witness[0],
         form=AnswerForm.tuple if several else AnswerForm(forms.pop()),
         lean_types=[kind for _, kind in variables],
         lean_text=", ".join(witness),
-        latex=", ".join(_witness_latex(part) for part in witness),
+        latex=tuple_text([_witness_latex(part) for part in witness]) if several else _witness_latex(witness[0]),
         variables=[name for name, _ in variables] if several else [],
         values=witness,
         method="witness",
         checks=[check],
     )
+
+
+async def _another_witness_holds(
+    statement: str, witness: list[str], verifier: Verifier, header: str
+) -> StatementCheck | None:
+    """Our command with every witness part shifted by 1: if Lean proves that too, the body pins nothing
+    (``∃ x : ℝ, x = x``, ``∃ n : ℕ, n > 3``), and the model's witness is *a* value, not *the* answer."""
+    shifted = []
+    for part in witness:
+        value = Fraction(part.replace(" ", "")) + 1
+        shifted.append(str(value.numerator) if value.denominator == 1 else f"{value.numerator} / {value.denominator}")
+    return await check_witness(statement, shifted, verifier, header=header)
 
 
 def _witness_form(part: str) -> str:
@@ -438,7 +460,7 @@ async def _question_order(
     latex_parts = (answer.latex or "").strip("()").split(", ")
     return answer.model_copy(
         update={
-            "answer": ", ".join(answer.values[i] for i in indices),
+            "answer": tuple_text([answer.values[i] for i in indices]),
             "values": [answer.values[i] for i in indices],
             "variables": order,
             "lean_types": [answer.lean_types[i] for i in indices],
@@ -490,23 +512,26 @@ async def recheck_answer(
         expected = found.answer or ""
         if found.form == AnswerForm.tuple and variables and sorted(variables) == sorted(found.variables):
             by_name = dict(zip(found.variables, found.values, strict=True))
-            expected = ", ".join(by_name[name] for name in variables)
+            expected = tuple_text([by_name[name] for name in variables])
         same = literal_text(answer) == expected
         return AnswerRecheck(
             method="statement", grounded=same, detail="" if same else f"the statement gives {expected!r}"
         )
     if found.reason != NoAnswerReason.existential or not is_existential(statement):
         return AnswerRecheck(method="none", grounded=False, detail=f"our statement gives no answer: {found.detail}")
-    witness = witness_parts(answer, statement)
+    witness = witness_parts(untupled(answer), statement)
     if witness is None:
         return AnswerRecheck(
             method="witness", grounded=False, detail="a witness must be numeric literals of the ∃ variables' types"
         )
     check = await check_witness(statement, witness, verifier, header=header)
-    if check.outcome == CheckOutcome.undecided:
+    other = await _another_witness_holds(statement, witness, verifier, header) if check.outcome == "proved" else None
+    if check.outcome == CheckOutcome.undecided or (other is not None and other.outcome == CheckOutcome.undecided):
         return AnswerRecheck(
             method="witness", grounded=False, no_verdict=True, detail="Lean gave no verdict on the witness"
         )
+    if other is not None and other.outcome == CheckOutcome.proved:
+        return AnswerRecheck(method="witness", grounded=False, detail="the ∃ body holds at the witness + 1 too")
     proved = check.outcome == CheckOutcome.proved
     return AnswerRecheck(
         method="witness",
@@ -515,6 +540,17 @@ async def recheck_answer(
         if proved
         else "our Lean command does not prove the statement with it",
     )
+
+
+def tuple_text(values: list[str]) -> str:
+    """An ordered tuple as released: ``(-11, 15)``; math-verify grades it in order (``1, 4`` would be a set)."""
+    return "(" + ", ".join(values) + ")"
+
+
+def untupled(answer: str) -> str:
+    """The values of a released tuple, ``, ``-separated (a single value as it is)."""
+    text = answer.strip()
+    return text[1:-1] if text.startswith("(") and text.endswith(")") else text
 
 
 def literal_text(candidate: str) -> str:
@@ -547,6 +583,8 @@ __all__ = [
     "is_existential",
     "literal_text",
     "proposed_answer",
+    "tuple_text",
+    "untupled",
     "recheck_answer",
     "recover_answer",
     "screener_disagrees",

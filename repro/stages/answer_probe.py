@@ -3,10 +3,12 @@
 ``(x : ℕ) (h₀ : x + 2 = 6) : x * 0 + 7 = 7`` mentions x but says nothing about it: it holds for every
 x, so ``7`` is not the problem's answer. We evaluate the left side (``let`` values substituted) at a
 few pseudo-random values of the variables, with Lean's semantics for the equation's type (ℕ: truncated
-``-``, floor ``/``, ``x / 0 = 0``; ℤ: Euclidean ``/`` and ``%``; ℚ ℝ ℂ: exact, ``x / 0 = 0``), functions
-as arbitrary fixed tables. Two different values prove the dependence; otherwise the equation is taken
-as constant (fail closed). A left side outside this small term language (a library function, a
-binder, a decimal in ℕ) cannot be evaluated, and then no answer is read either. Casts ``↑e`` keep the
+``-``, floor ``/``; ℤ: Euclidean ``/`` and ``%``; ℚ ℝ ℂ: exact), functions as arbitrary fixed tables.
+A probe that divides by zero, or takes the root or logarithm of a number where Mathlib's value is only
+a convention (``x / 0 = 0``, ``Real.sqrt (-1) = 0``), is skipped: ``x / x = 1`` must read as constant.
+Two different values prove the dependence; otherwise the equation is taken as constant (fail closed).
+A left side outside this small term language (a library function, a binder, a decimal in ℕ) cannot be
+evaluated, and then no answer is read either. Casts ``↑e`` keep the
 value of ``e`` read at its own type; a few library functions are evaluated (``Int.floor``, ``abs``,
 ``Nat.gcd``, ``Real.sqrt``, ``Real.log``, real powers...), where the value is irrational in floating point:
 two probes then differ only beyond a relative tolerance, so rounding never fakes a dependence.
@@ -87,7 +89,8 @@ def _probe_value(rng: random.Random, type_text: str) -> Fraction | tuple[Fractio
 
 
 def _number(rng: random.Random, type_text: str) -> Fraction:
-    magnitude = rng.randint(0, 40) if rng.random() < 0.6 else rng.randint(41, 10**6)
+    # 0 is not probed: an expression that varies is not constant away from 0 (``x / x``)
+    magnitude = rng.randint(1, 40) if rng.random() < 0.6 else rng.randint(41, 10**6)
     if type_text == "ℕ" or rng.random() < 0.5:
         return Fraction(magnitude)
     return Fraction(-magnitude)
@@ -102,7 +105,7 @@ def _table_value(probe: int, name: str, arguments: list[Fraction], result_type: 
 
 def _lean_div(a: Fraction, b: Fraction, kind: str) -> Fraction:
     if b == 0:
-        return Fraction(0)
+        raise _Skip  # Lean's x / 0 = 0 would make ``x / x`` look dependent: such a probe says nothing
     if kind == "ℕ":
         return Fraction(int(a) // int(b))
     if kind == "ℤ":  # Euclidean: the remainder is never negative
@@ -114,7 +117,9 @@ def _lean_div(a: Fraction, b: Fraction, kind: str) -> Fraction:
 def _lean_mod(a: Fraction, b: Fraction, kind: str) -> Fraction:
     if kind not in ("ℕ", "ℤ"):
         raise _Unsupported("% outside ℕ/ℤ")
-    return a if b == 0 else a - b * _lean_div(a, b, kind)
+    if b == 0:
+        raise _Skip
+    return a - b * _lean_div(a, b, kind)
 
 
 def _factorial(value: Fraction) -> Fraction:
@@ -159,6 +164,8 @@ def _exact_root(value: Fraction) -> Fraction | None:
 
 
 def _sqrt(value: Number) -> Number:
+    if value < 0:
+        raise _Skip  # Real.sqrt of a negative number is 0 by convention: no evidence of dependence
     if isinstance(value, Fraction):
         root = _exact_root(value)
         if root is not None:
@@ -167,9 +174,9 @@ def _sqrt(value: Number) -> Number:
 
 
 def _log(value: Number) -> Number:
-    if value == 0:
-        return Fraction(0)  # Real.log 0 = 0, Real.log x = Real.log |x|
-    return Fraction(0) if abs(value) == 1 else math.log(abs(float(value)))
+    if value <= 0:
+        raise _Skip  # Real.log 0 = 0 and Real.log x = Real.log |x|: conventions, not the function's shape
+    return Fraction(0) if value == 1 else math.log(float(value))
 
 
 def _whole(value: Number) -> int:
@@ -266,7 +273,9 @@ class _Parser:
             if kind not in ("ℝ", "ℂ") or operator == "%":
                 raise _Unsupported("an irrational value outside ℝ")
             a, b = float(left), float(right)
-            return {"+": a + b, "-": a - b, "*": a * b, "/": 0.0 if b == 0 else a / b}[operator]
+            if operator == "/" and b == 0:
+                raise _Skip
+            return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[operator]
         operations: dict[str, Callable[[], Fraction]] = {
             "+": lambda: left + right,
             "-": lambda: max(left - right, Fraction(0)) if kind == "ℕ" else left - right,

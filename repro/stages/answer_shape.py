@@ -25,7 +25,14 @@ from repro.lean.statement_checks import restated_hypothesis
 from repro.lean.text.answer_literal import Literal, read_literal
 from repro.lean.text.answer_scope import AnswerScope, answer_scope, unwrapped
 from repro.lean.text.lexer import Kind, lex, significant
-from repro.lean.text.statement import Statement, StatementError, depths, read_statement, top_level_equation
+from repro.lean.text.statement import (
+    Statement,
+    StatementError,
+    depths,
+    read_statement,
+    strip_comments,
+    top_level_equation,
+)
 from repro.records import NoAnswerReason
 
 _PREMISES = frozenset({"→", "->", "∀", "Π", "¬", "↔", "<->", "if", "fun", "λ", "∃!", "match", "Not"})
@@ -59,7 +66,7 @@ class AnswerShape:
         """Our statement under ``name``, each equation's type named: ``@Eq α (L) (R)``."""
         equations = [f"@Eq {kind} ({part.left}) ({part.right})" for part, kind in zip(self.parts, types, strict=True)]
         proposition = " ∧ ".join(equations)
-        return f"theorem {name} {self.prefix}{proposition}{self.suffix} := by sorry"
+        return f"theorem {name} {self.prefix}{proposition}{self.suffix}\n    := by sorry"
 
 
 @dataclass(frozen=True)
@@ -110,7 +117,7 @@ def answer_shape(statement: str) -> AnswerShape | NoShape:
     if any(t.kind == Kind.identifier and t.name in _SETS for t in tokens[:1]):
         return NoShape(NoAnswerReason.set_or_interval, f"{tokens[0].text}: a set or an extremum, not a value")
     if texts & _CONJUNCTIONS:
-        parts = _tuple_parts(proposition, scope)
+        parts = _tuple_parts(proposition, scope, parsed)
         if isinstance(parts, NoShape):
             return parts
         return AnswerShape("tuple", parts, scope, parsed, *cut)
@@ -119,11 +126,37 @@ def answer_shape(statement: str) -> AnswerShape | NoShape:
     equation = top_level_equation(proposition)
     if equation is None:
         return NoShape(NoAnswerReason.other_shape, "not one equation")
-    left, right = equation
+    left, right = (strip_comments(side).strip() for side in equation)
     literal = read_literal(right)
     if literal is None:
         return NoShape(*_why_not_literal(right, scope))
+    captured = _captured(right, parsed, scope)
+    if captured:
+        return NoShape(NoAnswerReason.signature, f"{captured!r} in the right side is bound by the statement itself")
     return AnswerShape("equation", (Part(left, right, literal),), scope, parsed, *cut)
+
+
+def _captured(right: str, parsed: Statement, scope: AnswerScope) -> str | None:
+    """A name of the literal (``π``, ``Real.sqrt``) that a binder or ``let`` of ours rebinds, if any.
+
+    The literal's value is checked in the header's context, the statement's ``R`` in the statement's: a
+    binder ``(π : ℝ)`` (possible where the header does not open ``Real``) would make them differ.
+    """
+    bound = set(scope.variables) | {binding.name for binding in scope.lets} | _binder_names(parsed)
+    for token in significant(lex(right)):
+        if token.kind == Kind.identifier and (token.name in bound or token.name.split(".")[0] in bound):
+            return token.name
+    return None
+
+
+def _binder_names(parsed: Statement) -> set[str]:
+    names: set[str] = set()
+    for group in parsed.binders:
+        tokens = significant(lex(group))
+        level = depths(tokens)
+        colon = next((i for i, t in enumerate(tokens) if level[i] == 1 and t.text == ":"), len(tokens))
+        names |= {t.name for t in tokens[1:colon] if t.kind == Kind.identifier}
+    return names
 
 
 # undotted names Lean resolves to library constants under our header (``open ... Real Nat``), not auto-bound
@@ -170,7 +203,7 @@ def _proposition_span(signature: str, proposition: str) -> tuple[str, str] | Non
     return signature[:start], after
 
 
-def _tuple_parts(proposition: str, scope: AnswerScope) -> tuple[Part, ...] | NoShape:
+def _tuple_parts(proposition: str, scope: AnswerScope, scope_statement: Statement) -> tuple[Part, ...] | NoShape:
     """``x = 15 ∧ y = -11``: each conjunct a distinct signature variable equal to a literal."""
     tokens = significant(lex(proposition))
     level = depths(tokens)
@@ -184,7 +217,7 @@ def _tuple_parts(proposition: str, scope: AnswerScope) -> tuple[Part, ...] | NoS
         equation = top_level_equation(conjunct)
         if equation is None:
             return NoShape(NoAnswerReason.other_shape, f"a conjunct that is not an equation: {conjunct[:80]!r}")
-        left, right = equation
+        left, right = (strip_comments(side).strip() for side in equation)
         variable = significant(lex(unwrapped(left)))
         if len(variable) != 1 or variable[0].kind != Kind.identifier:
             return NoShape(NoAnswerReason.other_shape, f"a conjunct whose left side is not a variable: {left[:80]!r}")
@@ -197,6 +230,8 @@ def _tuple_parts(proposition: str, scope: AnswerScope) -> tuple[Part, ...] | NoS
         if literal is None:
             reason, detail = _why_not_literal(right, scope)
             return NoShape(reason, f"{name}: {detail}")
+        if _captured(right, scope_statement, scope):
+            return NoShape(NoAnswerReason.signature, f"{name}: the right side names something the statement binds")
         parts.append(Part(unwrapped(left), right, literal, name))
     return tuple(parts)
 

@@ -177,7 +177,11 @@ class OpenAITestServer:
 
             def do_POST(self) -> None:  # noqa: N802 - stdlib name
                 length = int(self.headers.get("Content-Length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client died mid-request (killed): like a real server, nothing to answer
+                    self.close_connection = True
+                    return
+                body = json.loads(raw or b"{}")
                 if self._refused():
                     return
                 if self.path == "/tokenize":

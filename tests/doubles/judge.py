@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from repro.config import JudgeSettings
-from repro.judge.verdict import JudgeRequest, JudgeStatus, JudgeVerdict
+from repro.judge.verdict import Judge, JudgeRequest, JudgeStatus, JudgeVerdict
 
 REJECT_MARKER = "judge_rejects_this"
 DOWN_FLAG = "REPRO_TEST_JUDGE_DOWN"
@@ -80,6 +80,25 @@ def stand_in_judge(*_: object, **__: object) -> StandInJudge:
     return StandInJudge()
 
 
+def norm_num_rejecting_judge(*_: object, **__: object) -> StandInJudge:
+    """A stand-in that rejects every submission using ``norm_num``: a judge that disagrees with another one
+    (a study's) about the same proofs."""
+    return StandInJudge(markers=(REJECT_MARKER, "norm_num"))
+
+
 # ``judge:`` of a test config, and the settings, that select the stand-in
 STAND_IN_CONFIG = {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"}
 STAND_IN_SETTINGS = JudgeSettings.model_validate(STAND_IN_CONFIG)
+
+
+def installed_safeverify(settings: JudgeSettings) -> Judge:
+    """The product's SafeVerifyJudge over the SafeVerify stand-in (tests/doubles/fake_safe_verify.py), with the
+    tools as they are installed in ``judge.tools_dir``: until :func:`tests.doubles.judges.lay_out_safeverify`
+    builds them there, every judgement is ``unavailable`` (cause ``missing``), as on a node where SafeVerify
+    was never built; afterwards the same run judges (``--resume``). Never real."""
+    import sys
+
+    from repro.judge.kernel import SafeVerifyJudge
+    from tests.doubles.judges import FAKE_SAFEVERIFY
+
+    return SafeVerifyJudge(settings, lake=[sys.executable, str(FAKE_SAFEVERIFY)], real=False)
