@@ -314,3 +314,19 @@ def test_the_command_overview_has_a_row_for_every_command() -> None:
         if not any(row.startswith(f"| `{command}`") or row.startswith(f"| `{command} ") for row in rows)
     ]
     assert not missing, f"docs/cli.md's command table has no row for {missing}"
+
+
+def test_the_options_the_command_overview_names_exist() -> None:
+    """A row of docs/cli.md's table names options in prose (`--k`, `--sequential`): each is one its command takes."""
+    parser = build_parser()
+    wrong = []
+    for row in (DOCS / "cli.md").read_text(encoding="utf-8").splitlines():
+        match = re.match(r"\| `(repro [^`]+)`", row)
+        if not match:
+            continue
+        words, leaf = match.group(1).split()[1:], parser
+        while words and words[0] in _subcommands(leaf):
+            leaf = _subcommands(leaf)[words.pop(0)]
+        named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", row))
+        wrong += [f"{match.group(1).split(' -')[0]}: {option}" for option in sorted(named - set(leaf._option_string_actions))]
+    assert not wrong, f"docs/cli.md names options the CLI does not have: {wrong}"
