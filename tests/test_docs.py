@@ -328,5 +328,6 @@ def test_the_options_the_command_overview_names_exist() -> None:
         while words and words[0] in _subcommands(leaf):
             leaf = _subcommands(leaf)[words.pop(0)]
         named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", row))
-        wrong += [f"{match.group(1).split(' -')[0]}: {option}" for option in sorted(named - set(leaf._option_string_actions))]
+        unknown = sorted(named - set(leaf._option_string_actions))
+        wrong += [f"{match.group(1).split(' -')[0]}: {option}" for option in unknown]
     assert not wrong, f"docs/cli.md names options the CLI does not have: {wrong}"
