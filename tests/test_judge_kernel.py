@@ -402,7 +402,7 @@ def test_every_real_accepted_proof_is_submitted_as_the_text_lean_checked(tmp_pat
     lake.write_text(_KEEPING_LAKE)
     judges.lay_out_safeverify(tmp_path / "tools")
     judge = SafeVerifyJudge(
-        _settings(tmp_path, workers=4),
+        _settings(tmp_path, workers=4, timeout_s=600),  # 321 judgements on a loaded 2-core machine: no timeouts
         lake=["/bin/sh", str(lake), str(keep)],
         real=False,
         sandbox=UNCONFINED,

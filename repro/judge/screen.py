@@ -59,7 +59,8 @@ def lean_commands(
     opens and options end before our trusted commands (:mod:`repro.judge.scopes` says why it cannot
     close our section itself), and its own text, hence Lean's positions in it, is unchanged."""
     return [
-        f"theorem {reserved} {parsed.signature} := by sorry" + section_opening(reserved),
+        # ``:=`` on a line of its own: a signature that ends in a ``--`` comment must not swallow it
+        f"theorem {reserved} {parsed.signature}\n    := by sorry" + section_opening(reserved),
         prover_code,
         # ``_root_``: an ``open X in`` left dangling at the end of the prover's code (Kimina joins the
         # commands into one file) must not make ``@name`` resolve to a library lemma ``X.name``.
