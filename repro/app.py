@@ -33,7 +33,7 @@ from repro.config import (
     resume_changes,
 )
 from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
-from repro.dirlock import hold_directory
+from repro.dirlock import held_by, hold_directory
 from repro.exit_codes import ExitCode, ReproError
 from repro.judge.batch import BatchSummary, check_batch, read_rows
 from repro.judge.screen import verify_proof
@@ -236,7 +236,10 @@ async def _execute(
     counts: Counter[str] = Counter()
     started = time.monotonic()
     total = config.target or _selected_count(config, report)
-    plain = PlainProgress(console, log, total=None if config.target else total)
+    # a resume counts on from what the run already finished, so its figures are the run's, not the session's
+    before = store.outcome_counts()
+    earlier = Counter({outcome: count for outcome, count in before.items() if outcome is not None})
+    plain = PlainProgress(console, log, total=None if config.target else total, finished=earlier)
     progress = Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -247,7 +250,8 @@ async def _execute(
         transient=False,
         disable=console is None or not console.is_terminal,
     )
-    task = progress.add_task("retained" if config.target else "problems", total=total, funnel="")
+    done_before = earlier["retained"] if config.target else sum(earlier.values())
+    task = progress.add_task("retained" if config.target else "problems", total=total, completed=done_before, funnel="")
 
     def on_event(event: str, stage: str, reason: str | None) -> None:
         plain.on_event(event, stage, reason)
@@ -424,7 +428,7 @@ def _run_held(
         return RunOutcome(
             run_dir=run_dir,
             summary=summary,
-            metrics=run_metrics(store, resolved.prove.k, resolved.prove.strategy),
+            metrics=run_metrics(store, resolved.prove.k, resolved.prove.strategy, config=resolved),
             unfinished=unfinished,
             unfinished_examples=store.unfinished_problems(limit=10) if unfinished else [],
         )
@@ -442,10 +446,9 @@ def status(run_dir: Path) -> dict[str, Any]:
     store = RunReader(run_dir)
     try:
         config_path = run_dir / "config.yaml"
-        prove = (
-            RunConfig.model_validate(yaml.safe_load(config_path.read_text())).prove if config_path.exists() else None
-        )
-        metrics = run_metrics(store, prove.k if prove else 1, prove.strategy if prove else "parallel")
+        config = RunConfig.model_validate(yaml.safe_load(config_path.read_text())) if config_path.exists() else None
+        prove = config.prove if config is not None else None
+        metrics = run_metrics(store, prove.k if prove else 1, prove.strategy if prove else "parallel", config=config)
         metrics["attempts"] = [
             {"stage": stage, "status": state, "reason": reason, "count": count}
             for stage, state, reason, count in store.stage_status_counts()
@@ -459,6 +462,7 @@ def status(run_dir: Path) -> dict[str, Any]:
                 for problem_id, cause in (store.unfinished_problems(limit=10) if unfinished else [])
             ],
         }
+        metrics["unfinished"]["live"] = held_by(run_dir)  # a run in progress, not an interrupted one
         metrics["schema_version"] = store.schema_version()
         metrics["skipped_rows"] = json.loads(store.get_meta("skip_reasons") or "[]")
         return metrics

@@ -41,6 +41,30 @@ def _holder(path: Path) -> str:
     return f"process {info['pid']}{command}{since}"
 
 
+def held_by(directory: Path) -> str | None:
+    """Who holds ``directory`` now ("process 123 (repro run), since ..."), or None when no live process does.
+
+    Asks the kernel (a non-blocking lock attempt on the lock file, released at once), never trusts the
+    file's text alone: a holder killed with -9 leaves its record behind but no lock.
+    """
+    path = directory / LOCK_FILENAME
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return _holder(path)
+    except OSError:
+        return None
+    else:
+        fcntl.flock(descriptor, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(descriptor)
+
+
 @contextmanager
 def hold_directory(directory: Path, *, command: str) -> Iterator[None]:
     """Hold ``directory`` (created if needed) exclusively, or raise :class:`DirectoryBusyError` at once.

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from repro.config import LeanBackendName, ModelBackendName, RunConfig
 from repro.pass_at import run_pass_at
 from repro.records import STAGE_ORDER, Stage
 from repro.store import STAGE_RANK, RunReader
@@ -23,7 +24,9 @@ def funnel(store: RunReader) -> dict[str, Any]:
     reached: Counter[int] = Counter()
     passed: Counter[int] = Counter()
     for reached_rank, passed_rank, count in store.reach_counts():
-        reached[reached_rank] += count
+        # a candidate that passed a stage has reached the next one, even if no attempt of it was stored yet
+        # (in flight when the run was killed): it is unfinished there, so each row still adds up
+        reached[max(reached_rank, passed_rank + 1)] += count
         passed[passed_rank] += count
     # a rejected candidate is counted where it stopped (the stage after the last one it passed), so each
     # row adds up: reached - passed = rejected here + unfinished here. A candidate rejected as
@@ -61,8 +64,8 @@ def generation_rates(store: RunReader, k: int, strategy: str = "parallel") -> di
             if key:
                 table[key][0] += count if outcome == "retained" else 0
                 table[key][1] += count
-    # pass@j: unbiased when all k samples were drawn, else the first success index
-    pass_at, estimator = run_pass_at(store, finished, k, strategy)
+    # pass@j: the prover's, over the formal statements it was asked to prove (one definition: repro.pass_at)
+    pass_at = run_pass_at(store, k, strategy)
     return {
         "drawn": drawn,
         "finished": finished,
@@ -70,8 +73,7 @@ def generation_rates(store: RunReader, k: int, strategy: str = "parallel") -> di
         "generation_rate": _rate(retained, finished),
         "by_level": {key: _rate(*value) for key, value in sorted(by_level.items())},
         "by_type": {key: _rate(*value) for key, value in sorted(by_type.items())},
-        "generation_rate_at": pass_at,
-        "pass_at_estimator": estimator,
+        "pass_at": pass_at.model_dump(),
         "levers": lever_rates(store, by_level, by_type, finished),
     }
 
@@ -213,6 +215,34 @@ def judge_lines(judge: dict[str, Any], retained: int) -> list[str]:
     return lines
 
 
+def not_verified_because(config: RunConfig | None, store: RunReader, judge: dict[str, Any]) -> list[str]:
+    """Why a run's figures are no real result, in a reader's words; empty when nothing says so. The one
+    list ``repro status`` (text and ``--json``) and the HTML report's banner show.
+
+    From the run's config (a demonstration, scripted models, the fake Lean backend) and from what the
+    retained candidates record (the Lean backend and the kernel judge that passed them).
+    """
+    reasons = []
+    if config is not None and config.demonstration:
+        reasons.append("the run's config is a demonstration config")
+    scripted = sorted(
+        stage
+        for stage, settings in (config.models.items() if config is not None else [])
+        if settings.backend in (ModelBackendName.scripted, ModelBackendName.replay)
+    )
+    if scripted:
+        reasons.append("scripted (not model) outputs at stages: " + ", ".join(scripted))
+    fake = sorted({str(backend) for backend, real, _ in store.retained_lean() if not real})
+    if not fake and config is not None and config.lean.backend == LeanBackendName.fake:
+        fake = ["fake (configured)"]
+    if fake:
+        reasons.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(fake))
+    stand_ins = sorted(tool.removesuffix(" (stand-in)") for tool in judge["retained_by_tool"] if "(stand-in)" in tool)
+    if stand_ins:
+        reasons.append("kernel-judge verdicts from a stand-in, not Lean's kernel: " + ", ".join(stand_ins))
+    return reasons
+
+
 def model_accounting(store: RunReader) -> dict[str, dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for row in store.model_totals():
@@ -294,14 +324,19 @@ def answer_lines(answers: dict[str, Any]) -> list[str]:
     return lines
 
 
-def run_metrics(store: RunReader, k: int, strategy: str = "parallel") -> dict[str, Any]:
+def run_metrics(
+    store: RunReader, k: int, strategy: str = "parallel", *, config: RunConfig | None = None
+) -> dict[str, Any]:
     rates = generation_rates(store, k, strategy)
+    judge = judge_figures(store)
     return {
+        # first, so a pasted figure cannot travel without it: why these are not real results
+        "not_verified": not_verified_because(config, store, judge),
         "funnel": funnel(store),
         "rates": rates,
         "answers": answer_metrics(store, rates["finished"]),
         "statement_checks": statement_checks(store),
-        "judge": judge_figures(store),
+        "judge": judge,
         "models": model_accounting(store),
         "cost_per_retained": cost_per_retained(store),
         "stage_order": [stage.value for stage in Stage],

@@ -4,19 +4,23 @@ With n samples of which c passed, the unbiased estimate of "at least one of j fr
 1 - C(n-c, j) / C(n, j) (Chen et al. 2021); it needs all n samples drawn without looking at them.
 A sequential strategy stops at the first success, which biases that estimator; there the honest
 figure is the "first success index": the statement counts at j when its first success came within j.
-This module imports nothing heavy: ``repro status`` uses it on stores of a million problems.
+This module imports nothing heavy: ``repro status`` uses it on stores of a million problems. One figure is
+called pass@j anywhere in repro: the prover's, over formal statements (:func:`statement_pass_at`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from math import comb
 from typing import TYPE_CHECKING
+
+from pydantic import BaseModel
 
 if TYPE_CHECKING:
     from repro.store import RunReader
 
-UNBIASED = "unbiased (all k samples drawn)"
-FIRST_SUCCESS = "first success index (sequential early stop)"
+UNBIASED = "unbiased estimator over the k samples drawn at once"
+FIRST_SUCCESS = "first success index, as sequential sampling stops at the first pass"
 
 
 def failure_probability(n: int, c: int, j: int) -> float:
@@ -39,28 +43,50 @@ def first_success_pass_at(first_success: int | None, j: int) -> float:
     return 1.0 if first_success is not None and first_success < j else 0.0
 
 
-def run_pass_at(
-    store: RunReader, finished: int, k: int, strategy: str = "parallel"
-) -> tuple[dict[str, float | None], str]:
-    """(pass@j for j = 1..k as a share of finished problems, the estimator's name).
+def statement_pass_at(drawn: int, passed: int, j: int, *, sequential: bool, first_success: int | None) -> float:
+    """One formal statement's pass@j estimate from the samples drawn for it: the one definition that
+    ``repro status``, ``repro report`` and ``repro study-report`` average.
 
-    Two aggregate queries, whatever the run's size: the retained candidates' proof positions, and the
-    histogram of (samples drawn, samples verified) of their proving rounds.
+    Parallel sampling: Chen et al.'s unbiased 1 - C(n-c, j)/C(n, j) over the n samples (j capped at n
+    when fewer than k were drawn). Sequential sampling stops at the first pass, which biases that
+    estimator; there the statement counts at j when its first pass came within its first j samples.
     """
-    # the prover's own samples: proofs that salvage or a feedback round produced are reported apart
-    positions = {
-        position: count
-        for position, count in store.retained_proof_positions(raw_samples_only=True).items()
-        if position is not None
-    }
-    rounds = store.proving_round_counts(k) if strategy == "parallel" else {}
-    own = sum(positions.values())
-    unbiased = bool(rounds) and all(drawn == k for drawn, _ in rounds) and sum(rounds.values()) == own
-    figures: dict[str, float | None] = {}
+    if sequential:
+        return first_success_pass_at(first_success, j)
+    return pass_at(drawn, passed, min(j, drawn)) if drawn else 0.0
+
+
+def estimator_name(sequential: bool) -> str:
+    return FIRST_SUCCESS if sequential else UNBIASED
+
+
+class PassAt(BaseModel):
+    """pass@j of a prover: the mean over formal statements of each statement's estimate."""
+
+    values: dict[str, float | None]  # "pass@1" .. "pass@k"
+    statements: int  # the denominator: formal statements the prover was asked to prove (k samples each)
+    estimator: str
+    # what the figure is, for a reader of the JSON or the HTML: denominator and estimator in words
+    label: str = ""
+
+
+def pass_at_over(rounds: Mapping[tuple[int, int, int | None], int], k: int, *, sequential: bool) -> PassAt:
+    """pass@j for j = 1..k from a histogram of statements by (samples drawn, passed, first pass's index)."""
+    total = sum(rounds.values())
+    values: dict[str, float | None] = {}
     for j in range(1, k + 1):
-        if unbiased:
-            total = sum(count * pass_at(drawn, verified, j) for (drawn, verified), count in rounds.items())
-        else:
-            total = float(sum(count for position, count in positions.items() if position < j))
-        figures[f"pass@{j}"] = round(total / finished, 4) if finished else None
-    return figures, UNBIASED if unbiased else FIRST_SUCCESS
+        summed = sum(
+            count * statement_pass_at(drawn, passed, j, sequential=sequential, first_success=first)
+            for (drawn, passed, first), count in rounds.items()
+        )
+        values[f"pass@{j}"] = round(summed / total, 4) if total else None
+    name = estimator_name(sequential)
+    label = f"prover pass@j over {total} formal statements (k = {k} samples each; {name})"
+    return PassAt(values=values, statements=total, estimator=name, label=label)
+
+
+def run_pass_at(store: RunReader, k: int, strategy: str = "parallel") -> PassAt:
+    """The run's own prover's pass@j: over every formal statement of a finished candidate that it was asked
+    to prove, a sample passing when the kernel judge passed it (one aggregate query, whatever the run's size).
+    Proofs found by salvage, feedback rounds or a study are levers, counted apart (``rates.levers``)."""
+    return pass_at_over(store.proving_rounds(k), k, sequential=strategy == "sequential")

@@ -54,6 +54,7 @@ class PlainProgress:
         total: int | None,
         interval_s: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        finished: Counter[str] | None = None,
     ) -> None:
         self.console = console if console is not None and not console.is_terminal else None
         # a heartbeat that names a stuck wait is printed on a terminal too: the bar alone stands still
@@ -67,8 +68,10 @@ class PlainProgress:
         self.started = clock()
         self.last = self.started
         self.counts: Counter[str] = Counter()
-        # problems: finished ones by outcome (retained, rejected), unfinished ones by cause
-        self.finished: Counter[str] = Counter()
+        # problems: finished ones by outcome (retained, rejected; a resume starts from the run's), unfinished
+        # ones by cause
+        self.finished: Counter[str] = Counter(finished or {})
+        self.earlier = sum(self.finished.values())
         self.unfinished: Counter[str] = Counter()
 
     def line(self) -> str:
@@ -77,14 +80,15 @@ class PlainProgress:
         elapsed = self.clock() - self.started
         finished = sum(self.finished.values())
         unfinished = sum(self.unfinished.values())
-        rate = finished / (elapsed / 60) if elapsed > 0 else 0.0
+        rate = (finished - self.earlier) / (elapsed / 60) if elapsed > 0 else 0.0
         total = f" of {self.total}" if self.total is not None else ""
         hours, rest = divmod(int(elapsed), 3600)
         clock = f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
         causes = ", ".join(f"{cause} {count}" for cause, count in sorted(self.unfinished.items()))
         return (
             f"progress: problems finished {finished}{total} (retained {self.finished['retained']},"
-            f" rejected {self.finished['rejected']}), unfinished {unfinished}{f' ({causes})' if causes else ''};"
+            f" rejected {self.finished['rejected']}{f'; {self.earlier} before this session' if self.earlier else ''}),"
+            f" unfinished {unfinished}{f' ({causes})' if causes else ''};"
             f" candidates retained {self.counts['retained']}, rejected {self.counts['rejected']},"
             f" unfinished {self.counts['unfinished']}; {rate:.1f} problems finished/min, elapsed {clock}"
         )

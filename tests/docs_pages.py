@@ -76,10 +76,29 @@ def without_blocks(page: Path) -> str:
     return "\n".join(line for number, line in enumerate(lines, 1) if number not in skipped)
 
 
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
+
+
 def shell_lines(body: str) -> list[str]:
-    """The lines of a shell block, continuations joined, comment-only lines dropped."""
-    joined = body.replace("\\\n", " ")
-    return [line for line in joined.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    """The commands of a shell block: continuations joined, a here-document kept with its command,
+    comment-only lines dropped."""
+    raw = body.replace("\\\n", " ").splitlines()
+    commands: list[str] = []
+    index = 0
+    while index < len(raw):
+        line = raw[index]
+        index += 1
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        heredoc = _HEREDOC.search(line.split(" #")[0])
+        if heredoc:
+            end = index
+            while end < len(raw) and raw[end].strip() != heredoc.group(2):
+                end += 1
+            line = "\n".join([line, *raw[index : end + 1]])
+            index = end + 1
+        commands.append(line)
+    return commands
 
 
 def repro_commands(line: str) -> list[str]:
@@ -101,7 +120,8 @@ def command_lines(page: Path) -> list[str]:
         if block.language in ("", "bash", "sh", "shell"):
             for line in shell_lines(block.body):
                 commands += repro_commands(line)
-    for span in re.findall(r"`(repro [^`]+)`", without_blocks(page)):
+    prose = "\n".join(line for line in without_blocks(page).splitlines() if not line.startswith("#"))
+    for span in re.findall(r"`(repro [^`]+)`", prose):  # headings name commands, they are not command lines
         commands += repro_commands(span)
     return commands
 

@@ -99,7 +99,7 @@ async def test_gate_corpus(case: dict[str, Any]) -> None:
         reserved = reserved_name(statement)
         signature = statement.split(" ", 2)[2].rsplit(":=", 1)[0].strip()
         name = statement.split()[1]
-        assert commands[0] == f"theorem {reserved} {signature} := by sorry\n\nsection {reserved}"
+        assert commands[0] == f"theorem {reserved} {signature}\n    := by sorry\n\nsection {reserved}"
         closing, bridge = commands[2].rsplit("\n", 1)
         assert closing.endswith(f"end {reserved}") and set(closing.splitlines()[:-1]) <= {"end"}
         assert bridge == f"theorem {reserved}_bridge : type_of% @{reserved} := @_root_.{name}"
@@ -235,3 +235,18 @@ async def test_every_line_break_other_than_newline_is_refused(line_break: str) -
     verdict = await verify_proof(STATEMENT, output, None, header=HEADER)
     assert not verdict.static_passed and ReasonCode.forbidden_construct in verdict.reasons
     assert any(f"U+{ord(line_break):04X}" in detail for detail in verdict.details)
+
+
+async def test_a_statement_whose_signature_ends_in_a_line_comment_is_still_our_statement() -> None:
+    """Our target command continued ``:= by sorry`` on the signature's own line, so a formalizer's trailing
+    ``-- comment`` turned it into a comment: the target failed to elaborate and every honest proof was refused."""
+    statement = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 -- the robe costs 300\n  := by sorry"
+    output = "```lean4\ntheorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n```"
+    verifier = RecordingVerifier(fake_repl_verifier(workers=1))
+    try:
+        verdict = await verify_proof(statement, output, verifier, header=HEADER)
+    finally:
+        await verifier.close()
+    target = verifier.sequences[0][0]
+    assert "-- the robe costs 300\n" in target and target.split("\n")[1].lstrip().startswith(":= by sorry")
+    assert verdict.verified, verdict.details

@@ -88,7 +88,7 @@ async def test_gate_corpus_in_process(case: dict[str, Any]) -> None:
         # commands, the first closing the prover's open scopes and our section
         reserved, name = reserved_name(statement), statement.split()[1]
         assert commands[0].startswith(f"theorem {reserved} ")
-        assert commands[0].endswith(f" := by sorry\n\nsection {reserved}")
+        assert commands[0].endswith(f"\n    := by sorry\n\nsection {reserved}")
         closing, bridge = commands[2].rsplit("\n", 1)
         assert closing.endswith(f"end {reserved}") and set(closing.splitlines()[:-1]) <= {"end"}
         assert bridge == f"theorem {reserved}_bridge : type_of% @{reserved} := @_root_.{name}"

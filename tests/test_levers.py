@@ -134,8 +134,10 @@ def test_status_reports_the_rate_without_levers_with_salvage_and_with_feedback(l
     cost = levers["cost"]
     assert cost["salvage"]["verified"] == 3 and cost["salvage"]["model_calls"] == 0
     assert cost["feedback"]["attempts"] >= 1 and cost["feedback"]["model_calls"] >= 1
-    # pass@j is the prover's own first-round samples: the rescued proofs are not in it
-    assert rates["generation_rate_at"]["pass@2"] == round(1 / n, 4)
+    # pass@j is the prover's own samples over the formal statements it was given (one per case): the
+    # rescued proofs are not in it
+    assert rates["pass_at"]["statements"] == n
+    assert rates["pass_at"]["values"]["pass@2"] == round(1 / n, 4)
 
 
 def test_salvage_off_keeps_the_near_misses_rejected(tmp_path: Path) -> None:

@@ -234,3 +234,33 @@ def test_a_run_whose_lean_failed_at_start_leaves_a_directory_that_is_reusable(tm
     assert fixed.returncode == 0, fixed.stderr
     again = repro("run", "--run-dir", str(run_dir), "--limit", "2")
     assert again.returncode == 2 and "pass --resume to continue it, or choose another --run-dir" in again.stderr
+
+
+# -- one figure per name, and no figure without its provenance --------------------------------------
+
+
+def test_status_and_report_show_one_pass_at_and_the_same_not_verified_banner(demo_run: Path, tmp_path: Path) -> None:
+    figures = json.loads(repro("status", str(demo_run), "--json").stdout)
+    pass_at = figures["rates"]["pass_at"]
+    assert pass_at["statements"] > 0 and f"over {pass_at['statements']} formal statements" in pass_at["label"]
+    assert "generation_rate_at" not in figures["rates"], "one figure is called pass@j"
+    reasons = figures["not_verified"]
+    assert any("demonstration" in reason for reason in reasons)
+    assert any(reason.startswith("scripted (not model) outputs at stages") for reason in reasons)
+    assert any(reason.startswith("Lean verdicts from a backend that is not real Lean") for reason in reasons)
+
+    text = repro("status", str(demo_run)).stdout
+    assert text.splitlines()[0].startswith("NOT VERIFIED: the run's config is a demonstration config")
+    assert pass_at["label"] + ": " + ", ".join(f"{j} {v}" for j, v in pass_at["values"].items()) in text
+
+    from html import escape
+
+    from repro.report import collect_run
+
+    out = tmp_path / "report.html"
+    assert repro("report", str(demo_run), "--out", str(out)).returncode == 0
+    page = out.read_text(encoding="utf-8")
+    assert escape(pass_at["label"]) in page and all(escape(reason) in page for reason in reasons)
+    report = collect_run(demo_run)
+    assert report.prover_pass_at == pass_at["values"] and report.prover_statements == pass_at["statements"]
+    assert report.header.unverified_sources[: len(reasons)] == reasons

@@ -139,11 +139,14 @@ def test_pass_at_j_accounting_reflects_the_second_attempt(world_run: dict[str, A
     # restated_target is retained too, by salvage (our statement re-spliced onto its body): pass@j counts
     # only the prover's own samples
     assert rates["retained"] == len(retained) + 1 and rates["drawn"] == len(CASES)
-    at = rates["generation_rate_at"]
-    # unbiased estimator (all k = 3 drawn): second_attempt verified 2 of 3 samples (pass@1 = 2/3), the others 3 of 3
-    assert rates["pass_at_estimator"].startswith("unbiased")
-    assert at["pass@1"] == round((len(retained) - 1 + 2 / 3) / len(CASES), 4)
-    assert at["pass@2"] == at["pass@3"] == round(len(retained) / len(CASES), 4)
+    pass_at = rates["pass_at"]
+    # over the formal statements the prover was given: the three retained by their samples, restated_target
+    # (0 of 3: its proof came from salvage), extraction_not_in_proof and intermediate (3 of 3, rejected later)
+    assert pass_at["statements"] == 6 and pass_at["estimator"].startswith("unbiased")
+    at = pass_at["values"]
+    # unbiased estimator (all k = 3 drawn): second_attempt verified 2 of 3 samples (pass@1 = 2/3)
+    assert at["pass@1"] == round((4 + 2 / 3) / 6, 4)
+    assert at["pass@2"] == at["pass@3"] == round(5 / 6, 4)
 
 
 def test_a_restated_target_is_rejected_by_the_gate(world_run: dict[str, Any]) -> None:

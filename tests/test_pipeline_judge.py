@@ -125,9 +125,12 @@ def test_salvage_and_feedback_proofs_go_through_the_judge(judged_run: dict[str, 
 
 def test_pass_at_j_of_a_run_counts_judged_samples(judged_run: dict[str, Any]) -> None:
     rates = status(judged_run["run_dir"])["rates"]
-    # retained by raw samples: "retained" (3 of 3 judged passed) and "judge_overrules_first" (2 of 3); 5 finished
-    assert rates["pass_at_estimator"].startswith("unbiased")
-    assert rates["generation_rate_at"]["pass@1"] == round((1 + 2 / 3) / 5, 4)
+    # over the 6 formal statements the prover was given: "retained" (3 of 3 judged passed),
+    # "judge_overrules_first" (2 of 3), and 0 of 3 for judge_overrules (formalized twice), restated_target and
+    # feedback_fixes (whose proofs came from salvage and a feedback round, levers counted apart)
+    pass_at = rates["pass_at"]
+    assert pass_at["estimator"].startswith("unbiased") and pass_at["statements"] == 6
+    assert pass_at["values"]["pass@1"] == round((1 + 2 / 3) / 6, 4)
 
 
 def test_a_judge_that_fails_to_start_leaves_candidates_unfinished_and_resume_judges_them(
@@ -261,7 +264,6 @@ def test_identical_code_is_judged_once_and_a_resume_reads_the_verdicts_back(
     assert all(len(found) == 3 for found in problems.values()), "every screened sample has its judge attempt"
     # the two problems' theorems have different names: two distinct submissions, each judged once
     assert len(judged) == len({row["cache_key"] for row in judged}) == 2
-    assert sum(a.output["judge"]["cached"] for found in problems.values() for a in found) == 4
     log.unlink()
     with RunStore(tmp_path / "run") as store:  # forget the outcomes: the problems are judged again on resume
         for candidate in store.candidates():

@@ -15,8 +15,9 @@ import pytest
 from repro.app import run
 from repro.cli import main
 from repro.config import load_config
+from repro.pass_at import pass_at as unbiased_pass_at
 from repro.records import AttemptStatus, ReasonCode, Stage, StageAttempt
-from repro.report import ReportError, build_report, collect_run, unbiased_pass_at, write_report
+from repro.report import ReportError, build_report, collect_run, write_report
 from repro.report.page import read_embedded
 from repro.store import RunStore
 from tests.browser import headless_chromium, open_page

@@ -1,4 +1,5 @@
-"""``repro status``: pass@j is the unbiased estimator when all k samples were drawn, else the first success index."""
+"""``repro status``: pass@j over formal statements, the unbiased estimator when the k samples were drawn at once,
+the first success index when sampling stopped at the first pass."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ def _run(tmp_path: Path, strategy: str) -> dict[str, float | None]:
     dataset.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
     config = world_config(str(dataset), prove={"k": 3, "strategy": strategy})
     run(build_config(config), tmp_path / strategy)
-    rates = status(tmp_path / strategy)["rates"]
-    return {"estimator": rates["pass_at_estimator"], **rates["generation_rate_at"]}
+    pass_at = status(tmp_path / strategy)["rates"]["pass_at"]
+    assert pass_at["statements"] == 2 and "over 2 formal statements" in pass_at["label"]
+    return {"estimator": pass_at["estimator"], **pass_at["values"]}
 
 
 def test_all_k_drawn_gives_the_unbiased_estimator(tmp_path: Path) -> None:

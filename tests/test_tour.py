@@ -32,7 +32,8 @@ def _environment(home: Path) -> dict[str, str]:
 
 
 def _expected_status(line: str) -> int:
-    comment = line.split(" #", 1)[1] if " #" in line else ""
+    first = line.splitlines()[0]  # a here-document's lines are data, not comments
+    comment = first.split(" #", 1)[1] if " #" in first else ""
     match = re.search(r"\bexit (\d+)\b", comment)
     return int(match.group(1)) if match else 0
 

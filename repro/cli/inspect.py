@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 
 def _print_status(metrics: dict[str, Any]) -> None:
+    reasons = metrics.get("not_verified") or []
+    if reasons:  # as the HTML report's banner: a pasted figure must not read as a real result
+        console.print("NOT VERIFIED: " + "; ".join(reasons) + ". These figures show the pipeline, not a result.")
     table = Table(title="funnel (candidates)")
     for column in ("stage", "reached", "passed", "rejected here (by reason)", "unfinished here"):
         table.add_column(column)
@@ -29,12 +32,13 @@ def _print_status(metrics: dict[str, Any]) -> None:
     rates = metrics["rates"]
     console.print(
         f"problems drawn {rates['drawn']}, finished {rates['finished']}, retained {rates['retained']}, "
-        f"generation rate {rates['generation_rate']}"
+        f"generation rate {rates['generation_rate']} (retained / finished problems)"
     )
+    pass_at = rates["pass_at"]
     console.print(
-        "generation rate at "
-        + ", ".join(f"{k} {v}" for k, v in rates["generation_rate_at"].items())
-        + f" ({rates.get('pass_at_estimator', '')})"
+        f"{pass_at['label']}: " + ", ".join(f"{j} {value}" for j, value in pass_at["values"].items())
+        if pass_at["statements"]
+        else "prover pass@j: no formal statement was proved yet"
     )
     for label in ("by_level", "by_type"):
         if rates[label]:
@@ -104,10 +108,15 @@ def _print_status(metrics: dict[str, Any]) -> None:
         for reason in skipped:
             console.print(f"  {reason}")
     unfinished = metrics.get("unfinished") or {"count": 0}
+    live = unfinished.get("live")
+    if live:
+        console.print(f"live: the run is in progress ({live}); status shows what it has stored so far", soft_wrap=True)
     if unfinished["count"]:
-        console.print(f"unfinished problems: {unfinished['count']} (repro run --resume continues them)", soft_wrap=True)
+        hint = "in flight or still to come" if live else "repro run --resume continues them"
+        console.print(f"unfinished problems: {unfinished['count']} ({hint})", soft_wrap=True)
         for row in unfinished["first"]:
-            console.print(f"  {row['problem_id']}: {row['cause'] or 'interrupted before it finished'}", soft_wrap=True)
+            cause = row["cause"] or ("in progress" if live else "interrupted before it finished")
+            console.print(f"  {row['problem_id']}: {cause}", soft_wrap=True)
 
 
 _COST_LABELS = {"model_calls": "model calls", "tokens": "tokens", "lean_seconds": "Lean seconds"}

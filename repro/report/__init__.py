@@ -1,7 +1,7 @@
 """``repro report``: one self-contained HTML file for a run, a study or an evaluation directory."""
 
 from repro.report.build import ReportResult, build_report, detect_kinds, write_report
-from repro.report.collect import ReportError, RunReport, collect_run, unbiased_pass_at
+from repro.report.collect import ReportError, RunReport, collect_run
 from repro.report.page import embed_json
 
 __all__ = [
@@ -12,6 +12,5 @@ __all__ = [
     "collect_run",
     "detect_kinds",
     "embed_json",
-    "unbiased_pass_at",
     "write_report",
 ]

@@ -8,7 +8,6 @@ the run store (``repro audit``).
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
+from repro.config import RunConfig
 from repro.exit_codes import ReproError
 from repro.metrics import run_metrics
 from repro.records import STAGE_ORDER, AttemptStatus, Candidate, CandidateStatus, Stage, StageAttempt
@@ -83,6 +83,7 @@ class RunReport(BaseModel):
     # what the kernel judge said over the run (repro.metrics.judge_figures)
     judge: dict[str, Any] = {}
     prover_pass_at: dict[str, float | None]
+    prover_pass_at_label: str
     prover_statements: int
     models: dict[str, dict[str, Any]]
     lean_seconds: dict[str, float]
@@ -108,13 +109,6 @@ def read_config(run_dir: Path) -> dict[str, Any]:
         return {}
     loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     return loaded if isinstance(loaded, dict) else {}
-
-
-def unbiased_pass_at(samples: int, correct: int, j: int) -> float:
-    """Chen et al.'s estimator 1 - C(n-c, j) / C(n, j): the chance that j of n drawn samples hold a pass."""
-    if samples - correct < j:
-        return 1.0
-    return 1.0 - math.comb(samples - correct, j) / math.comb(samples, j)
 
 
 def _summary(config: dict[str, Any]) -> dict[str, str]:
@@ -159,6 +153,7 @@ def _header(
     config: dict[str, Any],
     verify: list[StageAttempt],
     judged: list[StageAttempt] | None = None,
+    not_verified: list[str] | None = None,
 ) -> Header:
     calls = store.model_calls()
     seen: dict[tuple[str, str, str], None] = {}
@@ -189,18 +184,15 @@ def _header(
     if not lean_rows:
         settings = config.get("lean") or {}
         lean_rows = [LeanSetup(backend=str(settings.get("backend", "?")) + " (configured; no proof checked yet)")]
-    unverified: list[str] = []
-    if config.get("demonstration"):
-        unverified.append("the run's config is a demonstration config")
-    scripted_stages = sorted({row.stage for row in rows if "scripted" in row.backend or "fake" in row.backend})
-    if scripted_stages:
-        unverified.append("scripted (not model) outputs at stages: " + ", ".join(scripted_stages))
-    not_lean = [row.backend for row in lean_rows if not row.real_lean]
-    if not_lean:
-        unverified.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(sorted(set(not_lean))))
     judges = _judges(judged or [])
+    # the banner's reasons are status's (repro.metrics.not_verified_because), plus what the checks themselves
+    # say: a sample checked by a fake Lean or judged by a stand-in even where no candidate was retained
+    unverified = list(not_verified or [])
+    fake_lean = sorted({row.backend for row in lean_rows if not row.real_lean and row.checks})
+    if fake_lean and not any(reason.startswith("Lean verdicts") for reason in unverified):
+        unverified.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(fake_lean))
     stand_ins = sorted({row.tool for row in judges if not row.real})
-    if stand_ins:
+    if stand_ins and not any(reason.startswith("kernel-judge") for reason in unverified):
         unverified.append("kernel-judge verdicts from a stand-in, not Lean's kernel: " + ", ".join(stand_ins))
     return Header(
         run_name=str(config.get("name", run_dir.name)),
@@ -394,29 +386,6 @@ def _rate_counts(store: RunReader) -> dict[str, dict[str, list[int]]]:
     return table
 
 
-def _prover_pass_at(
-    prove: list[StageAttempt], judged: list[StageAttempt], k: int
-) -> tuple[dict[str, float | None], int]:
-    """Unbiased pass@j over formal statements whose k samples were all drawn; a sample passes when the kernel
-    judge passed it (the screen's pass alone is no success)."""
-    drawn: dict[tuple[str, int], int] = Counter()
-    passed: dict[tuple[str, int], int] = Counter()
-    for attempt in prove:
-        if attempt.output.get("text") is not None and not attempt.output.get("reused_from_study"):
-            drawn[(attempt.candidate_id, attempt.attempt_number // k)] += 1
-    for attempt in judged:
-        sample = attempt.output.get("of_attempt")
-        raw = attempt.output.get("screened_by") == "verify" and not attempt.output.get("reused_from_study")
-        if attempt.status == AttemptStatus.passed and raw and isinstance(sample, int):
-            passed[(attempt.candidate_id, sample // k)] += 1
-    complete = [key for key, count in drawn.items() if count >= k]
-    result: dict[str, float | None] = {}
-    for j in range(1, k + 1):
-        values = [unbiased_pass_at(k, min(passed[key], k), j) for key in complete]
-        result[f"pass@{j}"] = round(sum(values) / len(values), 4) if values else None
-    return result, len(complete)
-
-
 def _taxonomy(verify: list[StageAttempt]) -> tuple[list[dict[str, Any]], int]:
     rejected = [a for a in verify if a.status == AttemptStatus.rejected]
     counts: Counter[str] = Counter()
@@ -433,19 +402,26 @@ def _taxonomy(verify: list[StageAttempt]) -> tuple[list[dict[str, Any]], int]:
     return rows, len(rejected)
 
 
+def _run_config(config: dict[str, Any]) -> RunConfig | None:
+    try:
+        return RunConfig.model_validate(config) if config else None
+    except ValueError:
+        return None  # an older config: the banner then reads only what the checks recorded
+
+
 def collect_run(run_dir: Path) -> RunReport:
     if not (run_dir / STORE_FILENAME).is_file():
         raise ReportError(f"{run_dir}: no run store ({STORE_FILENAME}); is this a run directory?")
     config = read_config(run_dir)
     k = int((config.get("prove") or {}).get("k", 1))
+    strategy = str((config.get("prove") or {}).get("strategy", "parallel"))
     store = RunReader(run_dir)
     try:
-        metrics = run_metrics(store, k)
+        metrics = run_metrics(store, k, strategy, config=_run_config(config))
         attempts = store.attempts()
         by_candidate: dict[str, list[StageAttempt]] = defaultdict(list)
         for attempt in attempts:
             by_candidate[attempt.candidate_id].append(attempt)
-        prove = [a for a in attempts if a.stage.value == "prove"]
         verify = [a for a in attempts if a.stage.value == "verify"]
         judged = [a for a in attempts if a.stage.value == "judge"]
         problems = {p.problem_id: p.model_dump() for p in store.problems()}
@@ -456,10 +432,10 @@ def collect_run(run_dir: Path) -> RunReport:
         lean_seconds: dict[str, float] = defaultdict(float)
         for attempt in attempts:
             lean_seconds[attempt.stage.value] += attempt.lean_seconds
-        pass_at, statements = _prover_pass_at(prove, judged, k)
+        pass_at = metrics["rates"]["pass_at"]
         taxonomy, rejected_samples = _taxonomy(verify)
         return RunReport(
-            header=_header(run_dir, store, config, verify, judged),
+            header=_header(run_dir, store, config, verify, judged, metrics["not_verified"]),
             k=k,
             funnel=metrics["funnel"],
             stage_order=[stage.value for stage in STAGE_ORDER],
@@ -468,8 +444,9 @@ def collect_run(run_dir: Path) -> RunReport:
             statement_checks=metrics["statement_checks"],
             answers=metrics.get("answers") or {},
             judge=metrics["judge"],
-            prover_pass_at=pass_at,
-            prover_statements=statements,
+            prover_pass_at=pass_at["values"],
+            prover_statements=pass_at["statements"],
+            prover_pass_at_label=pass_at["label"],
             models=metrics["models"],
             lean_seconds={stage: round(value, 3) for stage, value in lean_seconds.items() if value},
             cost_per_retained=metrics["cost_per_retained"],

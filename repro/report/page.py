@@ -233,26 +233,18 @@ def _levers(report: RunReport) -> str:
 
 
 def _pass_at(report: RunReport) -> str:
-    generation = [
-        (float(key.split("@")[1]), value)
-        for key, value in report.rates.get("generation_rate_at", {}).items()
-        if value is not None
-    ]
     prover = [(float(key.split("@")[1]), value) for key, value in report.prover_pass_at.items() if value is not None]
     figure = line_chart(
-        [
-            ("generation rate at j", generation, "#4e79a7"),
-            (f"prover pass@j ({report.prover_statements} statements)", prover, "#f28e2b"),
-        ],
+        [(f"prover pass@j ({report.prover_statements} formal statements)", prover, "#f28e2b")],
         title="pass@j",
         figure_id="figure-pass-at",
         x_label="j (prover samples)",
-        y_label="rate",
+        y_label="pass@j",
     )
     note = (
-        "<p class=note>Generation rate at j: share of finished problems retained with a verified proof among"
-        " their first j samples. Prover pass@j: unbiased estimator 1 − C(n−c, j)/C(n, j) over formal statements"
-        f" for which all k = {report.k} samples were drawn.</p>"
+        f"<p class=note>{escape(report.prover_pass_at_label)}: the share of formal statements given to the"
+        " prover for which one of j samples passes the kernel judge, the same figure as `repro status`."
+        " Proofs found by salvage or feedback rounds are levers, counted in their own section.</p>"
     )
     return f"<h2 id=pass-at>pass@j</h2>{figure}{note}"
 

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import ModelBackendName
+from repro.pass_at import FIRST_SUCCESS
 from repro.report.collect import SAMPLE_CAP, TEXT_CAP, cap
 from repro.report.page import _cell, _table, unverified_banner
 from repro.report.svg import PALETTE, interval_chart, legend, stacked_bars, upset_chart
@@ -260,7 +261,7 @@ def _pass_at(page: StudyPage) -> str:
         "<p class=note>Coverage: statements with at least one verified sample among the k drawn. pass@j: "
         + (
             "unbiased estimator 1 − C(n−c, j)/C(n, j) per statement, averaged over statements."
-            if page.figures.estimator != "first_success"
+            if page.figures.estimator != FIRST_SUCCESS
             else "share of statements whose first verified sample came within the first j (sequential strategy)."
         )
         + " Intervals: percentile bootstrap over statements.</p>"

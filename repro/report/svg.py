@@ -33,9 +33,13 @@ PASSED = "#59a14f"
 OTHER = "#d4d4d4"
 
 
+# colours a rejection reason may take: never a green, which reads as "passed" beside PASSED
+REASON_PALETTE = tuple(colour for colour in PALETTE if colour not in (PASSED, "#8cd17d"))
+
+
 def color_for(name: str, names: Sequence[str]) -> str:
     ordered = sorted(set(names))
-    return PALETTE[ordered.index(name) % len(PALETTE)] if name in ordered else OTHER
+    return REASON_PALETTE[ordered.index(name) % len(REASON_PALETTE)] if name in ordered else OTHER
 
 
 def _text(x: float, y: float, content: str, *, anchor: str = "start", size: int = 12, weight: str = "normal") -> str:

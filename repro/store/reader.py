@@ -391,6 +391,15 @@ class RunReader:
         )
         return [(row["tool"], bool(row["real"]), row["n"]) for row in rows]
 
+    def retained_lean(self) -> list[tuple[str | None, bool, int]]:
+        """(Lean backend, whether it is real Lean, retained candidates) over the retained candidates."""
+        rows = self._query(
+            "SELECT json_extract(payload, '$.verifier_backend') AS backend,"
+            " COALESCE(json_extract(payload, '$.verifier_is_real_lean'), 0) AS real, COUNT(*) AS n"
+            " FROM candidates WHERE status='retained' GROUP BY 1, 2"
+        )
+        return [(row["backend"], bool(row["real"]), row["n"]) for row in rows]
+
     def retained_unjudged(self) -> str | None:
         """The first retained candidate that no kernel judge passed (none should be: the judge stage retains
         only what it passed, and the store's migration turns older stores' retained candidates unfinished)."""
@@ -425,30 +434,28 @@ class RunReader:
             for row in rows
         }
 
-    def proving_round_counts(self, k: int) -> dict[tuple[int, int], int]:
-        """Retained candidates per (samples drawn, samples verified) in the round that gave their proof.
-
-        One aggregate over the verify attempts of retained candidates (rounds are ``attempt // k``; the
-        proving round is the last one with a verified sample). A sample counts as verified when the kernel
-        judge passed it (the judge attempt that judged verify attempt n), not when the screen did;
-        proofs a study supplied (``--reprove-with``) are not the run's prover's and are left out.
+    def proving_rounds(self, k: int) -> dict[tuple[int, int, int | None], int]:
+        """Formal statements the run's prover was asked to prove, by (samples drawn, samples passed, index of
+        the first pass): every proving round (attempts ``round * k .. round * k + k - 1``) of a finished
+        candidate. A sample passes when the kernel judge passed it (the judge attempt of verify attempt n);
+        a study's proof (``--reprove-with``) is not the run's prover's sample and is left out. One aggregate.
         """
         stride, offset = len(JUDGED_SCREENS), JUDGED_SCREENS.index(Stage.verify)
         rows = self._query(
-            "SELECT n, c, COUNT(*) AS candidates FROM ("
-            " SELECT n, c, ROW_NUMBER() OVER (PARTITION BY candidate_id ORDER BY round DESC) AS latest FROM ("
-            "  SELECT a.candidate_id, a.attempt_number / ? AS round, COUNT(*) AS n,"
-            "   SUM(EXISTS (SELECT 1 FROM attempts j WHERE j.candidate_id = a.candidate_id AND j.stage = 'judge'"
-            "    AND j.attempt_number = a.attempt_number * ? + ? AND j.status = 'passed')) AS c FROM attempts a"
+            "SELECT n, c, first, COUNT(*) AS statements FROM ("
+            " SELECT round, COUNT(*) AS n, SUM(passed) AS c,"
+            "  MIN(CASE WHEN passed THEN attempt_number - round * ? END) AS first FROM ("
+            "  SELECT a.candidate_id, a.attempt_number, a.attempt_number / ? AS round,"
+            "   EXISTS (SELECT 1 FROM attempts j WHERE j.candidate_id = a.candidate_id AND j.stage = 'judge'"
+            "    AND j.attempt_number = a.attempt_number * ? + ? AND j.status = 'passed') AS passed FROM attempts a"
             "  JOIN candidates cd ON cd.candidate_id = a.candidate_id"
-            "  WHERE cd.status = 'retained' AND cd.proof_attempt_number IS NOT NULL AND a.stage = 'verify'"
+            "  WHERE cd.status IN ('retained', 'rejected') AND a.stage = 'verify'"
             "  AND COALESCE(json_extract(a.payload, '$.output.reused_from_study'), 0) = 0"
-            "  GROUP BY a.candidate_id, round HAVING c > 0"
-            " )"
-            ") WHERE latest = 1 GROUP BY n, c",
-            (k, stride, offset),
+            " ) GROUP BY candidate_id, round"
+            ") GROUP BY n, c, first",
+            (k, k, stride, offset),
         )
-        return {(row["n"], row["c"]): row["candidates"] for row in rows}
+        return {(row["n"], row["c"], row["first"]): row["statements"] for row in rows}
 
     # -- model responses and accounting ----------------------------------------------------------
     def _recalled(self, table: str, key: str) -> str | None:

@@ -11,9 +11,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from repro.bootstrap import bootstrap_mean
-from repro.pass_at import FIRST_SUCCESS, UNBIASED, failure_probability, first_success_pass_at, pass_at
+from repro.pass_at import (
+    FIRST_SUCCESS,
+    UNBIASED,
+    estimator_name,
+    failure_probability,
+    first_success_pass_at,
+    pass_at,
+    statement_pass_at,
+)
 
-__all__ = ["FIRST_SUCCESS", "UNBIASED", "bootstrap_interval", "failure_probability", "first_success_pass_at", "pass_at"]
+__all__ = [
+    "FIRST_SUCCESS",
+    "UNBIASED",
+    "bootstrap_interval",
+    "estimator_name",
+    "failure_probability",
+    "first_success_pass_at",
+    "pass_at",
+    "statement_pass_at",
+]
 
 
 def bootstrap_interval(

@@ -11,12 +11,10 @@ from pydantic import BaseModel, Field
 
 from repro.records import ReasonCode
 from repro.study.estimators import (
-    FIRST_SUCCESS,
-    UNBIASED,
     best_budget_split,
     bootstrap_interval,
-    first_success_pass_at,
-    pass_at,
+    estimator_name,
+    statement_pass_at,
 )
 from repro.study.records import SampleOutcome, StudyStatement
 from repro.study.store import StudyStore
@@ -195,13 +193,9 @@ def build_report(
                 covered.add(statement.id)
             if not (n >= k or (sequential and c > 0)) or any(not s.judged for s in drawn):
                 incomplete += 1  # samples not drawn yet, or a verdict missing (Lean or the judge gave none)
-            for j in range(1, k + 1):
-                if sequential:
-                    first = min((s.sample_index for s in verified), default=None)
-                    value = first_success_pass_at(first, j)
-                else:
-                    value = pass_at(n, c, min(j, n)) if n else 0.0
-                per_statement[j].append(value)
+            first = min((s.sample_index for s in verified), default=None)
+            for j in range(1, k + 1):  # the one definition of pass@j (repro.pass_at), as status and report use
+                per_statement[j].append(statement_pass_at(n, c, j, sequential=sequential, first_success=first))
             by_statement[statement.id] = [per_statement[j][-1] for j in range(1, k + 1)]
         pass_figures = {}
         for j, values in per_statement.items():
@@ -262,7 +256,7 @@ def build_report(
         statements=len(statements),
         k=k,
         strategy=strategy,
-        estimator=FIRST_SUCCESS if sequential else UNBIASED,
+        estimator=estimator_name(sequential),
         lean_backend=lean_backend,
         feedback_rounds=feedback_rounds,
         provers=figures,

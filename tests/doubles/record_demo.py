@@ -48,16 +48,24 @@ def recording_config(directory: Path) -> Path:
     return path
 
 
+# the check-proof example of docs/python-api.md ("One proof through the gate"); its tour fails if they part
+CHECK_PROOF_STATEMENT = "theorem t (x : ℕ) (h : x = 3) : x + 1 = 4 := by sorry"
+CHECK_PROOF_OUTPUT = "```lean4\ntheorem t (x : ℕ) (h : x = 3) : x + 1 = 4 := by\n  subst h\n  rfl\n```"
+
+
 def journeys(config: Path, work: Path) -> list[tuple[list[str], set[int]]]:
     """Each command (``repro`` arguments) and the exit statuses it may end with."""
     prover = work / "demo-prover.yaml"
     prover.write_text(yaml.safe_dump(DEMO_PROVER), encoding="utf-8")
+    (work / "statement.lean").write_text(CHECK_PROOF_STATEMENT, encoding="utf-8")
+    (work / "proof.txt").write_text(CHECK_PROOF_OUTPUT, encoding="utf-8")
     run = str(work / "runs" / "demo")
     release = str(work / "release" / "demo")
     return [
         (["run", "--config", str(config), "--run-dir", run], {0}),
         (["release", run, "--out", release, "--allow-unverified"], {0}),
         (["reverify", release, "--config", str(config)], {4}),
+        (["check-proof", "--statement", "statement.lean", "--proof", "proof.txt", "--config", str(config)], {4}),
         (["statements", run, "--out", str(work / "studies" / "demo.jsonl")], {0}),
         (
             [
