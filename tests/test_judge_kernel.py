@@ -461,11 +461,12 @@ def test_reverify_judges_every_released_row_again_and_catches_a_pass_the_store_o
     from tests.test_release import synthetic_run
 
     synthetic_run(tmp_path / "run", real_lean=True)
-    with RunStore(tmp_path / "run") as store:  # a forged store: the judge "passed" code that leans on its own axiom
+    # a forged store: the judge "passed" code that proves another statement (the screen passes it: one theorem
+    # of our name; a forgery the screen refuses, such as an axiom of its own, never reaches the judge:
+    # tests/test_stored_submissions.py)
+    with RunStore(tmp_path / "run") as store:
         candidate = next(c for c in store.candidates(CandidateStatus.retained) if c.problem_id == "math:7")
-        candidate.verified_code = "axiom cheat : False\n" + (candidate.verified_code or "").replace(
-            "rfl", "exact cheat.elim"
-        )
+        candidate.verified_code = (candidate.verified_code or "").replace("= 300 :=", "= 300 ∨ False :=")
         store.save_candidate(candidate)
     assert write_release(tmp_path / "run", tmp_path / "out").written == 2
     assert [row.instance_id for row in read_release(tmp_path / "out")] == ["gsm8k:1#r0", "math:7#r0"]
@@ -477,7 +478,7 @@ def test_reverify_judges_every_released_row_again_and_catches_a_pass_the_store_o
     assert main(["reverify", str(tmp_path / "out"), "--config", str(config)]) == 1
     printed = capsys.readouterr()
     assert "NOT verified: math:7#r0: kernel judge SafeVerify: rejected" in printed.out
-    assert "cheat is not in the allowed set" in printed.out
+    assert "theorem t does not have the same type as the requirement" in printed.out
     assert (
         "1 of 2 instances passed by the kernel judge SafeVerify again" in printed.out and "confinement: " in printed.out
     )
