@@ -34,7 +34,13 @@ DEMO_CONFIG = REPO / "configs" / "demo.yaml"
 RECORDING_LEAN = {"backend": "factory", "factory": "tests.doubles.recorder:recording_lean"}
 RECORDING_JUDGE = {"backend": "factory", "factory": "tests.doubles.recorder:recording_judge"}
 # the demo's prover as a study prover (``--prover NAME=FILE.yaml``)
-DEMO_PROVER = {"backend": "scripted", "model": "demo-scripted", "script": "repro.demo:responder"}
+DEMO_PROVER = {
+    "backend": "scripted",
+    "model": "demo-scripted",
+    "script": "repro.demo:responder",
+    "base_url": None,
+    "api_key_env": None,
+}  # the README tour's prover.yaml
 
 
 def recording_config(directory: Path) -> Path:
