@@ -18,7 +18,7 @@ from repro.config import StaticLimits
 from repro.exit_codes import ReproError
 from repro.lean.text import cut_after_block_holding
 from repro.llm.protocol import ChatMessage
-from repro.prompts import prompt_template
+from repro.prompts import neutralise_control_tokens, prompt_template
 
 StatementForm = Literal["by_sorry", "by"]
 # how a `:= by sorry` ending is laid out: as the statement has it, on one line (Goedel-Prover-V2's
@@ -84,8 +84,10 @@ def _strip_header_lines(code: str) -> str:
 
 def _render(name: str, values: dict[str, str]) -> str:
     # A prompt file ends with one newline that is not part of the prompt (editors add it), so a harness
-    # prompt that ends without one can still live in a file.
-    return string.Template(prompt_template(name).removesuffix("\n")).substitute(values)
+    # prompt that ends without one can still live in a file. The values (our statement, the problem text) are
+    # model-written: their chat control strings are broken (repro.prompts.neutralise_control_tokens).
+    shown = {key: neutralise_control_tokens(value) for key, value in values.items()}
+    return string.Template(prompt_template(name).removesuffix("\n")).substitute(shown)
 
 
 class ProverProfile(BaseModel):
@@ -226,4 +228,7 @@ class ProverProfile(BaseModel):
 
 
 def _render_legacy(statement: str, header: str) -> str:
-    return string.Template(prompt_template("prove")).substitute(header=header.strip(), statement=statement.strip())
+    values = {"header": header.strip(), "statement": statement.strip()}
+    return string.Template(prompt_template("prove")).substitute(
+        {key: neutralise_control_tokens(value) for key, value in values.items()}
+    )
