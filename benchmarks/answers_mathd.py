@@ -66,7 +66,12 @@ async def _after(statements: list[tuple[str, str]], backend: str) -> dict[str, A
     for _, text in statements:
         shape = answer_shape(text)
         proposed += not isinstance(shape, NoShape) and isinstance(_proposals(shape, text), list)
-    settings = LeanSettings(backend=backend, workers=1)
+    if backend == "fake":  # the tests' fake REPL (tests/doubles/), through the generic factory hook
+        from tests.doubles.fake_lean import fake_lean_settings
+
+        settings = fake_lean_settings(workers=1)
+    else:
+        settings = LeanSettings(backend=backend, workers=1)
     verifier = build_verifier(settings)
     forms: Counter[str] = Counter()
     reasons: Counter[str] = Counter()

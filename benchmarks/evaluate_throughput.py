@@ -24,8 +24,8 @@ from typing import Any
 
 from repro.evaluate import EvaluationPlan, parse_model_argument, run_evaluation
 from repro.evaluate.store import EVAL_STORE_FILENAME
-from repro.testing import OpenAITestServer
 from tests import evaluate_world as world
+from tests.doubles.openai_server import OpenAITestServer
 
 
 def _responder(body: dict[str, Any], index: int) -> str:

@@ -16,7 +16,7 @@ import json
 import time
 
 from repro.config import LeanSettings
-from repro.lean import fake_repl_verifier
+from tests.doubles.fake_backend import fake_repl_verifier
 
 
 async def measure(workers: int, delay: float, checks: int, recycle_after: int) -> dict[str, object]:

@@ -21,7 +21,7 @@ import time
 from multiprocessing.synchronize import Event
 
 from repro.llm import ChatMessage, ModelRequest, OpenAIBackend
-from repro.testing import OpenAITestServer
+from tests.doubles.openai_server import OpenAITestServer
 
 
 def _serve(latency: float, urls: multiprocessing.Queue[object], stop: Event) -> None:

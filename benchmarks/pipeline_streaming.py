@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 
 from repro.config import build_config
-from repro.lean import CachedVerifier, fake_repl_verifier
+from repro.lean import CachedVerifier
 from repro.llm import ModelClient, ScriptedBackend
 from repro.pipeline import Pipeline
 from repro.records import SourceProblem
 from repro.store import RunStore
+from tests.doubles.fake_backend import fake_repl_verifier
 from tests.doubles.judge import StandInJudge
 from tests.pipeline_world import responder, world_config
 

@@ -58,7 +58,7 @@ def build_store(run_dir: Path, candidates: int, k: int, seed: int = 0) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.yaml").write_text(
         f"name: synthetic-{candidates}\ndemonstration: true\nprove: {{k: {k}, strategy: parallel}}\n"
-        "lean: {backend: fake}\ndataset: {name: math, path: synthetic}\n",
+        "lean: {backend: recorded}\ndataset: {name: math, path: synthetic}\n",
         encoding="utf-8",
     )
     with RunStore(run_dir) as store:

@@ -20,12 +20,13 @@ from pathlib import Path
 
 from repro.config import ModelBackendName, ModelSettings
 from repro.judge import verify_proof
-from repro.lean import CachedVerifier, fake_repl_verifier
+from repro.lean import CachedVerifier
 from repro.llm import ModelRequest, ScriptedBackend
 from repro.stages.common import chat_request
 from repro.stages.prove import prover_prompt
 from repro.study import ProverEntry, StoredLeanResults, StudyRunner, StudySettings, StudyStatement, StudyStore
 from tests import study_world as world
+from tests.doubles.fake_backend import fake_repl_verifier
 
 PROVERS = ("corrupt", "restate", "slow")
 

@@ -78,7 +78,7 @@ class AnswerSummary(BaseModel):
     def exit_code(self) -> int:
         if self.undecided:
             return int(ExitCode.unfinished)
-        return int(ExitCode.ok if self.real_lean else ExitCode.fake_backend)
+        return int(ExitCode.ok if self.real_lean else ExitCode.stand_in)
 
 
 def read_answer_rows(path: Path) -> list[AnswerRow]:

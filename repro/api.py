@@ -33,7 +33,7 @@ DEMO_CONFIG = "configs/demo.yaml"
 
 
 def demo_config() -> RunConfig:
-    """The offline demonstration's config (scripted models, a fake Lean): what ``repro run`` runs bare."""
+    """The offline demonstration's config (scripted models, the recorded Lean backend): what ``repro run`` runs bare."""
     from repro.prompts import bundled_path
 
     config = load_config(bundled_path(DEMO_CONFIG))
@@ -78,8 +78,9 @@ def run(
 def check_proof(statement: str, proof: str, *, lean: LeanSettings | None = None) -> Verdict:
     """One prover output through the soundness gate (``repro check-proof``), on ``lean``'s backend.
 
-    The default settings name the real REPL backend; ``LeanSettings(backend="fake")`` answers offline
-    and is never a verdict (``verdict.lean.real_lean`` is False).
+    The default settings name the real REPL backend; ``LeanSettings(backend="recorded")`` answers offline
+    from the demo's recording (a check it does not hold is ``not_recorded``) and is never a verdict
+    (``verdict.lean.real_lean`` is False).
     """
     from repro.app import check_proof as check
 

@@ -574,9 +574,9 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
     )
     lines.extend(_toolchain_and_confinement_lines(config, needs_local_lean))
     # a run on real Lean (repl or kimina) needs the judge: nothing is verified without it, and it compiles here
-    lines.append(_judge_doctor_line(config, config is not None and config.lean.backend != LeanBackendName.fake))
+    lines.append(_judge_doctor_line(config, config is not None and not config.lean.backend.stand_in))
     if config is not None:
-        ready = config.lean.backend == LeanBackendName.fake or (not health.problems and health.mathlib_built)
+        ready = config.lean.backend.stand_in or (not health.problems and health.mathlib_built)
         if config.lean.backend == LeanBackendName.kimina:
             lines.append(_reachable("Kimina Lean server", config.lean.kimina_url, "/"))
             ready = lines[-1].ok
@@ -677,7 +677,7 @@ def _selftest_line(lean: LeanSettings, backend_ready: bool) -> DoctorLine:
     from repro.judge.selftest import run_selftest
 
     name = f"Lean self-test ({lean.backend}, {lean.toolchain})"
-    required = lean.backend != LeanBackendName.fake
+    required = not lean.backend.stand_in
     if not backend_ready:
         return DoctorLine(False, name, "MISSING: not run, the Lean backend above is not ready", required=required)
     try:

@@ -187,14 +187,13 @@ class AlignSettings(_Strict):
 class LeanBackendName(StrEnum):
     repl = "repl"
     kimina = "kimina"
-    fake = "fake"
     recorded = "recorded"  # the offline demo's stored answers (repro.lean.recorded): never real Lean
     factory = "factory"  # ``lean.factory`` names a function that builds the verifier (tests select stand-ins so)
 
     @property
     def stand_in(self) -> bool:
         """Not Lean at all: whatever it answers is never a real verdict (``real_lean: false``, exit code 4)."""
-        return self in (LeanBackendName.fake, LeanBackendName.recorded, LeanBackendName.factory)
+        return self in (LeanBackendName.recorded, LeanBackendName.factory)
 
 
 DEFAULT_HEADER = (
@@ -222,7 +221,7 @@ class StaticLimits(_Strict):
 class LeanSettings(_Strict):
     # repl: local LeanInteract REPL workers; kimina: Kimina Lean Server(s) at kimina_url; recorded: the offline
     # demo's stored answers (never real Lean: `real_lean: false`, never released as verified); factory: the
-    # verifier `lean.factory` builds (how tests select the fake REPL; never real either)
+    # verifier `lean.factory` builds (how tests select a stand-in; never real either)
     backend: LeanBackendName = LeanBackendName.repl
     # a name from repro.lean.toolchains (Lean + Mathlib + REPL revisions); each prover profile names its own
     toolchain: str = "v4.15.0"
@@ -253,8 +252,6 @@ class LeanSettings(_Strict):
     selftest: bool = True
     # None: the toolchain's pinned Mathlib revision
     mathlib_revision: str | None = None
-    # fake backend only: JSON rules for the fake REPL (see repro.lean.fake_repl)
-    fake_rules: str | None = None
     # recorded backend only: the recording to answer from; unset: the one shipped for the offline demo
     # (data/demo_recording.jsonl). A check it does not hold is answered `not_recorded`, never a pass
     recording: str | None = None
@@ -269,6 +266,16 @@ class LeanSettings(_Strict):
     # A named confinement that does not work here is an error, never a silent fallback. A resume may
     # tighten it, never loosen it.
     sandbox: Literal["bwrap", "unshare", "none"] = "bwrap"
+
+    @field_validator("backend", mode="before")
+    @classmethod
+    def _no_fake(cls, value: Any) -> Any:
+        if value == "fake":
+            raise ValueError(
+                "lean.backend: fake is no longer part of repro; the offline demo's backend is recorded"
+                " (stored answers, never real Lean), a test's stand-in is lean.backend: factory"
+            )
+        return value
 
     @field_validator("sandbox", mode="before")
     @classmethod

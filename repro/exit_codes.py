@@ -18,7 +18,7 @@ class ExitCode(IntEnum):
     rejected = 1  # the result is a refusal or a failure (a proof rejected, nothing to release)
     usage = 2  # bad arguments or input; the file, row and field are named
     unfinished = 3  # no verdict: Lean unavailable, timeout, endpoint down, work left for --resume
-    fake_backend = 4  # everything passed, but only a fake backend checked it: never a real verdict
+    stand_in = 4  # everything passed, but only a stand-in (recorded, factory; a stand-in judge) checked it
     interrupted = 130  # Ctrl-C or SIGTERM; what was stored is kept
 
     # the names check-proof has used since it first documented its statuses
@@ -28,8 +28,8 @@ class ExitCode(IntEnum):
 
 EXIT_CODES_HELP = """\
 exit status: 0 ok; 1 rejected or failed result; 2 usage or input error; 3 unfinished or
-infrastructure (Lean unavailable, timeout, endpoint down; resumable); 4 passed only with a fake
-backend (never a real verdict); 130 interrupted."""
+infrastructure (Lean unavailable, timeout, endpoint down; resumable); 4 passed only with a stand-in
+backend (recorded, factory: never a real verdict); 130 interrupted."""
 
 
 class ReproError(Exception):

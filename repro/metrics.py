@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from repro.config import LeanBackendName, ModelBackendName, RunConfig
+from repro.config import ModelBackendName, RunConfig
 from repro.pass_at import run_pass_at
 from repro.records import STAGE_ORDER, Stage
 from repro.store import STAGE_RANK, RunReader
@@ -219,7 +219,7 @@ def not_verified_because(config: RunConfig | None, store: RunReader, judge: dict
     """Why a run's figures are no real result, in a reader's words; empty when nothing says so. The one
     list ``repro status`` (text and ``--json``) and the HTML report's banner show.
 
-    From the run's config (a demonstration, scripted models, the fake Lean backend) and from what the
+    From the run's config (a demonstration, scripted models, a stand-in Lean backend) and from what the
     retained candidates record (the Lean backend and the kernel judge that passed them).
     """
     reasons = []
@@ -232,11 +232,11 @@ def not_verified_because(config: RunConfig | None, store: RunReader, judge: dict
     )
     if scripted:
         reasons.append("scripted (not model) outputs at stages: " + ", ".join(scripted))
-    fake = sorted({str(backend) for backend, real, _ in store.retained_lean() if not real})
-    if not fake and config is not None and config.lean.backend == LeanBackendName.fake:
-        fake = ["fake (configured)"]
-    if fake:
-        reasons.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(fake))
+    not_lean = sorted({str(backend) for backend, real, _ in store.retained_lean() if not real})
+    if not not_lean and config is not None and config.lean.backend.stand_in:
+        not_lean = [f"{config.lean.backend} (configured)"]
+    if not_lean:
+        reasons.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(not_lean))
     stand_ins = sorted(tool.removesuffix(" (stand-in)") for tool in judge["retained_by_tool"] if "(stand-in)" in tool)
     if stand_ins:
         reasons.append("kernel-judge verdicts from a stand-in, not Lean's kernel: " + ", ".join(stand_ins))

@@ -373,7 +373,7 @@ class Provenance(Record):
     mathlib_revision: str | None
     # the Lean backend that checked the proof (`kimina:<url>`, the local REPL pool's id, ...)
     verifier_backend: str | None
-    # whether a real Lean backend (not the fake or recorded stand-ins) checked it
+    # whether a real Lean backend (not a recorded or factory stand-in) checked it
     verified_by_real_lean: bool
     # our trusted Lean check of the statement before proving (satisfiable / flagged / undecided);
     # None in releases written before the checks existed

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from repro.testing import OpenAITestServer
+from tests.doubles.openai_server import OpenAITestServer
 
 REPO = Path(__file__).resolve().parents[1]
+# the test doubles (tests/doubles/) are not part of repro: a `repro` subprocess a test starts (the CLI, a fake
+# REPL, a scripted endpoint) imports them from the repository root, wherever it runs
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
 # REPRO_SHARED_DATA points elsewhere (a worktree whose parent holds no shared/data)
 SHARED_DATA = Path(os.environ.get("REPRO_SHARED_DATA") or REPO.parent / "shared" / "data")
 

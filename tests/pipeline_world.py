@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from repro.llm.protocol import ModelRequest
+from tests.doubles.fake_lean import fake_lean_section
 
 GOOD_STATEMENT = "theorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
 GOOD_PROOF = "Plan.\n```lean4\ntheorem {name} (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n```"
@@ -190,7 +191,7 @@ def world_config(dataset: str, **overrides: Any) -> dict[str, Any]:
         },
         "prove": {"k": 3, "strategy": "parallel"},
         "retries": {"rewrites_per_problem": 1, "formalizations_per_rewrite": 2},
-        "lean": {"backend": "fake", "workers": 2, "timeout_s": 20, "fake_rules": None},
+        "lean": fake_lean_section(workers=2, timeout_s=20),
         # the stand-in kernel judge (tests/doubles/judge.py): never real, so nothing here is verified
         "judge": {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"},
         "problems_in_flight": 8,

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import yaml
 
-from repro.testing import OpenAITestServer
 from tests.conftest import REPO
+from tests.doubles.fake_lean import fake_lean_section
+from tests.doubles.openai_server import OpenAITestServer
 
 
 def repro(*arguments: str, cwd: Path = REPO, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -34,7 +35,7 @@ def demo_endpoint_config(path: Path, base_url: str, *, limit: int) -> Path:
     config = {
         "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl"), "limit": limit},
         "models": {stage: dict(model) for stage in ("rewrite", "screen", "formalize", "align", "prove")},
-        "lean": {"backend": "fake", "workers": 1},
+        "lean": fake_lean_section(workers=1),
         "judge": {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"},
     }
     path.write_text(yaml.safe_dump(config))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.config import DEFAULT_HEADER
+from tests.doubles.fake_lean import fake_lean_section
 from tests.doubles.judge import STAND_IN_CONFIG
 
 STATEMENTS = 60
@@ -77,7 +78,7 @@ def write_lean_config(directory: Path, workers: int = 2) -> Path:
     rules = directory / "lean_rules.json"
     rules.write_text(json.dumps(LEAN_RULES))
     config = directory / "lean.yaml"
-    lean = {"backend": "fake", "workers": workers, "fake_rules": str(rules)}
+    lean = fake_lean_section(str(rules), workers=workers)
     config.write_text(json.dumps({"lean": lean, "judge": STAND_IN_CONFIG}))
     return config
 

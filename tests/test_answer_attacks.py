@@ -17,12 +17,12 @@ import pytest
 import pytest_asyncio
 
 from repro.config import ModelSettings
-from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.protocol import Verifier
 from repro.llm.client import ModelClient
 from repro.llm.scripted import ScriptedBackend
 from repro.records import AttemptStatus
 from repro.stages.answer import recover_answer, statement_answer
+from tests.doubles.fake_backend import fake_repl_verifier
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -14,6 +14,7 @@ import pytest
 
 from repro.cli import main
 from repro.exit_codes import ExitCode
+from tests.doubles.fake_lean import FAKE_LEAN_CONFIG
 
 PAIR = "theorem mathd_algebra_44 (s t : ℝ) (h₀ : s = 9 - 2 * t) (h₁ : t = 3 * s + 1) : s = 1 ∧ t = 4 := by sorry"
 
@@ -22,12 +23,20 @@ def test_one_statement_prints_its_confirmed_answer_and_exits_4_on_the_fake(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "s.lean").write_text("import Mathlib\n\n" + PAIR, encoding="utf-8")
-    code = main(["check-proof", "--statement", str(tmp_path / "s.lean"), "--answer-only", "--backend", "fake"])
+    code = main(["check-proof", "--statement", str(tmp_path / "s.lean"), "--answer-only", "--config", FAKE_LEAN_CONFIG])
     out = capsys.readouterr().out
-    assert code == ExitCode.fake_backend == 4
-    assert "answer (1, 4) (s, t), type ℝ, ℝ, form tuple" in out and "fake: never a real verdict" in out
+    assert code == ExitCode.stand_in == 4
+    assert "answer (1, 4) (s, t), type ℝ, ℝ, form tuple" in out and "a stand-in, not Lean: never a real verdict" in out
     code = main(
-        ["check-proof", "--statement", str(tmp_path / "s.lean"), "--answer-only", "--backend", "fake", "--json"]
+        [
+            "check-proof",
+            "--statement",
+            str(tmp_path / "s.lean"),
+            "--answer-only",
+            "--config",
+            FAKE_LEAN_CONFIG,
+            "--json",
+        ]
     )
     payload = json.loads(capsys.readouterr().out)
     assert payload["answer"] == "(1, 4)" and payload["lean_types"] == ["ℝ", "ℝ"] and payload["real_lean"] is False
@@ -35,8 +44,8 @@ def test_one_statement_prints_its_confirmed_answer_and_exits_4_on_the_fake(
 
 def test_a_statement_with_no_answer_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "s.lean").write_text("theorem t (x : ℕ) (h : x = 3) : x ≤ 7 := by sorry", encoding="utf-8")
-    code = main(["check-proof", "--statement", str(tmp_path / "s.lean"), "--answer-only", "--backend", "fake"])
-    assert code == ExitCode.fake_backend
+    code = main(["check-proof", "--statement", str(tmp_path / "s.lean"), "--answer-only", "--config", FAKE_LEAN_CONFIG])
+    assert code == ExitCode.stand_in
     assert "no answer: inequality" in capsys.readouterr().out
 
 
@@ -59,8 +68,10 @@ def test_a_batch_writes_one_row_per_statement_and_a_summary(tmp_path: Path, caps
     source = tmp_path / "in.jsonl"
     source.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     out = tmp_path / "out.jsonl"
-    code = main(["check-proof", "--batch", str(source), "--answer-only", "--backend", "fake", "--out", str(out)])
-    assert code == ExitCode.fake_backend
+    code = main(
+        ["check-proof", "--batch", str(source), "--answer-only", "--config", FAKE_LEAN_CONFIG, "--out", str(out)]
+    )
+    assert code == ExitCode.stand_in
     results = {row["id"]: row for row in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
     assert results["pair"]["form"] == "tuple" and results["nat"]["lean_types"] == ["ℕ"]
     assert results["zmod"]["answer"] is None and results["zmod"]["reason"] == "lean_refused"
@@ -72,7 +83,7 @@ def test_a_batch_writes_one_row_per_statement_and_a_summary(tmp_path: Path, caps
 def test_a_bad_batch_row_is_named_before_any_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps({"id": "a", "statement": PAIR}) + "\n" + json.dumps({"id": "b"}) + "\n")
-    code = main(["check-proof", "--batch", str(source), "--answer-only", "--backend", "fake"])
+    code = main(["check-proof", "--batch", str(source), "--answer-only", "--config", FAKE_LEAN_CONFIG])
     assert code == ExitCode.usage
     assert f"{source}:2: field 'statement'" in capsys.readouterr().err
 

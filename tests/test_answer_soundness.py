@@ -15,13 +15,13 @@ import pytest
 import pytest_asyncio
 
 from repro.config import ModelSettings
-from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.protocol import Verifier
 from repro.llm.client import ModelClient
 from repro.llm.protocol import ModelRequest
 from repro.llm.scripted import ScriptedBackend
 from repro.records import AnswerForm, AttemptStatus, NoAnswerReason, ReasonCode
 from repro.stages.answer import StatementAnswer, is_existential, recover_answer, statement_answer
+from tests.doubles.fake_backend import fake_repl_verifier
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from repro.config import ModelSettings
-from repro.lean.fake_backend import fake_repl_verifier
 from repro.llm.client import ModelClient
 from repro.llm.protocol import ModelRequest
 from repro.llm.scripted import ScriptedBackend
 from repro.records import AttemptStatus, ReasonCode
 from repro.stages.answer import recheck_answer, recover_answer
+from tests.doubles.fake_backend import fake_repl_verifier
 
 EXISTS = "theorem t (x : ℕ) (h₀ : x = 10) : ∃ y : ℕ, y * 2 = x := by sorry"
 # a proof whose irrelevant helper would steer a model that read it

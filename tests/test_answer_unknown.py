@@ -15,13 +15,13 @@ import pytest
 import pytest_asyncio
 
 from repro.config import ModelSettings
-from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.protocol import Verifier
 from repro.lean.statement_checks import check_witness
 from repro.llm.client import ModelClient
 from repro.llm.scripted import ScriptedBackend
 from repro.records import AttemptStatus, ReasonCode
 from repro.stages.answer import is_existential, recheck_answer, recover_answer, statement_answer, witness_parts
+from tests.doubles.fake_backend import fake_repl_verifier
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 

@@ -11,6 +11,7 @@ import pytest
 from repro.cli import main
 from repro.judge.batch import ExitCode
 from tests.conftest import shared_file
+from tests.doubles.fake_lean import FAKE_LEAN_CONFIG
 
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
 HONEST = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num"
@@ -34,10 +35,10 @@ def test_single_proof_json_names_the_backend_and_exits_4_for_a_fake_pass(
     (tmp_path / "p.lean").write_text(HONEST, encoding="utf-8")
     code = main(
         ["check-proof", "--statement", str(tmp_path / "s.lean"), "--proof", str(tmp_path / "p.lean")]
-        + ["--backend", "fake", "--json"]
+        + ["--config", FAKE_LEAN_CONFIG, "--json"]
     )
     payload = json.loads(capsys.readouterr().out)
-    assert code == ExitCode.fake_backend == 4
+    assert code == ExitCode.stand_in == 4
     assert payload["verified"] is True and payload["backend"] == "fake-repl" and payload["real_lean"] is False
 
 
@@ -45,7 +46,7 @@ def test_single_proof_rejected_and_bad_statement_exit_codes(tmp_path: Path) -> N
     (tmp_path / "s.lean").write_text(STATEMENT, encoding="utf-8")
     (tmp_path / "cheat.lean").write_text(CHEAT, encoding="utf-8")
     (tmp_path / "two.lean").write_text("def k := 1\n" + STATEMENT, encoding="utf-8")
-    base = ["check-proof", "--backend", "fake", "--proof", str(tmp_path / "cheat.lean")]
+    base = ["check-proof", "--config", FAKE_LEAN_CONFIG, "--proof", str(tmp_path / "cheat.lean")]
     assert main([*base, "--statement", str(tmp_path / "s.lean")]) == ExitCode.rejected == 1
     assert main([*base, "--statement", str(tmp_path / "two.lean")]) == ExitCode.usage == 2
     assert main(["check-proof", "--statement", str(tmp_path / "s.lean")]) == ExitCode.usage
@@ -72,7 +73,7 @@ def test_batch_streams_verdicts_resumes_and_summarises(tmp_path: Path, capsys: p
     ]
     batch = _write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
-    arguments = ["check-proof", "--batch", str(batch), "--out", str(out), "--backend", "fake", "--json"]
+    arguments = ["check-proof", "--batch", str(batch), "--out", str(out), "--config", FAKE_LEAN_CONFIG, "--json"]
     assert main(arguments) == ExitCode.rejected
     summary = json.loads(capsys.readouterr().out)
     verdicts = _rows(out)
@@ -98,7 +99,7 @@ def test_batch_rechecks_infrastructure_failures_on_resume(tmp_path: Path, capsys
         "static_passed": True, "policy": [], "axioms": None, "backend": "fake-repl", "real_lean": False,
     }  # fmt: skip
     _write_jsonl(out, [failed])
-    assert main(["check-proof", "--batch", str(batch), "--out", str(out), "--backend", "fake"]) == 4
+    assert main(["check-proof", "--batch", str(batch), "--out", str(out), "--config", FAKE_LEAN_CONFIG]) == 4
     assert _rows(out)["a"]["verified"] is True and len(out.read_text().splitlines()) == 1
     assert "1 verified" in capsys.readouterr().out
 
@@ -119,7 +120,9 @@ def test_batch_bad_input_names_file_line_and_field(
 ) -> None:
     batch = tmp_path / "in.jsonl"
     batch.write_text(json.dumps({"id": "a", "statement": STATEMENT, "output": HONEST}) + "\n" + line + "\n")
-    code = main(["check-proof", "--batch", str(batch), "--out", str(tmp_path / "o.jsonl"), "--backend", "fake"])
+    code = main(
+        ["check-proof", "--batch", str(batch), "--out", str(tmp_path / "o.jsonl"), "--config", FAKE_LEAN_CONFIG]
+    )
     assert code == ExitCode.usage
     assert "".join(named.split()) in "".join(capsys.readouterr().err.split())  # rich wraps long lines
 
@@ -151,7 +154,9 @@ def test_batch_names_every_bad_row_and_keeps_stored_verdicts(
     }  # fmt: skip
     _write_jsonl(out, [stored])
     before = out.read_bytes()
-    assert main(["check-proof", "--batch", str(batch), "--out", str(out), "--backend", "fake"]) == ExitCode.usage
+    assert (
+        main(["check-proof", "--batch", str(batch), "--out", str(out), "--config", FAKE_LEAN_CONFIG]) == ExitCode.usage
+    )
     error = "".join(capsys.readouterr().err.split())  # rich wraps long lines
     for named in (
         "in.jsonl: 5 bad rows",
@@ -185,7 +190,7 @@ def test_real_prover_outputs_pass_the_static_layer(tmp_path: Path, capsys: pytes
     assert len(rows) == 321
     batch = _write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
-    main(["check-proof", "--batch", str(batch), "--out", str(out), "--backend", "fake", "--json"])
+    main(["check-proof", "--batch", str(batch), "--out", str(out), "--config", FAKE_LEAN_CONFIG, "--json"])
     summary = json.loads(capsys.readouterr().out)
     verdicts = list(_rows(out).values())
     by_policy = [v for v in verdicts if v["policy"]]

@@ -7,6 +7,7 @@ import pytest
 
 from repro import __version__
 from repro.cli import main
+from tests.doubles.fake_lean import FAKE_LEAN_CONFIG
 from tests.repro_cli import repro
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,9 +55,14 @@ def test_check_proof_exit_status_follows_the_verdict(tmp_path: Path, capsys: pyt
     good.write_text("theorem t (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n  subst h\n  rfl")
     bad.write_text("theorem t (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n  sorry")
     # a fake backend never yields exit status 0: its verdicts are not real (4: passed, fake backend only)
-    assert main(["check-proof", "--statement", str(statement), "--proof", str(good), "--backend", "fake"]) == 4
+    assert main(["check-proof", "--statement", str(statement), "--proof", str(good), "--config", FAKE_LEAN_CONFIG]) == 4
     assert "not by real Lean" in capsys.readouterr().out
-    assert main(["check-proof", "--statement", str(statement), "--proof", str(bad), "--backend", "fake", "--json"]) == 1
+    assert (
+        main(
+            ["check-proof", "--statement", str(statement), "--proof", str(bad), "--config", FAKE_LEAN_CONFIG, "--json"]
+        )
+        == 1
+    )
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["reasons"] == ["forbidden_construct"] and verdict["verified"] is False
 

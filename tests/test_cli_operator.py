@@ -19,9 +19,9 @@ import yaml
 
 from repro.cli import build_parser, main
 from repro.dirlock import hold_directory
-from repro.testing import Fault, OpenAITestServer
 from tests import study_world
-from tests.doubles.fake_lean import STAND_INS_SET
+from tests.doubles.fake_lean import FAKE_LEAN_CONFIG, STAND_INS_SET, fake_lean_section
+from tests.doubles.openai_server import Fault, OpenAITestServer
 from tests.pipeline_world import world_config
 from tests.repro_cli import demo_endpoint_config, repro, stop_at_first_request
 
@@ -215,8 +215,8 @@ def test_reverify_without_lean_says_so_once_and_exits_3_and_a_fake_pass_exits_4(
     no_lean = repro("reverify", str(out), "--backend", "repl")
     assert no_lean.returncode == 3, no_lean.stdout + no_lean.stderr
     assert "cannot check code" in no_lean.stderr and "NOT verified" not in no_lean.stdout
-    # the demo's own config names its stand-in judge (a release's rows are judged again by the config's judge)
-    fake = repro("reverify", str(out), "--backend", "fake", "--config", str(REPO / "configs" / "demo.yaml"))
+    # the demo's own config names its recorded Lean and judge (a release's rows are judged again by the config's)
+    fake = repro("reverify", str(out), "--config", str(REPO / "configs" / "demo.yaml"))
     assert fake.returncode == 4, fake.stdout + fake.stderr
     assert "2 of 2 instances passed" in fake.stdout and "not real" in fake.stderr
 
@@ -256,7 +256,7 @@ def test_check_proof_batch_names_the_row_whose_lean_check_is_in_flight(tmp_path:
     rules = tmp_path / "slow.json"
     rules.write_text(json.dumps([{"match": "#print axioms", "action": "slow", "delay_s": 3}]))
     config = tmp_path / "c.yaml"
-    config.write_text(yaml.safe_dump({"lean": {"backend": "fake", "workers": 1, "fake_rules": str(rules)}}))
+    config.write_text(yaml.safe_dump({"lean": fake_lean_section(str(rules), workers=1)}))
     statement = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
     proof = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num"
     batch = tmp_path / "in.jsonl"
@@ -279,7 +279,7 @@ def test_the_progress_line_counts_unfinished_problems_apart_with_their_cause(tmp
         config = {
             "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl"), "limit": 2},
             "models": {stage: dict(model) for stage in ("rewrite", "screen", "formalize", "align", "prove")},
-            "lean": {"backend": "fake", "workers": 1},
+            "lean": fake_lean_section(workers=1),
         }
         path = tmp_path / "c.yaml"
         path.write_text(yaml.safe_dump(config))
@@ -328,7 +328,7 @@ def test_check_proof_on_prose_says_no_lean_block_first(tmp_path: Path, capsys: p
     statement, prose = tmp_path / "s.lean", tmp_path / "p.txt"
     statement.write_text("theorem t (x : ℕ) (h : x = 2) : x + 1 = 3 := by sorry")
     prose.write_text("I think the answer is 3, because x is 2. Sorry, I cannot write Lean.")
-    code = main(["check-proof", "--statement", str(statement), "--proof", str(prose), "--backend", "fake"])
+    code = main(["check-proof", "--statement", str(statement), "--proof", str(prose), "--config", FAKE_LEAN_CONFIG])
     assert code == 1
     reasons = [line for line in capsys.readouterr().out.splitlines() if line.strip().startswith("reason:")]
     assert reasons and "no_lean_block" in reasons[0]

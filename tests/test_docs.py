@@ -219,7 +219,7 @@ def test_the_command_check_catches_a_misspelled_option_and_command() -> None:
     assert _check("repro status runs/demo --json", parser) is None
     assert "has no option ['--jsn']" in (_check("repro status runs/demo --jsn", parser) or "")
     assert "needs one of" in (_check("repro lean", parser) or "")
-    assert _check("repro lean selftest [--backend repl|kimina|fake]", parser) is None
+    assert _check("repro lean selftest [--backend repl|kimina|recorded]", parser) is None
     assert repro_commands("CUDA_VISIBLE_DEVICES=0 repro run --set prove.k=8 && repro status runs/x # note") == [
         "repro run --set prove.k=8",
         "repro status runs/x",

@@ -30,7 +30,7 @@ INTERNAL = {
 def _exception_classes() -> dict[str, type[BaseException]]:
     found: dict[str, type[BaseException]] = {}
     for module_info in pkgutil.walk_packages(repro.__path__, "repro."):
-        if module_info.name.startswith(("repro.testing", "repro.cli.__main__")):
+        if module_info.name.startswith("repro.cli.__main__"):
             continue
         try:
             module = importlib.import_module(module_info.name)

@@ -27,8 +27,8 @@ from repro.evaluate import (
     parse_model_argument,
     run_evaluation,
 )
-from repro.testing import OpenAITestServer
 from tests import evaluate_world as world
+from tests.doubles.openai_server import OpenAITestServer
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from repro.judge import verify_proof
-from repro.lean import InfraStatus, fake_repl_verifier
+from repro.lean import InfraStatus
 from repro.lean.framing import FRAME_PREFIX, FramingError, frame_command, unframe_reply
 from repro.records import ReasonCode
+from tests.doubles.fake_backend import fake_repl_verifier
 
 HEADER = "import Mathlib"
 STATEMENT = "theorem amc_demo (x : ℕ) (h : 2 * x + 1 = 7) : x = 4 := by sorry"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import repro
-from repro.config import LeanSettings
 from tests.conftest import REPO
+from tests.doubles.fake_lean import fake_lean_settings
 
 
 def test_every_exported_name_resolves_and_import_repro_stays_light() -> None:
@@ -49,18 +49,16 @@ def test_a_notebook_runs_reads_releases_and_reverifies_the_demo(tmp_path: Path) 
     summary = release(tmp_path / "demo", tmp_path / "release", allow_unverified=True)
     assert isinstance(summary, repro.ReleaseSummary) and summary.written == len(retained)
     assert summary.unverified == summary.written, "the demonstration never releases a verified row"
-    results = repro.reverify(tmp_path / "release", lean=LeanSettings(backend="fake"))
+    results = repro.reverify(tmp_path / "release", lean=fake_lean_settings())
     assert results and all(isinstance(r, repro.ReverifyResult) and not r.real_lean for r in results)
 
 
 def test_check_proof_and_its_errors_from_python(tmp_path: Path) -> None:
     statement = "theorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
     proof = "```lean4\ntheorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n```"
-    verdict = repro.check_proof(statement, proof, lean=LeanSettings(backend="fake"))
+    verdict = repro.check_proof(statement, proof, lean=fake_lean_settings())
     assert isinstance(verdict, repro.Verdict) and verdict.lean is not None and not verdict.lean.real_lean
-    refused = repro.check_proof(
-        statement, "```lean4\ntheorem t : False := by\n  sorry\n```", lean=LeanSettings(backend="fake")
-    )
+    refused = repro.check_proof(statement, "```lean4\ntheorem t : False := by\n  sorry\n```", lean=fake_lean_settings())
     assert not refused.verified
     with pytest.raises(repro.ReproError) as caught:
         repro.load_run(tmp_path / "nothing")

@@ -8,9 +8,9 @@ import pytest
 import yaml
 
 from repro.judge import reserved_name, verify_proof
-from repro.lean import fake_repl_verifier
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, axioms_reported
 from repro.records import ReasonCode
+from tests.doubles.fake_backend import fake_repl_verifier
 
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"

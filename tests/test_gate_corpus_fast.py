@@ -2,7 +2,7 @@
 
 ``tests/test_gate.py`` runs each corpus case through the fake REPL in a subprocess behind the real
 worker pool (about a second per case). This file runs the same cases, with the same expectations,
-through :func:`repro.lean.fake_repl.serve` over in-memory streams: the same JSON-lines protocol and
+through :func:`tests.doubles.fake_repl.serve` over in-memory streams: the same JSON-lines protocol and
 the same rules, only no process. It is the corpus half of the quick kill suite of the mutation
 benchmark (``benchmarks/gate_mutation.py``), which runs it against every mutant before the slow tests.
 """
@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 
 from repro.judge import reserved_name, verify_proof
-from repro.lean.fake_repl import serve
 from repro.lean.protocol import LeanResult, result_from_repl_json
 from repro.records import ReasonCode
+from tests.doubles.fake_repl import serve
 from tests.test_gate import CORPUS, HEADER, STATEMENT
 
 
 class InProcessFakeRepl:
-    """The fake REPL of :mod:`repro.lean.fake_repl` spoken to without a subprocess.
+    """The fake REPL of :mod:`tests.doubles.fake_repl` spoken to without a subprocess.
 
     Follows the worker pool's conversation (``repro/lean/repl_pool.py``, itself after
     leanprover-community/repl ``REPL/Main.lean``): the header first, without ``env``; then each

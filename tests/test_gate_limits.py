@@ -9,8 +9,8 @@ from repro.config import StaticLimits
 from repro.exit_codes import ExitCode
 from repro.judge import verify_proof
 from repro.judge.batch import verdict_exit_code
-from repro.lean import fake_repl_verifier
 from repro.records import ReasonCode
+from tests.doubles.fake_backend import fake_repl_verifier
 
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"

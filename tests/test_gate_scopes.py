@@ -12,9 +12,10 @@ from repro.judge import reserved_name, verify_proof
 from repro.judge.scopes import closers
 from repro.judge.screen import _judge_lean, _our_statement, lean_commands
 from repro.judge.verdict import Verdict
-from repro.lean import KiminaVerifier, fake_repl_verifier
+from repro.lean import KiminaVerifier
 from repro.lean.text import LeanCode, Statement
 from repro.records import ReasonCode
+from tests.doubles.fake_backend import fake_repl_verifier
 from tests.doubles.kimina_server import KiminaTestServer
 
 STATEMENT = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"

@@ -173,7 +173,7 @@ def _config(dataset: Path, rules: Path) -> dict[str, Any]:
     for settings in config["models"].values():
         settings["script"] = "tests.test_infrastructure_walk:responder"
     config["prove"] = {"k": 3, "strategy": "parallel", "feedback_rounds": 1}
-    config["lean"]["fake_rules"] = str(rules)
+    config["lean"]["factory_options"] = {"rules": str(rules)}
     config["judge"] = {"backend": "factory", "factory": "tests.test_infrastructure_walk:walk_judge"}
     config["stop_after_failed_calls"] = 1000  # every fault is a failed call; the walk wants them all
     return config

@@ -31,6 +31,7 @@ from repro.judge.kernel import (
 from repro.judge.verdict import JudgeCause, JudgeRefusal, JudgeRequest, JudgeStatus
 from repro.lean.sandbox import SandboxStatus, detect_sandbox
 from tests.doubles import judges
+from tests.doubles.fake_lean import fake_lean_section
 from tests.doubles.fake_safe_verify import compile_errors
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat"
@@ -591,7 +592,7 @@ def test_reverify_judges_every_released_row_again_and_catches_a_pass_the_store_o
     assert [row.instance_id for row in read_release(tmp_path / "out")] == ["gsm8k:1#r0", "math:7#r0"]
     config = tmp_path / "judge.yaml"
     judge = {"backend": "factory", "factory": "tests.doubles.judges:safeverify", "tools_dir": str(tmp_path / "tools")}
-    config.write_text(yaml.safe_dump({"lean": {"backend": "fake", "header": ""}, "judge": judge}))
+    config.write_text(yaml.safe_dump({"lean": fake_lean_section(header=""), "judge": judge}))
 
     capsys.readouterr()
     assert main(["reverify", str(tmp_path / "out"), "--config", str(config)]) == 1
@@ -613,7 +614,7 @@ def test_judge_exit_codes() -> None:
         return JudgeVerdict(key="k", status=status, tool="SafeVerify", real=real)
 
     assert judge_exit_code([verdict(JudgeStatus.passed)]) == ExitCode.ok
-    assert judge_exit_code([verdict(JudgeStatus.passed, real=False)]) == ExitCode.fake_backend
+    assert judge_exit_code([verdict(JudgeStatus.passed, real=False)]) == ExitCode.stand_in
     assert judge_exit_code([verdict(JudgeStatus.passed), verdict(JudgeStatus.unavailable)]) == ExitCode.unfinished
     assert judge_exit_code([verdict(JudgeStatus.unavailable), verdict(JudgeStatus.rejected)]) == ExitCode.rejected
 

@@ -1,6 +1,6 @@
 """Kimina Lean Server versions and load (issue 18, findings 6 and 7), against a fake server on 127.0.0.1.
 
-The fake (repro.testing.kimina_server) imitates project-numina/kimina-lean-server: its line behaviour
+The fake (tests/doubles/kimina_server.py) imitates project-numina/kimina-lean-server: its line behaviour
 before and after e2cdc1f, the 429 a request gets when no REPL frees up, the int ``timeout`` field, and slow
 or stuck answers. What must hold: a server that cannot judge our proofs is refused before any verdict,
 and nothing Lean never saw is recorded as a Lean verdict or a Lean timeout.

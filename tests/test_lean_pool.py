@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from repro.judge import verify_proof
-from repro.lean import CachedVerifier, InfraStatus, KiminaVerifier, fake_repl_verifier
+from repro.lean import CachedVerifier, InfraStatus, KiminaVerifier
 from repro.records import ReasonCode
+from tests.doubles.fake_backend import fake_repl_verifier
 
 HEADER = "import Mathlib"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.protocol import InfraStatus
+from tests.doubles.fake_backend import fake_repl_verifier
 
 
 async def test_results_before_an_infrastructure_failure_are_kept_and_the_failure_is_last() -> None:

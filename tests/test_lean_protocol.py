@@ -6,8 +6,9 @@ import io
 import json
 from typing import Any
 
-from repro.lean import CachedVerifier, InfraStatus, fake_repl_verifier
-from repro.lean.fake_repl import serve
+from repro.lean import CachedVerifier, InfraStatus
+from tests.doubles.fake_backend import fake_repl_verifier
+from tests.doubles.fake_repl import serve
 
 HEADER = "import Mathlib"
 TARGET = "theorem repro_target_t (x : ℕ) (h : x = 2) : x + 1 = 3 := by sorry"

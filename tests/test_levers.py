@@ -62,7 +62,7 @@ def _run(tmp_path: Path, cases: list[tuple[str, str, str]], **prove: Any) -> dic
     dataset, rules = _write_world(tmp_path, cases)
     config = world_config(dataset, prove={"k": 2, "strategy": "parallel", **prove})
     config["retries"] = {"rewrites_per_problem": 1, "formalizations_per_rewrite": 1}
-    config["lean"]["fake_rules"] = rules
+    config["lean"]["factory_options"] = {"rules": rules}
     run(build_config(config), tmp_path / "run")
     with RunStore(tmp_path / "run", create=False) as store:
         by_case = {

@@ -19,7 +19,7 @@ from repro.llm import (
     ask_json,
 )
 from repro.store import RunStore
-from repro.testing import Fault, OpenAITestServer
+from tests.doubles.openai_server import Fault, OpenAITestServer
 
 
 def backend(server: OpenAITestServer, **kwargs: object) -> OpenAIBackend:

@@ -19,8 +19,8 @@ import yaml
 
 from repro.cli import main
 from repro.config import load_config
-from repro.testing import Fault, OpenAITestServer
-from tests.doubles.fake_lean import STAND_INS_SET
+from tests.doubles.fake_lean import STAND_INS_SET, fake_lean_section
+from tests.doubles.openai_server import Fault, OpenAITestServer
 from tests.repro_cli import repro
 
 REPO = Path(__file__).resolve().parents[1]
@@ -34,7 +34,7 @@ def endpoint_config(path: Path, base_url: str, *, api_key_env: str | None = None
         "name": "endpoint",
         "dataset": {"name": "gsm8k", "path": str(REPO / "data" / "gsm8k_sample.jsonl")},
         "models": {stage: dict(model) for stage in STAGES},
-        "lean": {"backend": "fake", "workers": 1},
+        "lean": fake_lean_section(workers=1),
         "judge": {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"},
         "problems_in_flight": 1,
         **top,

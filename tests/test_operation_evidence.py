@@ -15,11 +15,12 @@ import pytest
 import yaml
 
 from repro.app import audit, run, status
-from repro.config import LeanSettings, build_config
+from repro.config import build_config
 from repro.lean.factory import build_verifier
 from repro.records import ReasonCode
 from repro.stages.prove import ProofSample, verify_sample
-from repro.testing import OpenAITestServer
+from tests.doubles.fake_lean import fake_lean_settings
+from tests.doubles.openai_server import OpenAITestServer
 from tests.pipeline_world import screen_outage, world_config, write_problems
 from tests.repro_cli import demo_endpoint_config, repro, stop_at_first_request
 
@@ -95,7 +96,7 @@ def test_screen_and_align_rejections_show_the_judges_analysis(tmp_path: Path) ->
 
 def test_prover_output_without_any_lean_is_no_lean_block() -> None:
     statement = "theorem t (x : ℕ) (h : x = 2) : x + 1 = 3 := by sorry"
-    verifier = build_verifier(LeanSettings(backend="fake", workers=1))
+    verifier = build_verifier(fake_lean_settings(workers=1))
 
     async def check(text: str) -> Any:
         try:
@@ -176,7 +177,7 @@ def test_the_test_server_has_a_cli_for_dry_runs(tmp_path: Path) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text(yaml.safe_dump([{"when": "capital", "reply": "Paris"}, {"reply": "no idea"}]))
     process = subprocess.Popen(
-        [sys.executable, "-m", "repro.testing.openai_server", "--port", "0", "--script", str(rules)],
+        [sys.executable, "-m", "tests.doubles.openai_server", "--port", "0", "--script", str(rules)],
         cwd=REPO,
         stdout=subprocess.PIPE,
         text=True,

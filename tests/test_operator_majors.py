@@ -12,6 +12,7 @@ import pytest
 
 from repro.report.page import read_embedded
 from tests.conftest import REPO
+from tests.doubles.fake_lean import FAKE_LEAN_CONFIG
 from tests.repro_cli import repro
 
 
@@ -170,7 +171,9 @@ def test_repair_refuses_candidates_for_no_trace(tmp_path: Path) -> None:
 
 def test_other_input_files_name_an_unknown_field_with_the_close_one(tmp_path: Path) -> None:
     batch = _traces(tmp_path / "batch.jsonl", [{"id": "a", "statement": "theorem t : True := by sorry", "ouput": "x"}])
-    checked = repro("check-proof", "--batch", str(batch), "--out", str(tmp_path / "o.jsonl"), "--backend", "fake")
+    checked = repro(
+        "check-proof", "--batch", str(batch), "--out", str(tmp_path / "o.jsonl"), "--config", FAKE_LEAN_CONFIG
+    )
     assert checked.returncode == 2
     assert f"{batch}:1: field 'ouput': unknown field; did you mean 'output'?" in checked.stderr
 
@@ -199,8 +202,8 @@ def test_other_input_files_name_an_unknown_field_with_the_close_one(tmp_path: Pa
 
 
 def test_a_failed_evaluate_leaves_nothing_and_the_corrected_command_runs(tmp_path: Path) -> None:
-    from repro.testing import OpenAITestServer
     from tests import evaluate_world
+    from tests.doubles.openai_server import OpenAITestServer
 
     release = evaluate_world.write_release(tmp_path / "release", count=4)
     eval_dir = tmp_path / "evals" / "down"

@@ -63,7 +63,7 @@ def world_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     tmp_path = tmp_path_factory.mktemp("world")
     dataset = write_problems(tmp_path / "problems.jsonl", CASES)
     config = world_config(str(dataset))
-    config["lean"]["fake_rules"] = rules_file(tmp_path)
+    config["lean"]["factory_options"] = {"rules": rules_file(tmp_path)}
     outcome = run(build_config(config), tmp_path / "run")
     store = RunStore(tmp_path / "run", create=False)
     by_case = {}

@@ -35,7 +35,7 @@ def _world(tmp_path: Path, cases: list[str] = CASES) -> dict[str, Any]:
         "data": "unknown identifier 'BADLEMMA'",
     }
     rules.write_text(json.dumps([{"match": "BADLEMMA", "action": "reply", "messages": [message]}]))
-    config["lean"]["fake_rules"] = str(rules)
+    config["lean"]["factory_options"] = {"rules": str(rules)}
     return config
 
 

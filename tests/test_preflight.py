@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from repro.config import LeanBackendName, LeanSettings, build_config
+from repro.config import build_config
 from repro.llm.preflight import check_endpoints
-from repro.testing import OpenAITestServer
+from tests.doubles.fake_lean import fake_lean_settings
 from tests.doubles.judge import STAND_IN_SETTINGS
+from tests.doubles.openai_server import OpenAITestServer
 
 
 def config_for(base_url: str, **prove: object) -> object:
@@ -69,7 +70,7 @@ def test_a_study_refuses_a_prover_whose_endpoint_serves_another_name(tmp_path: P
     statements.write_text(json.dumps(row) + "\n")
     with OpenAITestServer(served_models=["/ckpt/goedel"], max_model_len=40960) as server:
         prover = parse_prover_spec(f"goedel=goedel-prover-v2-32b@{server.base_url}", api_key_env=None)
-        settings = StudySettings(k=1, lean=LeanSettings(backend=LeanBackendName.fake), judge=STAND_IN_SETTINGS)
+        settings = StudySettings(k=1, lean=fake_lean_settings(), judge=STAND_IN_SETTINGS)
         store = open_study(
             tmp_path / "study", statements_path=statements, provers=[prover], settings=settings, resume=False
         )

@@ -164,8 +164,8 @@ PROSE = ("reviewer", "Consistent with the problem", "classifier", "IS the asked"
 def test_the_models_that_judge_a_statement_see_its_code_not_its_comments() -> None:
     """Alignment and the answer's classification decide on what Lean elaborates: the statement's comments are
     the formalizer's say-so (answer extraction already saw the statement so; now every deciding prompt does)."""
-    from repro.lean.fake_backend import fake_repl_verifier
     from repro.stages.answer import recover_answer
+    from tests.doubles.fake_backend import fake_repl_verifier
 
     settings = ModelSettings.model_validate({"backend": "scripted", "model": "m", "script": None})
     client, backend = _recorded(

@@ -19,7 +19,7 @@ from repro.llm import OpenAIBackend
 from repro.provers import get_profile, list_profiles
 from repro.provers.profile import problem_docstring, statement_in_form
 from repro.stages.prove import prover_request, prover_sample
-from repro.testing import OpenAITestServer
+from tests.doubles.openai_server import OpenAITestServer
 
 HARNESS: dict[str, Any] = yaml.safe_load((Path(__file__).parent / "fixtures" / "prover_harness.yaml").read_text())
 THEOREM = "theorem square_equation_solution {x y : ℝ} (h : x^2 + y^2 = 2*x - 4*y - 5) : x + y = -1 := by sorry"

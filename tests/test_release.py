@@ -9,17 +9,18 @@ import pytest
 import yaml
 
 from repro.cli import main
-from repro.config import LeanSettings
 from repro.records import Candidate, CandidateStatus, SourceProblem
 from repro.release import ReleaseError, read_release, reverify_release, write_release
 from repro.store import RunStore
+from tests.doubles.fake_lean import fake_lean_section, fake_lean_settings
 from tests.doubles.judge import STAND_IN_CONFIG, StandInJudge
 
 
 def stand_in_config(directory: Path) -> str:
-    """A config whose judge is the stand-in (tests/doubles/judge.py): what reverify judges again with."""
+    """A config whose judge is the stand-in (tests/doubles/judge.py) and whose Lean is the fake REPL: what reverify
+    judges again with."""
     path = directory / "stand-in-judge.yaml"
-    path.write_text(yaml.safe_dump({"judge": STAND_IN_CONFIG}))
+    path.write_text(yaml.safe_dump({"judge": STAND_IN_CONFIG, "lean": fake_lean_section()}))
     return str(path)
 
 
@@ -123,10 +124,8 @@ def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path)
     write_release(tmp_path / "run", tmp_path / "out")
     # the release was made under another header than the default trusted one: every row is refused (1);
     # a release whose rows all pass the gate on the fake backend exits 4 (tests/test_cli_operator.py)
-    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake", "--config", stand_in_config(tmp_path)]) == 1
-    results = asyncio.run(
-        reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header=""), StandInJudge())
-    )
+    assert main(["reverify", str(tmp_path / "out"), "--config", stand_in_config(tmp_path)]) == 1
+    results = asyncio.run(reverify_release(tmp_path / "out", fake_lean_settings(workers=1, header=""), StandInJudge()))
     assert [(r.passed_gate, r.answer_grounded) for r in results] == [(True, True), (True, True)]
     # a self-consistent release (files match their manifest) whose proof is bad: the gate catches it
     with RunStore(tmp_path / "run") as store:
@@ -135,9 +134,7 @@ def test_reverify_rechecks_released_proofs_and_catches_tampering(tmp_path: Path)
         candidate.lean_proof = (candidate.lean_proof or "").replace("rfl", "sorry")
         store.save_candidate(candidate)
     write_release(tmp_path / "run", tmp_path / "bad")
-    results = asyncio.run(
-        reverify_release(tmp_path / "bad", LeanSettings(backend="fake", workers=1, header=""), StandInJudge())
-    )
+    results = asyncio.run(reverify_release(tmp_path / "bad", fake_lean_settings(workers=1, header=""), StandInJudge()))
     # release order is natural id order: gsm8k:1#r0, then math:7#r0
     assert [r.passed_gate for r in results] == [True, False]
     assert "forbidden_construct" in results[1].reasons and not any(r.real_lean for r in results)
@@ -157,7 +154,7 @@ def test_reverify_checks_the_parquet_users_load_against_the_manifest_and_the_jso
     rows = table.to_pylist()
     rows[0]["lean_proof"] = rows[0]["lean_proof"].replace("rfl", "sorry")
     parquet.write_table(type(table).from_pylist(rows, schema=table.schema), path)
-    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake", "--config", stand_in_config(tmp_path)]) == 2
+    assert main(["reverify", str(tmp_path / "out"), "--config", stand_in_config(tmp_path)]) == 2
     error = capsys.readouterr().err
     assert "data/test.parquet: SHA-256 differs" in error
     assert "row 1 (gsm8k:1#r0): Parquet and JSONL differ in lean_proof" in error  # natural order
@@ -172,7 +169,7 @@ def test_reverify_catches_a_changed_exported_evaluation_task(
     assert "repro_grading.py" in (tmp_path / "out" / "SHA256SUMS").read_text()
     grader = tmp_path / "out" / "repro_grading.py"
     grader.write_text(grader.read_text() + "\ndef grade(*args, **kwargs):\n    return True\n")
-    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake", "--config", stand_in_config(tmp_path)]) == 2
+    assert main(["reverify", str(tmp_path / "out"), "--config", stand_in_config(tmp_path)]) == 2
     assert "repro_grading.py: SHA-256 differs" in capsys.readouterr().err
 
 
@@ -183,9 +180,7 @@ def test_reverify_requires_the_answer_read_from_the_verified_statement(tmp_path:
         candidate.new_answer = "301"
         store.save_candidate(candidate)
     write_release(tmp_path / "run", tmp_path / "out")
-    results = asyncio.run(
-        reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header=""), StandInJudge())
-    )
+    results = asyncio.run(reverify_release(tmp_path / "out", fake_lean_settings(workers=1, header=""), StandInJudge()))
     assert [r.answer_grounded for r in results] == [True, False]  # gsm8k:1#r0, then math:7#r0
     assert "not the answer read from the verified statement" in results[1].reasons[-1]
 
@@ -216,7 +211,7 @@ def test_reverify_uses_the_trusted_header_not_the_one_in_the_release(tmp_path: P
     jsonl = [json.loads(line) for line in (out / "data" / "test.jsonl").read_text().splitlines()]
     (out / "data" / "test.jsonl").write_text("".join(json.dumps({**row, "lean_header": evil}) + "\n" for row in jsonl))
     (out / MANIFEST).write_text("".join(f"{_sha256(out / name)}  {name}\n" for name in release_files(out)))
-    results = asyncio.run(reverify_release(out, LeanSettings(backend="fake", workers=1, header=""), StandInJudge()))
+    results = asyncio.run(reverify_release(out, fake_lean_settings(workers=1, header=""), StandInJudge()))
     assert results and not any(result.passed_gate for result in results)
     assert all("lean_header differs from the trusted header" in " ".join(r.reasons) for r in results)
 
@@ -266,7 +261,7 @@ def test_released_rows_and_the_card_say_which_proofs_a_lever_found(tmp_path: Pat
     loaded = datasets.load_dataset(str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"))["test"]
     raw = loaded.filter(lambda row: row["provenance"]["proof_lever"] == "none")
     assert [row["instance_id"] for row in raw] == ["math:7#r0"]
-    assert main(["reverify", str(tmp_path / "out"), "--backend", "fake", "--config", stand_in_config(tmp_path)]) != 2, (
+    assert main(["reverify", str(tmp_path / "out"), "--config", stand_in_config(tmp_path)]) != 2, (
         "the files still match"
     )
 
@@ -275,7 +270,7 @@ def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path
     synthetic_run(tmp_path / "run", real_lean=True)
     _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": None})
     write_release(tmp_path / "run", tmp_path / "out")
-    lean = LeanSettings(backend="fake", workers=1, header="")
+    lean = fake_lean_settings(workers=1, header="")
     results = asyncio.run(reverify_release(tmp_path / "out", lean, StandInJudge()))
     assert [(r.statement_check, r.statement_recheck, r.passed) for r in results] == [
         (None, "satisfiable", True),  # gsm8k:1#r0
@@ -336,9 +331,7 @@ def test_reverify_checks_an_existential_answer_as_a_witness_never_from_the_proof
     )
     _one_row_run(tmp_path / "run", statement, proof, answer)
     write_release(tmp_path / "run", tmp_path / "out")
-    [result] = asyncio.run(
-        reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header=""), StandInJudge())
-    )
+    [result] = asyncio.run(reverify_release(tmp_path / "out", fake_lean_settings(workers=1, header=""), StandInJudge()))
     assert result.answer_grounded is grounded, result.reasons
     if not grounded:
         assert "witness" in " ".join(result.reasons)
@@ -351,7 +344,7 @@ def test_reverify_grounds_no_answer_of_a_disjunction(tmp_path: Path) -> None:
     for name, answer in (("good", "2, -2"), ("bad", "4"), ("comment", "24")):
         _one_row_run(tmp_path / name, statement, proof, answer)
         write_release(tmp_path / name, tmp_path / f"{name}-out")
-    lean = LeanSettings(backend="fake", workers=1, header="")
+    lean = fake_lean_settings(workers=1, header="")
     verdicts = {
         name: asyncio.run(reverify_release(tmp_path / f"{name}-out", lean, StandInJudge()))[0].answer_grounded
         for name in ("good", "bad", "comment")

@@ -19,8 +19,8 @@ from repro.repair import (
     extract_answer,
     run_repair,
 )
-from repro.testing import OpenAITestServer
 from tests.conftest import shared_file
+from tests.doubles.openai_server import OpenAITestServer
 
 
 @pytest.mark.parametrize(

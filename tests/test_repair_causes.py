@@ -26,8 +26,8 @@ from repro.repair import (
 )
 from repro.repair.guards import equation_supported
 from repro.repair.quantities import problem_quantities
-from repro.testing import Fault, OpenAITestServer
 from tests.conftest import shared_file
+from tests.doubles.openai_server import Fault, OpenAITestServer
 
 PENS = "Tom buys 4 boxes of pens. Each box holds 6 pens. How many pens does Tom have?"
 

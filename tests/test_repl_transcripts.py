@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from repro.lean.fake_repl import serve
 from repro.lean.protocol import InfraStatus, LeanMessage, LeanResult, axioms_reported, result_from_repl_json
 from tests.conftest import REPO, SHARED_DATA
+from tests.doubles.fake_repl import serve
 
 FIXTURES = REPO / "tests" / "fixtures" / "repl"
 SORRY_WARNING = "declaration uses 'sorry'"

@@ -25,12 +25,12 @@ from repro.evaluate import EvaluationPlan, parse_model_argument, run_evaluation
 from repro.report import build_report, write_report
 from repro.report.page import read_embedded
 from repro.study import StudySettings, StudyStore, parse_prover_spec, prove_study, study_report
-from repro.testing import OpenAITestServer
 from tests import evaluate_world
 from tests import study_world as world
 from tests.browser import headless_chromium, open_page
 from tests.conftest import REPO
 from tests.doubles.judge import STAND_IN_SETTINGS
+from tests.doubles.openai_server import OpenAITestServer
 
 STATEMENTS = 200
 PROVERS = ("corrupt", "restate", "slow")

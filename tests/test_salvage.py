@@ -13,11 +13,11 @@ import pytest
 import yaml
 
 from repro.judge import verify_proof
-from repro.lean import fake_repl_verifier
-from repro.lean.fake_semantics import Outcome, judge_theorem
 from repro.records import ReasonCode
 from repro.salvage import SalvageKind, salvage_variants, worth_salvaging
 from repro.stages.salvage import salvage_sample
+from tests.doubles.fake_backend import fake_repl_verifier
+from tests.doubles.fake_semantics import Outcome, judge_theorem
 
 HEADER = "import Mathlib\nimport Aesop\nset_option maxHeartbeats 400000\nopen BigOperators Real Nat Topology Rat\n"
 ROBE = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"

@@ -24,6 +24,7 @@ import pytest
 
 from repro.lean.protocol import InfraStatus
 from repro.lean.sandbox import SandboxStatus, WorkerSandbox, detect_sandbox, sandboxed
+from tests.doubles.fake_lean import fake_lean_section
 
 CONNECT = (
     "import socket, sys\n"
@@ -224,7 +225,7 @@ def test_a_launcher_changed_outside_the_sandbox_starts_no_worker(tmp_path: Path)
 
 def test_a_pool_whose_launcher_was_rewritten_answers_unavailable(tmp_path: Path) -> None:
     """A worker that crashed is replaced; the replacement's start finds the rewritten launcher and refuses."""
-    from repro.lean.fake_backend import fake_repl_verifier
+    from tests.doubles.fake_backend import fake_repl_verifier
 
     status = _confined()
     verifier = fake_repl_verifier([{"match": "CRASH", "action": "crash"}], workers=1, timeout_s=20)
@@ -356,7 +357,7 @@ def test_doctor_reports_the_confinement_in_force(tmp_path: Path) -> None:
     default = {line.name: line for line in doctor(None)}["confinement of Lean processes"]
     status = detect_sandbox()
     assert default.ok == (status.kind == "bwrap") and "lean.sandbox bwrap" in default.detail
-    chosen = RunConfig.model_validate({"lean": {"backend": "fake", "sandbox": "none"}})
+    chosen = RunConfig.model_validate({"lean": fake_lean_section(sandbox="none")})
     named = {line.name: line for line in doctor(chosen)}["confinement of Lean processes"]
     assert named.ok and "lean.sandbox none: no sandbox" in named.detail and "operator" in named.detail
 

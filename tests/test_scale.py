@@ -124,7 +124,7 @@ def world_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp_path = tmp_path_factory.mktemp("scale-world")
     dataset = write_problems(tmp_path / "problems.jsonl", CASES * 2)
     config = world_config(str(dataset), retries={"rewrites_per_problem": 2, "formalizations_per_rewrite": 2})
-    config["lean"]["fake_rules"] = rules_file(tmp_path)
+    config["lean"]["factory_options"] = {"rules": rules_file(tmp_path)}
     run(build_config(config), tmp_path / "run")
     return tmp_path / "run"
 
@@ -196,7 +196,7 @@ def test_a_run_draws_lazily_from_an_endless_stream_until_its_target(tmp_path: Pa
 def _write_config(tmp_path: Path, rules: Path) -> Path:
     dataset = write_problems(tmp_path / "problems.jsonl", ["retained"] * 3)
     config = world_config(str(dataset))
-    config["lean"]["fake_rules"] = str(rules)
+    config["lean"]["factory_options"] = {"rules": str(rules)}
     path = tmp_path / "world.yaml"
     path.write_text(yaml.safe_dump(config))
     return path

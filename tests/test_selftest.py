@@ -19,8 +19,9 @@ import pytest
 from repro.config import LeanSettings
 from repro.judge.selftest import CASES, SelfTestFailed, ensure_selftest, render_report, run_selftest
 from repro.judge.selftest_answers import ANSWER_CASES
-from repro.lean import fake_repl_verifier
 from repro.lean.repl_pool import ReplPoolVerifier
+from tests.doubles.fake_backend import fake_repl_verifier
+from tests.doubles.fake_lean import FACTORY, FAKE_LEAN_CONFIG, fake_lean_settings
 from tests.doubles.kimina_server import KiminaTestServer
 
 # What real Lean answers to the three real-only cases (REPL reply shapes: see tests/fixtures/repl/)
@@ -51,7 +52,7 @@ def scripted_lean(settings: LeanSettings) -> ReplPoolVerifier:
 
 
 async def test_the_fake_backend_passes_and_names_what_only_real_lean_can_answer() -> None:
-    report = await run_selftest(LeanSettings(backend="fake", workers=1))
+    report = await run_selftest(fake_lean_settings(workers=1))
     assert report.passed and not report.real_lean
     unanswered = {outcome.name for outcome in report.unanswered}
     answers = {name for name, _, _ in ANSWER_CASES}  # issue 29: what the fake models is no evidence
@@ -136,7 +137,7 @@ def _cli(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_the_selftest_command_on_the_fake_backend_exits_4_and_lists_the_real_only_cases(tmp_path: Path) -> None:
-    result = _cli("lean", "selftest", "--backend", "fake", cwd=tmp_path)
+    result = _cli("lean", "selftest", "--config", FAKE_LEAN_CONFIG, cwd=tmp_path)
     assert result.returncode == 4, result.stdout + result.stderr
     assert "only a real Lean backend (repl or kimina) can answer: sentinel_position" in result.stdout
     assert "FAIL" not in result.stdout
@@ -172,8 +173,8 @@ def test_doctor_runs_the_selftest_on_the_configured_backend() -> None:
     from repro.app import doctor
     from repro.config import RunConfig
 
-    lines = {line.name: line for line in doctor(RunConfig(lean=LeanSettings(backend="fake", workers=1)))}
-    line = lines["Lean self-test (fake, v4.15.0)"]
+    lines = {line.name: line for line in doctor(RunConfig(lean=fake_lean_settings(workers=1)))}
+    line = lines["Lean self-test (factory, v4.15.0)"]
     assert line.ok and not line.required
     assert "only a real backend can answer sentinel_position, timeout_reported, toolchain_reported" in line.detail
 
@@ -193,7 +194,7 @@ async def test_on_a_stand_in_judge_the_judge_cases_are_listed_as_answerable_only
 ) -> None:
     from repro.judge.selftest import JUDGE_CASES
 
-    report = await run_selftest(LeanSettings(backend="fake", workers=1), judge=_stand_in_judge(tmp_path, real=False))
+    report = await run_selftest(fake_lean_settings(workers=1), judge=_stand_in_judge(tmp_path, real=False))
     judged = {o.name: o for o in report.outcomes if o.name.startswith("judge_")}
     assert (
         set(judged)
@@ -211,12 +212,12 @@ async def test_on_a_stand_in_judge_the_judge_cases_are_listed_as_answerable_only
 
 
 async def test_the_judge_cases_pass_on_a_working_judge_and_fail_on_a_broken_one_naming_why(tmp_path: Path) -> None:
-    working = await run_selftest(LeanSettings(backend="fake", workers=1), judge=_stand_in_judge(tmp_path, real=True))
+    working = await run_selftest(fake_lean_settings(workers=1), judge=_stand_in_judge(tmp_path, real=True))
     judged = [o for o in working.outcomes if o.name.startswith("judge_")]
     assert len(judged) == 3 and all(o.passed for o in judged), [o.detail for o in judged]
     assert working.passed
     broken = await run_selftest(
-        LeanSettings(backend="fake", workers=1),
+        fake_lean_settings(workers=1),
         judge=_stand_in_judge(tmp_path, "--fail", "safe_verify:killed", real=True),
     )
     failed = {o.name: o.detail for o in broken.failed}
@@ -227,7 +228,8 @@ async def test_the_judge_cases_pass_on_a_working_judge_and_fail_on_a_broken_one_
 def test_the_selftest_command_runs_the_judge_cases_of_the_configured_judge(tmp_path: Path) -> None:
     config = tmp_path / "judge.yaml"
     config.write_text(
-        f"judge:\n  backend: factory\n  factory: tests.doubles.judges:safeverify\n  tools_dir: {tmp_path / 'tools'}\n",
+        f"judge:\n  backend: factory\n  factory: tests.doubles.judges:safeverify\n  tools_dir: {tmp_path / 'tools'}\n"
+        f"lean:\n  backend: factory\n  factory: {FACTORY}\n",
         encoding="utf-8",
     )
     from tests.conftest import REPO
@@ -239,8 +241,6 @@ def test_the_selftest_command_runs_the_judge_cases_of_the_configured_judge(tmp_p
             "repro.cli",
             "lean",
             "selftest",
-            "--backend",
-            "fake",
             "--config",
             str(config),
             "--judge",

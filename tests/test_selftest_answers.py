@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from repro.judge.selftest_answers import ANSWER_CASES, CAST, expectations_hold
-from repro.lean.fake_backend import fake_repl_verifier
+from tests.doubles.fake_backend import fake_repl_verifier
 
 
 @pytest.mark.parametrize(("name", "check"), [(name, check) for name, _, check in ANSWER_CASES])

@@ -9,7 +9,8 @@ from pathlib import Path
 from repro.app import doctor
 from repro.config import ModelSettings, build_config
 from repro.llm.server_defaults import sampling_exposures
-from repro.testing import OpenAITestServer
+from tests.doubles.fake_lean import fake_lean_section
+from tests.doubles.openai_server import OpenAITestServer
 
 # what Qwen3's published generation_config.json sets (Goedel-Prover-V2 is a Qwen3 fine-tune)
 QWEN3_GENERATION_CONFIG = {"do_sample": True, "temperature": 0.6, "top_k": 20, "top_p": 0.95, "eos_token_id": 151645}
@@ -54,7 +55,7 @@ def test_doctor_reports_the_sampling_of_every_served_stage(tmp_path: Path) -> No
         config = build_config(
             {
                 "models": {**stages, "prove": {**endpoint, "profile": "goedel-prover-v2-32b"}},
-                "lean": {"backend": "fake", "selftest": False},
+                "lean": fake_lean_section(selftest=False),
             }
         )
         lines = {line.name: line for line in doctor(config)}

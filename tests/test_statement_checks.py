@@ -12,8 +12,6 @@ import pytest
 
 from repro.app import run
 from repro.config import build_config
-from repro.lean.fake_backend import fake_repl_verifier
-from repro.lean.fake_semantics import parse_proposition, proves
 from repro.lean.repl_pool import ReplPoolVerifier
 from repro.lean.statement_checks import (
     CheckOutcome,
@@ -27,6 +25,8 @@ from repro.lean.statement_checks import (
 from repro.lean.text.statement import read_statement
 from repro.records import CandidateStatus, ReasonCode, Stage
 from repro.store import RunStore
+from tests.doubles.fake_backend import fake_repl_verifier
+from tests.doubles.fake_semantics import parse_proposition, proves
 from tests.pipeline_world import world_config, write_problems
 
 HEADER = "import Mathlib"

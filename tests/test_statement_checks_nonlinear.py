@@ -15,7 +15,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.repl_pool import ReplPoolVerifier
 from repro.lean.statement_checks import (
     StatementFacts,
@@ -26,6 +25,7 @@ from repro.lean.statement_checks import (
 )
 from repro.lean.text.lexer import lex, significant
 from repro.lean.text.statement import read_statement
+from tests.doubles.fake_backend import fake_repl_verifier
 
 NO_RECTANGLE = "theorem t (l w : ℝ) (h₀ : l * w = 40) (h₁ : l + w = 10) : l = 5 := by sorry"
 

@@ -29,6 +29,7 @@ from repro.records import Candidate, CandidateStatus, SourceProblem, Stage
 from repro.release import reverify_release, write_release
 from repro.store import _MIGRATIONS, RunStore
 from tests.conftest import shared_file
+from tests.doubles.fake_lean import fake_lean_settings
 from tests.doubles.fake_safe_verify import compile_errors
 from tests.doubles.judge import StandInJudge
 from tests.doubles.judges import safeverify
@@ -144,7 +145,7 @@ def _old_format_run(run_dir: Path, verified_code: str) -> None:
 
 
 def _lean() -> LeanSettings:
-    return LeanSettings(backend="fake", workers=1, header=HEADER)
+    return fake_lean_settings(workers=1, header=HEADER)
 
 
 def test_reverify_of_an_old_format_release_judges_the_text_lean_checked_and_passes(tmp_path: Path) -> None:

@@ -32,10 +32,9 @@ from repro.study import (
     study_report,
 )
 from repro.study.report import StudyReport
-from repro.testing import OpenAITestServer
-from repro.testing.openai_server import Fault
 from tests import study_world as world
 from tests.doubles.judge import STAND_IN_SETTINGS
+from tests.doubles.openai_server import Fault, OpenAITestServer
 
 PROVERS = ("corrupt", "restate", "slow")
 
@@ -277,7 +276,9 @@ def test_prove_study_refuses_feedback_rounds_and_the_report_records_none(
 
     statements = world.write_statement_file(tmp_path / "statements.jsonl")
     config = tmp_path / "config.yaml"
-    config.write_text("prove:\n  feedback_rounds: 2\nlean:\n  backend: fake\n")
+    config.write_text(
+        "prove:\n  feedback_rounds: 2\nlean:\n  backend: factory\n  factory: tests.doubles.fake_lean:fake_lean\n"
+    )
     study = tmp_path / "st"
     arguments = ["prove-study", str(statements), "--prover", "p=m@http://127.0.0.1:9/v1", "--study-dir", str(study)]
     assert main([*arguments, "--config", str(config)]) == 2

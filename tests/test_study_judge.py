@@ -6,12 +6,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from repro.config import JudgeSettings, LeanSettings
+from repro.config import JudgeSettings
 from repro.records import ReasonCode
 from repro.study import StudySettings, StudyStore, parse_prover_spec, prove_study, study_report
 from repro.study.render import report_tables
 from repro.study.store import _MIGRATIONS
 from tests import study_world as world
+from tests.doubles.fake_lean import fake_lean_settings
 from tests.doubles.judge import STAND_IN_SETTINGS
 
 STATEMENTS = 4
@@ -23,7 +24,7 @@ def _study(tmp_path: Path, judge: JudgeSettings, *, resume: bool = False) -> obj
     statements = world.write_statement_file(tmp_path / "statements.jsonl", STATEMENTS)
     prover = tmp_path / "prover.yaml"
     prover.write_text("backend: scripted\nmodel: statement-prover\nscript: tests.study_world:statement_prover\n")
-    settings = StudySettings(k=K, lean=LeanSettings(backend="fake", workers=1), judge=judge)
+    settings = StudySettings(k=K, lean=fake_lean_settings(workers=1), judge=judge)
     return prove_study(
         tmp_path / "study",
         statements_path=None if resume else statements,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from repro.app import RunError, run
-from repro.config import DEFAULT_HEADER, JudgeSettings, LeanSettings, build_config
+from repro.config import DEFAULT_HEADER, JudgeSettings, build_config
 from repro.judge.verdict import JudgeStatus, JudgeVerdict
 from repro.metrics import generation_rates, lever_lines
 from repro.records import CandidateStatus, ReasonCode, Stage
@@ -27,6 +27,7 @@ from repro.study import (
     study_proofs,
     write_statements,
 )
+from tests.doubles.fake_lean import fake_lean_settings
 from tests.doubles.judge import DOWN_FLAG, STAND_IN_SETTINGS
 from tests.pipeline_world import world_config
 
@@ -86,7 +87,7 @@ def test_statement_commands_on_the_command_line(failed_run: Path, tmp_path: Path
 def _study(tmp_path: Path, statements: Path, judge: JudgeSettings = STAND_IN_SETTINGS) -> Path:
     prover = tmp_path / "prover.yaml"
     prover.write_text("backend: scripted\nmodel: statement-prover\nscript: tests.study_world:statement_prover\n")
-    settings = StudySettings(k=2, lean=LeanSettings(backend="fake", workers=1), judge=judge)
+    settings = StudySettings(k=2, lean=fake_lean_settings(workers=1), judge=judge)
     prove_study(
         tmp_path / "study",
         statements_path=statements,

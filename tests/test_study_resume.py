@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from repro.study import StudyStore
-from repro.testing import OpenAITestServer
 from tests import study_world as world
+from tests.doubles.openai_server import OpenAITestServer
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -11,15 +11,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from repro.config import LeanSettings
 from repro.study.app import prove_study
 from repro.study.provers import parse_prover_spec
 from repro.study.records import StudySettings
 from repro.study.report import study_report
 from repro.study.store import StudyStore
-from repro.testing import OpenAITestServer
 from tests import study_world as world
+from tests.doubles.fake_lean import fake_lean_settings
 from tests.doubles.judge import STAND_IN_SETTINGS
+from tests.doubles.openai_server import OpenAITestServer
 
 OLD_MATHLIB_REFUSES = {
     "match": r"^theorem repro_target_\w+ \(x : ℕ\) \(h₀ : x = 99\)",
@@ -41,7 +41,7 @@ def test_a_statement_that_does_not_elaborate_under_a_provers_toolchain_is_counte
     statements.write_text("\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n")
     rules = tmp_path / "rules.json"
     rules.write_text(json.dumps([OLD_MATHLIB_REFUSES]))
-    lean = LeanSettings(backend="fake", workers=1, fake_rules=str(rules), toolchain="v4.15.0")
+    lean = fake_lean_settings(str(rules), workers=1, toolchain="v4.15.0")
     with OpenAITestServer(world.http_responder) as server:
         goedel = tmp_path / "goedel.yaml"
         goedel.write_text(

@@ -12,10 +12,12 @@ from typing import Any
 import pytest
 
 from repro.config import ConfigError, LeanSettings, build_config
-from repro.lean import SetupError, build_verifier, fake_repl_verifier, lean_cache_key
+from repro.lean import SetupError, build_verifier, lean_cache_key
 from repro.lean.project import materialize_project, project_toolchain, repl_config
 from repro.lean.toolchains import get_toolchain, lean_version_of, list_toolchains
 from tests.conftest import REPO
+from tests.doubles.fake_backend import fake_repl_verifier
+from tests.doubles.fake_lean import fake_lean_settings
 
 
 def test_the_toolchains_of_the_provers_are_pinned_consistently() -> None:
@@ -84,7 +86,7 @@ async def test_checks_carry_their_toolchain_and_the_cache_keeps_toolchains_apart
     code, header = "theorem t : True := trivial", "import Mathlib"
     keys, seen = set(), set()
     for name in ("v4.9.0", "v4.15.0"):
-        verifier = build_verifier(LeanSettings(backend="fake", toolchain=name, workers=1))
+        verifier = build_verifier(fake_lean_settings(toolchain=name, workers=1))
         try:
             result = await verifier.check(code, header)
         finally:

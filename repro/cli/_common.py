@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
-from repro.config import RunConfig, load_config
+from repro.config import LeanBackendName, RunConfig, load_config
 from repro.exit_codes import EXIT_CODES_HELP, ExitCode, ReproError
 from repro.runlog import DEFAULT_INTERVAL_S, sigterm_as_sigint
 from repro.waiting import describe as describe_waits
@@ -79,7 +79,7 @@ def add_lean_options(parser: argparse.ArgumentParser, *, backend_flag: str = "--
     parser.add_argument(
         backend_flag,
         dest="backend",
-        choices=["repl", "kimina", "recorded", "fake"],
+        choices=["repl", "kimina", "recorded"],
         help="Lean backend (default: the config's lean.backend)",
     )
     parser.add_argument("--config", help="config whose lean: and judge: sections to use")
@@ -96,7 +96,7 @@ def lean_settings(arguments: argparse.Namespace) -> Any:
     config = load_config(arguments.config) if getattr(arguments, "config", None) else RunConfig()
     lean = config.lean
     if getattr(arguments, "backend", None):
-        lean = lean.model_copy(update={"backend": arguments.backend})
+        lean = lean.model_copy(update={"backend": LeanBackendName(arguments.backend)})
     if getattr(arguments, "sandbox", None):
         lean = lean.model_copy(update={"sandbox": arguments.sandbox})
     return lean

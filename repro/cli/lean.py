@@ -21,13 +21,13 @@ if TYPE_CHECKING:
 CHECK_PROOF_EXIT_CODES = """\
 exit status: 0 verified by real Lean; 1 rejected (statically or by Lean); 2 usage error (bad
 arguments, unreadable input, a statement that is not one theorem); 3 Lean unavailable, crashed or
-timed out (no verdict); 4 passed, but only a fake backend checked it (never a real verdict).
+timed out (no verdict); 4 passed, but only a stand-in backend checked it (never a real verdict).
 With --batch: 3 if any row had an infrastructure failure, else 1 if any was rejected, else 0 or 4."""
 
 
 ANSWER_ONLY_EXIT_CODES = """\
 With --answer-only: 0 answer(s) confirmed by real Lean (or none, with its reason); 3 Lean gave no verdict on
-some statement; 4 only a fake backend answered (never a real confirmation)."""
+some statement; 4 only a stand-in backend answered (never a real confirmation)."""
 
 
 def command_answer_only(arguments: argparse.Namespace) -> int:
@@ -68,7 +68,9 @@ def command_answer_only(arguments: argparse.Namespace) -> int:
             + "; no answer: "
             + (", ".join(f"{k} {v}" for k, v in summary.no_answer.items()) or "none")
         )
-    console.print(f"backend: {summary.backend}" + ("" if summary.real_lean else " (fake: never a real verdict)"))
+    console.print(
+        f"backend: {summary.backend}" + ("" if summary.real_lean else " (a stand-in, not Lean: never a real verdict)")
+    )
     return summary.exit_code
 
 
@@ -116,7 +118,8 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
                     " verified by a repaired text"
                 )
             console.print(
-                f"backend: {summary.backend}" + ("" if summary.real_lean else " (fake: never a real verdict)")
+                f"backend: {summary.backend}"
+                + ("" if summary.real_lean else " (a stand-in, not Lean: never a real verdict)")
             )
         return summary.exit_code
     if arguments.statement is None or arguments.proof is None:
@@ -237,8 +240,8 @@ def command_lean_toolchains(arguments: argparse.Namespace) -> int:
 
 SELFTEST_EXIT_CODES = """\
 exit status: 0 every case passed on a real Lean backend (and, with --judge, a real judge); 1 a case
-failed (named); 2 usage error; 3 the backend could not be reached or built; 4 passed on the fake
-backend or a stand-in judge (which cannot answer the cases listed as needing a real one)."""
+failed (named); 2 usage error; 3 the backend could not be reached or built; 4 passed on a stand-in
+Lean backend (recorded, factory) or a stand-in judge (which cannot answer the cases listed as needing a real one)."""
 
 
 def command_lean_selftest(arguments: argparse.Namespace) -> int:
@@ -281,7 +284,7 @@ def command_lean_selftest(arguments: argparse.Namespace) -> int:
         return ExitCode.unfinished
     if not report.passed:
         return ExitCode.rejected
-    return ExitCode.ok if report.real_lean and (judge is None or judge.real) else ExitCode.fake_backend
+    return ExitCode.ok if report.real_lean and (judge is None or judge.real) else ExitCode.stand_in
 
 
 def register(commands: Commands) -> None:

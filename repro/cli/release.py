@@ -111,7 +111,7 @@ def command_reverify(arguments: argparse.Namespace) -> int:
         return ExitCode.unfinished
     if passed < len(results):
         return ExitCode.rejected
-    return ExitCode.fake_backend if fake or stand_in else ExitCode.ok
+    return ExitCode.stand_in if fake or stand_in else ExitCode.ok
 
 
 def register(commands: Commands) -> None:

@@ -90,7 +90,7 @@ class BatchSummary(BaseModel):
             return ExitCode.infrastructure
         if self.rejected:
             return ExitCode.rejected
-        return ExitCode.verified if self.real_lean else ExitCode.fake_backend
+        return ExitCode.verified if self.real_lean else ExitCode.stand_in
 
 
 def verdict_row(row_id: str, verdict: Verdict, verifier: Verifier | None) -> VerdictRow:
@@ -116,7 +116,7 @@ def verdict_exit_code(verdict: Verdict) -> ExitCode:
         return ExitCode.usage
     if not verdict.verified:
         return ExitCode.rejected
-    return ExitCode.verified if verdict.lean is not None and verdict.lean.real_lean else ExitCode.fake_backend
+    return ExitCode.verified if verdict.lean is not None and verdict.lean.real_lean else ExitCode.stand_in
 
 
 def read_rows(path: Path) -> list[ProofRow]:

@@ -87,5 +87,5 @@ def judge_exit_code(verdicts: list[JudgeVerdict]) -> ExitCode:
     if any(not v.passed for v in verdicts):
         return ExitCode.unfinished
     if any(not v.real for v in verdicts):
-        return ExitCode.fake_backend
+        return ExitCode.stand_in
     return ExitCode.ok

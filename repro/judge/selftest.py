@@ -8,8 +8,8 @@ configured backend, with its expected verdict and the message shapes it relies o
 itself. A run or study that claims real Lean runs this once per backend + toolchain (the passing report
 is cached) and stops before any model call when a case fails.
 
-The fake backend answers only the cases whose plumbing it imitates; the others are listed as needing a
-real backend (what the fake says about Lean is never evidence). The battery absorbs the former
+A stand-in backend answers only the cases whose plumbing it imitates; the others are listed as needing a
+real backend (what a stand-in says about Lean is never evidence). The battery absorbs the former
 ``lean``-marked tests (tests/test_real_lean.py), so a user with Lean runs them in one command.
 """
 
@@ -46,7 +46,7 @@ TIMEOUT_BUDGET_S = 10.0
 class CaseOutcome(BaseModel):
     name: str
     expects: str
-    passed: bool | None = Field(description="None: this backend cannot answer the case (the fake)")
+    passed: bool | None = Field(description="None: this backend cannot answer the case (a stand-in)")
     detail: str = ""
 
 
@@ -61,7 +61,7 @@ class SelfTestReport(BaseModel):
     unreachable: str | None = None
     outcomes: list[CaseOutcome]
     # which `lake` the project's toolchain resolves to, and how Lean processes are confined (lean audit B1;
-    # issue 27 §3); None where repro starts no Lean process of its own (fake, Kimina)
+    # issue 27 §3); None where repro starts no Lean process of its own (a stand-in, Kimina)
     lake: str | None = None
     confinement: str | None = None
     # the kernel judge the judge cases ran on (tool, pinned revision, confinement), when one was given
@@ -373,7 +373,7 @@ async def run_selftest(
     own = verifier is None
     outer = verifier or build(settings)
     active = backend_of(outer)  # ask Lean, never a cached answer
-    fake = settings.backend == LeanBackendName.fake or not active.real_lean
+    stand_in = settings.backend.stand_in or not active.real_lean
     context = _Context(settings, active, settings.header, build)
     outcomes = []
     try:
@@ -395,7 +395,7 @@ async def run_selftest(
         for case in CASES if unreachable is None and not outcomes else ():
             if only and case.name not in only:
                 continue
-            if fake and not case.fake_answers:
+            if stand_in and not case.fake_answers:
                 outcomes.append(
                     CaseOutcome(name=case.name, expects=case.expects, passed=None, detail="needs a real Lean backend")
                 )
@@ -493,9 +493,10 @@ async def ensure_selftest(
 ) -> SelfTestReport | None:
     """Before a real-Lean run: the cached passing report, or a fresh run; raise if any case failed.
 
-    The fake backend is not tested here (it claims nothing about Lean); only passing reports are cached.
+    A stand-in (recorded, factory) is not tested here (it claims nothing about Lean); only passing reports are
+    cached.
     """
-    if settings.backend == LeanBackendName.fake:
+    if settings.backend.stand_in:
         return None
     key = selftest_key(settings)
     if judge is not None:  # the judge's cases too: another judge (tool, pin, confinement) asks again

@@ -3,7 +3,6 @@ readers of Lean text. What decides "verified" lives in :mod:`repro.judge`, which
 
 from repro.lean.cached import CachedVerifier, lean_cache_key
 from repro.lean.factory import build_verifier
-from repro.lean.fake_backend import fake_repl_verifier, make_fake_repl_home
 from repro.lean.fleet import KiminaFleet
 from repro.lean.kimina import KiminaVerifier
 from repro.lean.project import LeanHealth, SetupError, lean_health, setup_lean_project
@@ -68,14 +67,12 @@ __all__ = [
     "build_verifier",
     "confinement",
     "ends_in_sorry",
-    "fake_repl_verifier",
     "final_proposition",
     "get_toolchain",
     "lean_cache_key",
     "lean_health",
     "lex",
     "list_toolchains",
-    "make_fake_repl_home",
     "normalize",
     "read_output",
     "read_statement",

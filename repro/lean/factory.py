@@ -8,7 +8,6 @@ from typing import Any
 
 from repro.config import LeanBackendName, LeanSettings
 from repro.lean.cached import CachedVerifier
-from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.fleet import KiminaFleet, split_urls
 from repro.lean.kimina import KiminaVerifier
 from repro.lean.project import SetupError, toolchain_mismatch
@@ -50,15 +49,8 @@ def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> Cac
     """
     toolchain = get_toolchain(settings.toolchain)
     mathlib_revision = settings.resolved_mathlib_revision()
-    if settings.backend == LeanBackendName.fake:
-        inner: object = fake_repl_verifier(
-            settings.fake_rules,
-            workers=settings.workers,
-            timeout_s=settings.timeout_s,
-            recycle_after=settings.recycle_after,
-            toolchain=toolchain,
-        )
-    elif settings.backend == LeanBackendName.recorded:
+    inner: object
+    if settings.backend == LeanBackendName.recorded:
         inner = recorded_verifier(settings.recording, toolchain=toolchain.elan_toolchain)
     elif settings.backend == LeanBackendName.factory:
         inner = factory_verifier(settings)

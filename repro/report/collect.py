@@ -186,7 +186,7 @@ def _header(
         lean_rows = [LeanSetup(backend=str(settings.get("backend", "?")) + " (configured; no proof checked yet)")]
     judges = _judges(judged or [])
     # the banner's reasons are status's (repro.metrics.not_verified_because), plus what the checks themselves
-    # say: a sample checked by a fake Lean or judged by a stand-in even where no candidate was retained
+    # say: a sample checked by a stand-in Lean or judged by a stand-in even where no candidate was retained
     unverified = list(not_verified or [])
     fake_lean = sorted({row.backend for row in lean_rows if not row.real_lean and row.checks})
     if fake_lean and not any(reason.startswith("Lean verdicts") for reason in unverified):

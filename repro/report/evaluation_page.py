@@ -2,7 +2,7 @@
 
 The statistics are :func:`repro.evaluate.report.build_report`'s (the numbers ``repro evaluate-report``
 prints). An evaluation measures models on released rows; the page says NOT VERIFIED when any of those
-rows was not backed by real Lean (``unverified``, or checked by a fake backend, or made by scripted
+rows was not backed by real Lean (``unverified``, or checked by a stand-in backend, or made by scripted
 stages) or when an evaluated model is a scripted one.
 """
 

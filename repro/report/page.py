@@ -97,7 +97,8 @@ def unverified_banner(sources: list[str], subject: str = "results in this report
     items = "".join(f"<li>{escape(s)}</li>" for s in sources)
     return (
         f'<div class="banner" id="unverified-banner" role="alert">NOT VERIFIED: {escape(subject)} come from'
-        f" scripted or fake backends. Nothing here is a real model result or a real Lean verdict.<ul>{items}</ul></div>"
+        f" scripted or stand-in backends. Nothing here is a real model result or a real Lean verdict."
+        f"<ul>{items}</ul></div>"
     )
 
 

@@ -135,11 +135,13 @@ def _unverified(
             judged[key] = judged.get(key, 0) + 1
     backends = [(backend, real, count) for (backend, real), count in sorted(judged.items())]
     reasons = []
-    fake = [f"{backend} ({count} samples)" for backend, real, count in backends if not real]
-    if fake:
-        reasons.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(fake))
-    elif not backends and configured_lean == "fake":
-        reasons.append("the study's Lean backend is configured as fake (no sample judged yet)")
+    stand_ins = [f"{backend} ({count} samples)" for backend, real, count in backends if not real]
+    if stand_ins:
+        reasons.append("Lean verdicts from a backend that is not real Lean: " + ", ".join(stand_ins))
+    elif not backends and configured_lean in ("recorded", "factory"):
+        reasons.append(
+            f"the study's Lean backend is configured as a stand-in, {configured_lean} (no sample judged yet)"
+        )
     scripted = [p.name for p in provers if p.backend == ModelBackendName.scripted.value]
     if scripted:
         reasons.append("scripted (not model) prover outputs: " + ", ".join(scripted))

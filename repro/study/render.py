@@ -32,7 +32,7 @@ def report_tables(report: StudyReport) -> list[Table | str]:
         f" feedback rounds {report.feedback_rounds} (studies run none)"
     ]
     if any(not prover.verified_by_real_lean for prover in report.provers if prover.verified_samples):
-        items.append("NOTE: some verdicts come from a fake Lean backend; they verify nothing.")
+        items.append("NOTE: some verdicts come from a stand-in Lean backend (recorded, factory); they verify nothing.")
     if any(not prover.verified_by_real_judge for prover in report.provers if prover.verified_samples):
         items.append("NOTE: some successes were judged by a stand-in judge, not Lean's kernel; they verify nothing.")
     for prover in report.provers:

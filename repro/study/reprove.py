@@ -3,7 +3,7 @@
 Only a candidate rejected at the prove, verify or judge stage qualifies (everything before it passed: rewrite,
 screen, formalization, alignment), and only a proof the study verified for the very same statement
 text under the very same header, and only a proof the study's kernel judge passed. A proof passed by a
-stand-in judge or checked by a fake Lean backend is never taken by a run on real Lean; a run on fake Lean
+stand-in judge or checked by a stand-in Lean backend is never taken by a run on real Lean; a run on a stand-in Lean
 (tests, demos) may take it, and the candidate then carries ``judge_real = False`` so it can never be
 released as verified. The run re-checks the proof through the screen with its own verifier and then
 through its own judge (identical code is answered from their caches), exactly as the pipeline would, and
@@ -67,7 +67,7 @@ class ReproveSummary(BaseModel):
 
 def reusable(sample: SampleOutcome, *, run_uses_real_lean: bool) -> bool:
     """A study sample may feed a run only if the study's judge passed it (``verified`` means no less), on
-    real Lean and a real judge, unless the run's Lean is fake too."""
+    real Lean and a real judge, unless the run's Lean is a stand-in too."""
     judged = sample.judge_status == JudgeStatus.passed.value
     real = sample.real_lean and sample.judge_real
     return sample.verified and judged and (real or not run_uses_real_lean)

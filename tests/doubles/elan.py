@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.doubles.fake_backend import FAKE_REPL_COMMAND
+
 ELAN_RELEASE = "4.2.3"  # leanprover/elan b6cec7e
 PROGRAMS = Path(__file__).resolve().with_name("elan_programs.py")
 
@@ -95,7 +97,7 @@ def make_fake_elan(
         version = toolchain.rsplit(":", 1)[-1].removeprefix("v")
         behaviour = {
             "lean_version": version,
-            "repl_command": repl_command or [sys.executable, "-m", "repro.lean.fake_repl"],
+            "repl_command": repl_command or list(FAKE_REPL_COMMAND),
         }
         (root / "behaviour.json").write_text(json.dumps(behaviour), encoding="utf-8")
         _script(root / "bin" / "lake", [sys.executable, str(PROGRAMS), "toolchain-lake", str(root / "behaviour.json")])

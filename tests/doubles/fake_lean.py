@@ -12,11 +12,13 @@ from typing import Any
 import yaml
 
 from repro.config import LeanSettings
-from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.repl_pool import ReplPoolVerifier
 from repro.lean.toolchains import get_toolchain
+from tests.doubles.fake_backend import fake_repl_verifier
 
 FACTORY = "tests.doubles.fake_lean:fake_lean"
+# ``--config FAKE_LEAN_CONFIG``: the fake REPL as the Lean backend of a command, every other setting its default
+FAKE_LEAN_CONFIG = str(Path(__file__).with_name("fake_lean.yaml"))
 
 
 def fake_lean(settings: LeanSettings, *, rules: str | None = None) -> ReplPoolVerifier:

@@ -10,12 +10,12 @@ augustepoiroux/repl, tagged as LeanInteract expects (``{rev}_lean-toolchain-{ver
 from __future__ import annotations
 
 import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from repro.lean.toolchains import Toolchain, get_toolchain
 from tests.doubles.elan import FakeElan, make_fake_elan
+from tests.doubles.fake_backend import FAKE_REPL_COMMAND
 
 
 def git(directory: Path, *arguments: str) -> str:
@@ -69,7 +69,7 @@ def make_lean_world(
     Dockerfile's ``--default-toolchain none``), a project of that toolchain, and repro's cache holding
     LeanInteract's clone of the REPL (tagged for the toolchain unless ``tagged`` is False)."""
     pinned = get_toolchain(toolchain)
-    repl = [sys.executable, "-m", "repro.lean.fake_repl"] + (["--rules", fake_rules] if fake_rules else [])
+    repl = list(FAKE_REPL_COMMAND) + (["--rules", fake_rules] if fake_rules else [])
     elan = make_fake_elan(root / "elan", toolchains=(pinned.elan_toolchain,), default=default, repl_command=repl)
     project = root / "project"
     project.mkdir()

@@ -111,7 +111,7 @@ RECORD_TO = "REPRO_RECORD_TO"
 
 def recording_lean(settings: LeanSettings, *, rules: str | None = None) -> RecordingVerifier:
     """``lean.factory`` of the recording journeys: the fake REPL, recorded into ``$REPRO_RECORD_TO``."""
-    from repro.lean.fake_backend import fake_repl_verifier
+    from tests.doubles.fake_backend import fake_repl_verifier
 
     toolchain = get_toolchain(settings.toolchain)
     inner = fake_repl_verifier(rules, workers=settings.workers, timeout_s=settings.timeout_s, toolchain=toolchain)

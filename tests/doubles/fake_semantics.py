@@ -1,6 +1,6 @@
 """What the fake REPL knows of Lean's semantics: whether real Lean would accept a command, where it can tell.
 
-One job: :mod:`repro.lean.fake_repl` asks it about every command that is neither ``sorry`` nor one of
+One job: :mod:`tests.doubles.fake_repl` asks it about every command that is neither ``sorry`` nor one of
 the protocol's own (bridge, ``#print axioms``), and it answers accepted, refused (with the error real
 Lean gives) or cannot judge. The fake REPL answers "cannot judge" as the real REPL answers a proof it
 refuses, an error message, so nothing outside the model is ever reported as a success: the fake
@@ -36,7 +36,7 @@ Tactic semantics (documented as modelled, an under-approximation of real Lean):
   when some hypothesis with no free variable evaluates to false. Never uses other hypotheses.
 - ``simp``/``simp_all``: ℕ/ℤ numerals only; ``simp_all`` first rewrites with hypotheses ``x = closed``.
 - ``decide``: a goal with no free variable over ℕ/ℤ; never a hypothesis, never ℚ/ℝ.
-- ``nlinarith [sq_nonneg ...]`` and ``positivity`` (``False`` only): :mod:`repro.lean.fake_nonlinear`.
+- ``nlinarith [sq_nonneg ...]`` and ``positivity`` (``False`` only): :mod:`tests.doubles.fake_nonlinear`.
 - Variables bound by ``let`` are opaque after ``intros`` (no ``zetaDelta``); ``let`` inside a term
   (the refutation's instantiated conclusion) is unfolded.
 
@@ -618,7 +618,7 @@ def proves(tactic: str, goal: Node | None, facts: list[Node], types: dict[str, i
         return goal is None and _nlinarith(tactic, facts, types, env)
     positivity = _POSITIVITY.match(tactic)
     if positivity is not None:
-        from repro.lean.fake_nonlinear import nonnegative
+        from tests.doubles.fake_nonlinear import nonnegative
 
         term = parse_term(positivity.group(1))
         if goal is not None or not nonnegative(term, types):
@@ -651,8 +651,8 @@ def proves(tactic: str, goal: Node | None, facts: list[Node], types: dict[str, i
 
 
 def _nlinarith(tactic: str, facts: list[Node], types: dict[str, int], env: dict[str, Fraction]) -> bool:
-    """``nlinarith [hints]`` deriving False (:mod:`repro.lean.fake_nonlinear`)."""
-    from repro.lean.fake_nonlinear import contradiction, facts_of, hint_facts
+    """``nlinarith [hints]`` deriving False (:mod:`tests.doubles.fake_nonlinear`)."""
+    from tests.doubles.fake_nonlinear import contradiction, facts_of, hint_facts
 
     def kind_of(node: Node) -> int:
         return max(_leaf_type(node[2], types), _leaf_type(node[3], types))

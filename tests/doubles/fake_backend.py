@@ -1,7 +1,7 @@
 """Run the pool against the fake REPL through the real LeanInteract client.
 
 LeanInteract starts ``<lake> env <repl_dir>/.lake/build/bin/repl``; here ``lake`` is a two-line shim
-that runs its arguments, and ``repl`` starts :mod:`repro.lean.fake_repl`. Everything the fake says
+that runs its arguments, and ``repl`` starts :mod:`tests.doubles.fake_repl`. Everything the fake says
 is marked ``real_lean=False`` and can never be released as verified.
 """
 
@@ -18,6 +18,14 @@ from repro.lean.repl_pool import ReplPoolVerifier
 from repro.lean.toolchains import DEFAULT_TOOLCHAIN, Toolchain, get_toolchain
 
 FAKE_TOOLCHAIN = get_toolchain(DEFAULT_TOOLCHAIN).elan_toolchain
+REPO = Path(__file__).resolve().parents[2]
+# ``python -m tests.doubles.fake_repl`` with the repository root importable whatever the directory it starts in
+FAKE_REPL_COMMAND = [
+    sys.executable,
+    "-c",
+    f"import runpy, sys; sys.path.insert(0, {str(REPO)!r});"
+    " runpy.run_module('tests.doubles.fake_repl', run_name='__main__', alter_sys=True)",
+]
 
 
 def make_fake_repl_home(
@@ -39,9 +47,7 @@ def make_fake_repl_home(
     elif isinstance(rules, str):
         rules_arg = f" --rules {shlex.quote(rules)}"
     repl = binary_dir / "repl"
-    repl.write_text(
-        f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m repro.lean.fake_repl{rules_arg}\n", encoding="utf-8"
-    )
+    repl.write_text(f"#!/bin/sh\nexec {shlex.join(FAKE_REPL_COMMAND)}{rules_arg}\n", encoding="utf-8")
     repl.chmod(0o755)
     lake = home / "lake"
     lake.write_text(

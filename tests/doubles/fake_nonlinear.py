@@ -1,6 +1,6 @@
 """What the fake REPL models of ``nlinarith`` and ``positivity`` (the non-linear vacuity checks of issue 29).
 
-One job: decide, for :mod:`repro.lean.fake_semantics`, whether these tactics derive ``False`` from a
+One job: decide, for :mod:`tests.doubles.fake_semantics`, whether these tactics derive ``False`` from a
 statement's hypotheses, as an under-approximation of Mathlib's (``Mathlib/Tactic/Linarith/Frontend.lean``,
 ``nlinarith`` preprocessing: the hint terms are added as facts, then the products of every pair of
 hypotheses and hints, then Positivstellensatz-style linear arithmetic with each monomial an atom).

@@ -287,12 +287,12 @@ def script_responder(spec: str) -> Responder:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m repro.testing.openai_server``: dry-run a config against a local scripted endpoint."""
+    """``python -m tests.doubles.openai_server``: dry-run a config against a local scripted endpoint."""
     import argparse
     import signal
 
     parser = argparse.ArgumentParser(
-        prog="python -m repro.testing.openai_server",
+        prog="python -m tests.doubles.openai_server",
         description="An OpenAI-compatible server on this machine that answers from a script, for dry runs.",
     )
     parser.add_argument("--host", default="127.0.0.1")

@@ -1,5 +1,10 @@
 """A stand-in Lean REPL for tests: speaks the REPL's JSON-lines protocol on stdin/stdout.
 
+The protocol it imitates is leanprover-community/repl's at the tags ``v4.15.0`` and ``v4.9.0`` (the REPL's
+own test transcripts at those tags, /work/shared/data/repl-transcripts/, which tests/test_repl_transcripts.py
+replays against it). Run it as ``python -m tests.doubles.fake_repl`` from the repository root
+(:data:`tests.doubles.fake_backend.FAKE_REPL_COMMAND` from anywhere). It is a test double, not part of repro.
+
 Commands arrive as one JSON object followed by a blank line; each reply is one JSON object followed
 by a blank line, in the real reply shapes. Like the real REPL, every reply that runs carries a new
 ``env`` number (0, 1, 2, ...), a command with ``"env": N`` runs in the environment command N left,
@@ -24,8 +29,8 @@ type mismatch: conservative, since real Lean also accepts other definitionally e
 ``#print axioms NAME`` lists the standard axioms plus ``sorryAx``, ``Lean.ofReduceBool`` or
 declared axioms where the environment's code uses them. Our trusted statement checks (vacuity,
 satisfiability, refutation, witness: :mod:`repro.lean.statement_checks`) and a prover's theorems are
-judged by :mod:`repro.lean.fake_semantics`, our answer checks (:mod:`repro.lean.answer_checks`) by
-:mod:`repro.lean.fake_answers`: a theorem is accepted only where the fake has shown its
+judged by :mod:`tests.doubles.fake_semantics`, our answer checks (:mod:`repro.lean.answer_checks`) by
+:mod:`tests.doubles.fake_answers`: a theorem is accepted only where the fake has shown its
 statement true (evaluated at its pinned values, or derived by the modelled omega/linarith; proof terms
 are not checked), refused where real Lean refuses it (a false statement, a proof from ``False`` under
 hypotheses that hold together, an unknown hypothesis name, pinned values the proof never reads), and
@@ -47,9 +52,9 @@ import sys
 import time
 from typing import Any
 
-from repro.lean.fake_answers import judge_answer_check
-from repro.lean.fake_semantics import Outcome, judge_check, judge_theorem
 from repro.lean.text.lexer import Kind, Token, identifier_parts, lex, line_column, significant
+from tests.doubles.fake_answers import judge_answer_check
+from tests.doubles.fake_semantics import Outcome, judge_check, judge_theorem
 
 _SPELLINGS = {"ℕ": "Nat", "ℤ": "Int", "ℚ": "Rat", "ℝ": "Real", "ℂ": "Complex", "λ": "fun", "->": "→", "<->": "↔"}
 _STANDARD = ["propext", "Classical.choice", "Quot.sound"]
