@@ -120,7 +120,8 @@ def command_lines(page: Path) -> list[str]:
         if block.language in ("", "bash", "sh", "shell"):
             for line in shell_lines(block.body):
                 commands += repro_commands(line)
-    for span in re.findall(r"`(repro [^`]+)`", without_blocks(page)):
+    prose = "\n".join(line for line in without_blocks(page).splitlines() if not line.startswith("#"))
+    for span in re.findall(r"`(repro [^`]+)`", prose):  # headings name commands, they are not command lines
         commands += repro_commands(span)
     return commands
 

@@ -61,6 +61,13 @@ def test_check_mode_names_a_stale_file_and_the_command(tmp_path: Path, capsys: p
     assert (tmp_path / "dataset.md").read_text(encoding="utf-8") == "an edit by hand\n"  # --check writes nothing
 
 
+def test_the_command_line_reference_does_not_depend_on_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    wide = generator.cli_markdown()
+    monkeypatch.setenv("COLUMNS", "40")
+    assert generator.cli_markdown() == wide
+    assert "## `repro lean setup`" in wide and "| `--build-mathlib` |" in wide
+
+
 class _Documented(BaseModel):
     # a comment above the field
     above: int = Field(3, ge=1, le=9)
@@ -289,3 +296,38 @@ def test_every_serving_command_is_one_the_serving_recipe_test_checks() -> None:
     assert other, "the README's GPU-node path shows its serving commands"
     unchecked = [f"{page.relative_to(REPO)}: {command}" for page, command in other if command not in checked]
     assert not unchecked, f"serving commands not in docs/gpu-node.md's checked recipe: {unchecked}"
+
+
+def _leaf_commands(parser: argparse.ArgumentParser, path: str = "repro") -> list[str]:
+    children = _subcommands(parser)
+    if not children:
+        return [path]
+    return [leaf for name, child in children.items() for leaf in _leaf_commands(child, f"{path} {name}")]
+
+
+def test_the_command_overview_has_a_row_for_every_command() -> None:
+    overview = (DOCS / "cli.md").read_text(encoding="utf-8")
+    rows = [line for line in overview.splitlines() if line.startswith("| `repro ")]
+    missing = [
+        command
+        for command in _leaf_commands(build_parser())
+        if not any(row.startswith(f"| `{command}`") or row.startswith(f"| `{command} ") for row in rows)
+    ]
+    assert not missing, f"docs/cli.md's command table has no row for {missing}"
+
+
+def test_the_options_the_command_overview_names_exist() -> None:
+    """A row of docs/cli.md's table names options in prose (`--k`, `--sequential`): each is one its command takes."""
+    parser = build_parser()
+    wrong = []
+    for row in (DOCS / "cli.md").read_text(encoding="utf-8").splitlines():
+        match = re.match(r"\| `(repro [^`]+)`", row)
+        if not match:
+            continue
+        words, leaf = match.group(1).split()[1:], parser
+        while words and words[0] in _subcommands(leaf):
+            leaf = _subcommands(leaf)[words.pop(0)]
+        named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", row))
+        unknown = sorted(named - set(leaf._option_string_actions))
+        wrong += [f"{match.group(1).split(' -')[0]}: {option}" for option in unknown]
+    assert not wrong, f"docs/cli.md names options the CLI does not have: {wrong}"

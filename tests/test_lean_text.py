@@ -20,8 +20,10 @@ from repro.lean.text.lexer import Kind, _Scanner
 CORPUS: list[dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "fixtures" / "gate_corpus.yaml").read_text())
 
 _OPENING = re.compile(r"```(lean4|lean)?([^\n`]*)\n")
-_CLOSING = re.compile(r"^[ \t]*```", re.MULTILINE)
+# a closing fence starts a line, or ends one glued to the code (model audit F11), where a line comment hides it too
+_CLOSING = re.compile(r"^[ \t]*```|(?P<glued>```)(?=[ \t]*$)", re.MULTILINE)
 _HIDING = (Kind.block_comment, Kind.string, Kind.raw_string, Kind.interpolated_string)
+_HIDING_GLUED = (*_HIDING, Kind.line_comment)
 
 
 def reference_blocks(body: str) -> list[tuple[str, str, bool]]:
@@ -31,9 +33,16 @@ def reference_blocks(body: str) -> list[tuple[str, str, bool]]:
     while (opening := _OPENING.search(body, cursor)) is not None:
         language, rest = opening.group(1) or "", opening.group(2)
         start = opening.end()
-        inside = [(t.start + start, t.end + start) for t in lex(body[start:]) if t.kind in _HIDING]
+        tokens = lex(body[start:])
+        inside = [(t.start + start, t.end + start) for t in tokens if t.kind in _HIDING]
+        inside_glued = [(t.start + start, t.end + start) for t in tokens if t.kind in _HIDING_GLUED]
         closing = next(
-            (m for m in _CLOSING.finditer(body, start) if not any(a < m.start() < b for a, b in inside)), None
+            (
+                m
+                for m in _CLOSING.finditer(body, start)
+                if not any(a < m.start() < b for a, b in (inside_glued if m.group("glued") else inside))
+            ),
+            None,
         )
         end = closing.start() if closing else len(body)
         if language or not rest.strip():
@@ -51,6 +60,7 @@ _FRAGMENTS = [
     "```\n",
     "```python\n",
     "```",
+    "x```",
     "\n```\n",
     "  ```\n",
     "/-",

@@ -264,7 +264,6 @@ def test_identical_code_is_judged_once_and_a_resume_reads_the_verdicts_back(
     assert all(len(found) == 3 for found in problems.values()), "every screened sample has its judge attempt"
     # the two problems' theorems have different names: two distinct submissions, each judged once
     assert len(judged) == len({row["cache_key"] for row in judged}) == 2
-    assert sum(a.output["judge"]["cached"] for found in problems.values() for a in found) == 4
     log.unlink()
     with RunStore(tmp_path / "run") as store:  # forget the outcomes: the problems are judged again on resume
         for candidate in store.candidates():

@@ -38,7 +38,9 @@ def _expected_status(line: str) -> int:
     return int(match.group(1)) if match else 0
 
 
-def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
+def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> dict[str, str]:
+    """Runs the block; returns each step's stdout and stderr by the step as written."""
+    outputs: dict[str, str] = {}
     if block.language == "python":
         steps = [([sys.executable, "-c", block.body], 0, "python block")]
     else:
@@ -49,6 +51,8 @@ def _run_block(block: Block, cwd: Path, env: dict[str, str]) -> None:
             f"{block.where}: `{shown.strip()}` exited {done.returncode}, expected {expected}\n"
             f"stdout:\n{done.stdout[-3000:]}\nstderr:\n{done.stderr[-3000:]}"
         )
+        outputs[shown.strip()] = done.stdout + done.stderr
+    return outputs
 
 
 @pytest.mark.parametrize("page", TOUR_PAGES, ids=lambda path: str(path.relative_to(REPO)))
@@ -62,10 +66,14 @@ def test_tour(page: Path, tmp_path: Path) -> None:
         done = subprocess.run(["repro", "run"], cwd=work, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"the set-up's `repro run` in an empty directory: {done.stderr[-3000:]}"
         assert "next: repro status runs/demo-" in done.stdout
+    outputs: dict[str, str] = {}
     for block in blocks(page):
         if block.marker == "tour":
-            _run_block(block, work, env)
-    if page == README:  # what the tour promises a new user sees
+            outputs.update(_run_block(block, work, env))
+    if page == README:  # what the tour promises a new user sees: every result says it is not verified
+        said = {line.split(" #")[0].split()[1]: text for line, text in outputs.items() if line.startswith("repro ")}
+        for command in ("run", "status", "release", "reverify"):
+            assert re.search(r"NOT VERIFIED|not verified|unverified|not real", said[command]), (command, said[command])
         assert "NOT VERIFIED" in (work / "runs" / "demo" / "report.html").read_text(encoding="utf-8")
         assert "NOT checked by a real Lean backend" in (work / "release" / "demo" / "README.md").read_text("utf-8")
 

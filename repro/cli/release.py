@@ -88,6 +88,12 @@ def command_reverify(arguments: argparse.Namespace) -> int:
         f" confinement: {'; '.join(confinement) or 'not run'}); {passed} passed the judge, the screen with backend"
         f" {lean.backend}, the answer and the statement checks (files match SHA256SUMS; Parquet and JSONL agree)"
     )
+    old_form = sum(result.old_form for result in results)
+    if old_form:
+        console.print(
+            f"{old_form} rows hold verified_code as an older repro released it (the prover's block, its imports in"
+            " it): each was screened again and judged as the text Lean checks (imports blanked)"
+        )
     fake = any(not result.real_lean for result in results)
     stand_in = any(not result.real_judge for result in results)
     if fake:

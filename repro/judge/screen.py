@@ -36,6 +36,7 @@ from repro.lean.text import (
     Statement,
     StatementError,
     StaticTimeout,
+    find_special_tokens,
     read_output,
     read_statement,
     time_limit,
@@ -112,16 +113,8 @@ async def verify_proof(
     """
     limits = limits or StaticLimits()
     verdict = Verdict(verified=False)
-    parsed, in_statement = _our_statement(statement, header)
-    if isinstance(parsed, StatementError):
-        verdict.add(ReasonCode.statement_not_single_theorem, f"the formal statement is unusable: {parsed}")
-        return verdict
-    verdict.theorem_name = parsed.name
-    if in_statement:
-        verdict.add(
-            ReasonCode.statement_not_single_theorem,
-            f"the formal statement itself uses forbidden constructs: {in_statement[:3]}",
-        )
+    parsed = _statement_for(verdict, statement, header)
+    if parsed is None:
         return verdict
 
     if _over_caps(verdict, prover_output, limits):
@@ -151,18 +144,7 @@ async def verify_proof(
     truncated = output.truncated
     if truncated:
         verdict.add(ReasonCode.generation_truncated, "the output hit the token limit before its code was closed")
-    verdict.prover_code = output.code.text
-    # the text Lean checks (imports and ``#`` commands blanked), the same whatever the verdict: salvage,
-    # feedback and the judge read it, and Lean's positions in it are the prover's
-    verdict.checked_code = None if static.unterminated else static.lean_code
-    _judge_static(verdict, static, parsed, truncated)
-    verdict.static_passed = not verdict.reasons
-    if static.uses_native_decide and not allow_native_decide:
-        verdict.policy.append("native_decide")
-    if static.uses_search_tactic:
-        verdict.policy.append("search_tactic")
-    if static.uses_kernel_decide:
-        verdict.policy.append("kernel_decide")  # refused whatever allow_native_decide says
+    _take_static(verdict, output.code.text, static, parsed, truncated, allow_native_decide)
 
     lean_results: list[LeanResult] = []
     if not verdict.reasons:
@@ -189,6 +171,102 @@ async def verify_proof(
         and all(result.infra_status == InfraStatus.ok for result in lean_results)
     )
     return verdict
+
+
+def screen_code(
+    statement: str,
+    code: str,
+    *,
+    header: str,
+    allow_native_decide: bool = False,
+    open_allowlist: frozenset[str] = DEFAULT_OPEN_ALLOWLIST,
+    limits: StaticLimits | None = None,
+) -> Verdict:
+    """The static layer over a code text that was stored, not read from a reply: a released row's or a run
+    store's ``verified_code``. No Lean; ``verified`` stays False, ``static_passed`` says whether the code passes.
+
+    ``checked_code`` is what the screen makes of it, by the same :func:`~repro.judge.policy.scan` that makes a
+    reply's: the text Lean checks (the prover's imports within the header's and its informational ``#``
+    commands blanked to spaces). On a text that already is one it changes nothing; on what an older repro
+    stored (the prover's block with its ``import`` lines) it is the text the screen's Lean check compiled
+    then. The stored text is screened afresh, never only stripped: a row rewritten after the run (an
+    ``axiom``, a ``#eval``, a second import) is refused here exactly as in a reply, and never reaches the
+    judge. Synchronous (it honours ``limits.timeout_s``); run it off the event loop for many rows.
+    """
+    limits = limits or StaticLimits()
+    verdict = Verdict(verified=False, prover_code=code)
+    parsed = _statement_for(verdict, statement, header)
+    if parsed is None:
+        return verdict
+    if len(code) > limits.max_reply_chars:
+        verdict.add(
+            ReasonCode.reply_too_long,
+            f"the code has {len(code)} characters; the gate reads at most {limits.max_reply_chars}",
+        )
+        verdict.static_passed = False
+        return verdict
+    if special := find_special_tokens(code):
+        verdict.add(ReasonCode.boundary_corruption, f"special tokens in the code: {sorted(set(special))[:5]}")
+    try:
+        with time_limit(limits.timeout_s):
+            source = LeanCode.of(code)
+            if len(source.tokens) > limits.max_tokens:
+                verdict.add(
+                    ReasonCode.too_many_tokens,
+                    f"the code has {len(source.tokens)} Lean tokens; the gate reads at most {limits.max_tokens}",
+                )
+                verdict.static_passed = False
+                return verdict
+            static = scan(
+                source,
+                header=header,
+                allow_native_decide=allow_native_decide,
+                open_allowlist=open_allowlist,
+                main_name=parsed.name,
+            )
+    except StaticTimeout:
+        verdict.add(
+            ReasonCode.static_timeout,
+            f"the static layer did not finish reading the code within {limits.timeout_s:g} s (no verdict)",
+        )
+        verdict.static_passed = False
+        return verdict
+    _take_static(verdict, code, static, parsed, False, allow_native_decide)
+    return verdict
+
+
+def _statement_for(verdict: Verdict, statement: str, header: str) -> Statement | None:
+    """Our statement, read and checked (once per statement); None, with the reason on ``verdict``, if unusable."""
+    parsed, in_statement = _our_statement(statement, header)
+    if isinstance(parsed, StatementError):
+        verdict.add(ReasonCode.statement_not_single_theorem, f"the formal statement is unusable: {parsed}")
+        return None
+    verdict.theorem_name = parsed.name
+    if in_statement:
+        verdict.add(
+            ReasonCode.statement_not_single_theorem,
+            f"the formal statement itself uses forbidden constructs: {in_statement[:3]}",
+        )
+        return None
+    return parsed
+
+
+def _take_static(
+    verdict: Verdict, code: str, static: ScanResult, parsed: Statement, truncated: bool, allow_native_decide: bool
+) -> None:
+    """The static layer's findings on ``verdict``, the same for a reply's code and a stored code text."""
+    verdict.prover_code = code
+    # the text Lean checks (imports and ``#`` commands blanked), the same whatever the verdict: salvage,
+    # feedback and the judge read it, and Lean's positions in it are the prover's
+    verdict.checked_code = None if static.unterminated else static.lean_code
+    _judge_static(verdict, static, parsed, truncated)
+    verdict.static_passed = not verdict.reasons
+    if static.uses_native_decide and not allow_native_decide:
+        verdict.policy.append("native_decide")
+    if static.uses_search_tactic:
+        verdict.policy.append("search_tactic")
+    if static.uses_kernel_decide:
+        verdict.policy.append("kernel_decide")  # refused whatever allow_native_decide says
 
 
 def _over_caps(verdict: Verdict, prover_output: str, limits: StaticLimits) -> bool:

@@ -14,9 +14,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from repro.config import StaticLimits
 from repro.exit_codes import ReproError
+from repro.lean.text import cut_after_block_holding
 from repro.llm.protocol import ChatMessage
-from repro.prompts import prompt_template
+from repro.prompts import neutralise_control_tokens, prompt_template
 
 StatementForm = Literal["by_sorry", "by"]
 # how a `:= by sorry` ending is laid out: as the statement has it, on one line (Goedel-Prover-V2's
@@ -82,8 +84,10 @@ def _strip_header_lines(code: str) -> str:
 
 def _render(name: str, values: dict[str, str]) -> str:
     # A prompt file ends with one newline that is not part of the prompt (editors add it), so a harness
-    # prompt that ends without one can still live in a file.
-    return string.Template(prompt_template(name).removesuffix("\n")).substitute(values)
+    # prompt that ends without one can still live in a file. The values (our statement, the problem text) are
+    # model-written: their chat control strings are broken (repro.prompts.neutralise_control_tokens).
+    shown = {key: neutralise_control_tokens(value) for key, value in values.items()}
+    return string.Template(prompt_template(name).removesuffix("\n")).substitute(shown)
 
 
 class ProverProfile(BaseModel):
@@ -126,10 +130,15 @@ class ProverProfile(BaseModel):
     # output parsing: whether the answer follows a <think>...</think> block, the fence that holds the proof,
     # and whether the output is a whole Lean file or the continuation of the prompt's open code block.
     # think_block and code_fence describe the harness and decide nothing: every profile's reply is read the same
-    # way (the last lean4 block, else lean, after the last </think>; repro.lean.text.blocks). output_mode decides.
+    # way (repro.lean.text.blocks.read_output: the last lean4 block, else lean, after the last </think> or of the
+    # whole reply when none follows it; cut at the cap: the last closed one). output_mode and block_words decide.
     think_block: bool = False
     code_fence: str = "lean4"
     output_mode: OutputMode = "whole_proof"
+    # words the harness's extractor requires of the block it takes: where the block read lacks one, the reply is
+    # cut after the last closed ```lean4 block holding them all (Kimina's extract_proof_from_text); none holds
+    # them: the block read stands (Goedel's KiminaCoTHandler takes it), never a refusal
+    block_words: tuple[str, ...] = ()
     # how Lean feedback is shown to the prover in a repair round
     feedback_style: FeedbackStyle = "generic"
     legacy_prompt: bool = False  # `custom`: the prompt repro used before profiles existed (prompts/prove.md)
@@ -201,12 +210,25 @@ class ProverProfile(BaseModel):
         output without running Lean). Without a fence the model's own reason stands.
         """
         if self.output_mode == "whole_proof":
-            return output, finish_reason
+            return self._preferred_block(output, finish_reason)
         fence = output.find("```")
         continuation = output[:fence] if fence >= 0 else output
         finish = "stop" if fence >= 0 else finish_reason
         return f"{statement_in_form(statement, 'by')}\n{continuation.rstrip()}\n", finish
 
+    def _preferred_block(self, output: str, finish_reason: str) -> tuple[str, str]:
+        """The reply cut after the block this harness's extractor takes (:attr:`block_words`), if it is not the
+        one the gate reads anyway; that block is closed, so the cut reply is complete ("stop"). A reply past
+        the screen's caps is left whole: the screen refuses it by name before reading it."""
+        limits = StaticLimits()
+        if not self.block_words or len(output) > limits.max_reply_chars or output.count("```") > limits.max_fences:
+            return output, finish_reason
+        cut = cut_after_block_holding(output, self.block_words, finish_reason)
+        return (output, finish_reason) if cut is None else (output[:cut], "stop")
+
 
 def _render_legacy(statement: str, header: str) -> str:
-    return string.Template(prompt_template("prove")).substitute(header=header.strip(), statement=statement.strip())
+    values = {"header": header.strip(), "statement": statement.strip()}
+    return string.Template(prompt_template("prove")).substitute(
+        {key: neutralise_control_tokens(value) for key, value in values.items()}
+    )

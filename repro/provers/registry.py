@@ -120,6 +120,9 @@ def _deepseek_v2(size: str, max_model_len: int | None) -> ProverProfile:
     )
 
 
+# Kimina-Prover-Preview kimina_prover_demo/utils.py:208-214: the last ```lean4 block holding all four is the proof
+KIMINA_BLOCK_WORDS = ("theorem", "by", ":=", "import")
+
 _KIMINA_UNSETTLED = (
     "toolchain: the released solutions' lean-toolchain is v4.15.0, but the paper says it used the Lean 4 version"
     " of DeepSeek-Prover-V1.5 (v4.9)",
@@ -157,6 +160,7 @@ def _kimina_preview(size: str, *, paper: bool = False) -> ProverProfile:
         "Goedel-LM/Goedel-Prover-V2 src/utils.py (KiminaCoTHandler: system message, prompt, ':= by')",
         "MoonshotAI/Kimina-Prover-Preview README.md (32K context for training and inference)",
         "MoonshotAI/Kimina-Prover-Preview kimina_prover_demo/error_fix.py (Lean check timeout=60)",
+        "MoonshotAI/Kimina-Prover-Preview kimina_prover_demo/utils.py (extract_proof_from_text: the block taken)",
         "huggingface.co/AI-MO/Kimina-Prover-Preview-Distill-7B model card (T=0.6, top_p=0.95, max_tokens=8096)",
     )
     if paper:
@@ -177,6 +181,7 @@ def _kimina_preview(size: str, *, paper: bool = False) -> ProverProfile:
         top_p=0.95,
         max_model_len=32768,
         think_block=True,
+        block_words=KIMINA_BLOCK_WORDS,
     )
 
 

@@ -2,9 +2,11 @@
 
 The rows checked are the Parquet rows users load, after the files matched their manifest and each
 other; the header is the trusted settings', never the release's. Each row's ``verified_code`` (the text
-Lean checked) goes to the kernel judge again, against our statement after the trusted header, on the
-toolchain the row was judged on: a row passes only when the judge passes it again (a stand-in judge's
-pass re-verifies nothing). The screen re-checks the proof too, the answer is re-read from our statement
+Lean checked) is screened again (:func:`repro.judge.release.stored_request`: what an older repro released
+as the prover's raw block is judged as the text Lean checks, and what the screen refuses is never judged)
+and goes to the kernel judge again, against our statement after the trusted header, on the toolchain the
+row was judged on: a row passes only when the judge passes it again (a stand-in judge's pass re-verifies
+nothing). The screen re-checks the proof too, the answer is re-read from our statement
 alone, and the statement check is run again.
 """
 
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.config import JudgeSettings, LeanSettings
+from repro.judge.release import StoredSubmission
 from repro.judge.verdict import Judge, JudgeStatus, JudgeVerdict
 from repro.records import ReleasedInstance
 from repro.release.errors import LeanUnavailableError, ReleaseError
@@ -36,8 +39,11 @@ class ReverifyResult:
     statement_check: str | None = None
     statement_recheck: str | None = None
     statement_check_agrees: bool = True
-    # the kernel judge, run again on the released verified_code (None: not asked)
+    # the kernel judge, run again on the released verified_code (None: not asked, the screen refused the text)
     judge: JudgeVerdict | None = None
+    # the row's verified_code was in an older repro's form (the prover's block, its imports in it): it was
+    # screened again and judged as the text Lean checks (repro.judge.release.stored_request)
+    old_form: bool = False
 
     @property
     def passed_judge(self) -> bool:
@@ -59,7 +65,8 @@ async def reverify_release(
     """Re-check every released proof from the release's own files: the kernel judge, then the same screen.
 
     An instance passes only if the judge passes its ``verified_code`` again, the screen verifies it again
-    and the code Lean checked is byte-for-byte the ``verified_code`` that was released. ``judge`` (else the
+    and the code Lean checked is byte-for-byte the ``verified_code`` that was released, as the screen reads it
+    (for a current release the text itself; for an older one, its prover imports blanked). ``judge`` (else the
     one ``judge_settings`` name, else the default: the tool pinned per toolchain) judges afresh, with no
     cache: nothing of the run is read. The rows checked are the Parquet rows users load; first the files
     must match their manifest and each other (else :class:`ReleaseError`).
@@ -81,8 +88,10 @@ async def reverify_release(
     results = []
     try:
         await _preflight(verifier, lean)
-        judged = await _judge_rows(instances, judge, lean)
+        stored = await _submissions(instances, lean)
+        judged = await _judge_rows(stored, judge)
         for instance in instances:
+            submission = stored[instance.instance_id]
             # the header comes from the trusted settings, never from the release: a rewritten row's
             # header could declare an axiom or a macro that spoofs ``#print axioms``
             with about(instance.instance_id):  # the heartbeat names the row whose check is in flight
@@ -98,8 +107,12 @@ async def reverify_release(
             same_header = " ".join(instance.lean_header.split()) == " ".join(lean.header.split())
             if not same_header:
                 reasons.append("the released lean_header differs from the trusted header (--config lean.header)")
-            same = verdict.checked_code == instance.verified_code
-            if not same:
+            # the text the screen checks now from the released reply, and the released verified_code as the
+            # screen reads it again: the same text (for what an older repro released, its imports blanked)
+            same = submission.request is not None and verdict.checked_code == submission.request.submission
+            if submission.refused:
+                reasons.append(f"the screen refuses the released verified_code: {submission.refusal()}")
+            elif not same:
                 reasons.append("checked code differs from the released verified_code")
             # from our statement alone (issue 19 §4): never from the released proof text
             order = [name.strip() for name in (instance.answer_variables or "").split(",") if name.strip()]
@@ -118,8 +131,8 @@ async def reverify_release(
                     f"statement_check released as {instance.provenance.statement_check!r};"
                     f" our Lean check of the statement now says {recheck!r}"
                 )
-            verdict_of_judge = judged[instance.instance_id]
-            if not verdict_of_judge.passed:
+            verdict_of_judge = judged.get(instance.instance_id)
+            if verdict_of_judge is not None and not verdict_of_judge.passed:
                 why = verdict_of_judge.detail or verdict_of_judge.cause or ""
                 said = f"kernel judge {verdict_of_judge.tool}: {verdict_of_judge.status.value}"
                 reasons.insert(0, said + (f": {why}" if why else ""))
@@ -133,11 +146,12 @@ async def reverify_release(
                     infrastructure=(bool(verdict.reasons) and set(verdict.reasons) <= INFRA_REASONS)
                     or no_verdict
                     or answer.no_verdict
-                    or verdict_of_judge.status == JudgeStatus.unavailable,
+                    or (verdict_of_judge is not None and verdict_of_judge.status == JudgeStatus.unavailable),
                     statement_check=instance.provenance.statement_check,
                     statement_recheck=recheck,
                     statement_check_agrees=agrees,
                     judge=verdict_of_judge,
+                    old_form=submission.old_form,
                 )
             )
     finally:
@@ -145,25 +159,38 @@ async def reverify_release(
     return results
 
 
-async def _judge_rows(instances: list[ReleasedInstance], judge: Judge, lean: LeanSettings) -> dict[str, JudgeVerdict]:
-    """The kernel judge on every row's verified_code, against our statement after the trusted header (never the
-    row's own), on the toolchain the row was judged on; concurrency is the judge's own."""
+async def _submissions(instances: list[ReleasedInstance], lean: LeanSettings) -> dict[str, StoredSubmission]:
+    """Every row's verified_code screened again (off the event loop) into what the judge may see: our statement
+    after the trusted header (never the row's own), on the toolchain the row was judged on."""
     import asyncio
 
-    from repro.judge.release import judge_request
-    from repro.stages.judge import ask_judge
+    from repro.judge.release import stored_request
 
-    requests = [
-        judge_request(
+    def screened(instance: ReleasedInstance) -> StoredSubmission:
+        return stored_request(
             instance.instance_id,
             lean.header,
             instance.lean_statement,
             instance.verified_code,
             instance.provenance.judge_toolchain or instance.provenance.lean_toolchain or lean.toolchain,
             theorem_name=instance.theorem_name,
+            allow_native_decide=lean.allow_native_decide,
+            limits=lean.static_limits,
         )
-        for instance in instances
-    ]
+
+    with about("the screen over the release's verified_code"):
+        found = [await asyncio.to_thread(screened, instance) for instance in instances]
+    return {instance.instance_id: submission for instance, submission in zip(instances, found, strict=True)}
+
+
+async def _judge_rows(stored: dict[str, StoredSubmission], judge: Judge) -> dict[str, JudgeVerdict]:
+    """The kernel judge on every row the screen passed again; concurrency is the judge's own. A row the screen
+    refuses is not judged (no verdict of the judge: the row fails on the screen's refusal)."""
+    import asyncio
+
+    from repro.stages.judge import ask_judge
+
+    requests = [submission.request for submission in stored.values() if submission.request is not None]
     with about("the kernel judge over the release"):
         verdicts = await asyncio.gather(*(ask_judge(judge, request) for request in requests))
     return {request.key: verdict for request, verdict in zip(requests, verdicts, strict=True)}

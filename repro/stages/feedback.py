@@ -24,7 +24,7 @@ from repro.judge.verdict import Verdict
 from repro.llm.client import ModelClient
 from repro.llm.factory import request_from_settings
 from repro.llm.protocol import ChatMessage, ModelCallError, PromptTooLong
-from repro.prompts import render_prompt
+from repro.prompts import neutralise_control_tokens, render_prompt
 from repro.records import AttemptStatus, ReasonCode
 from repro.stages.common import StageResult, account, input_hash
 from repro.stages.prove import ProofSample, profile_of, prover_sample
@@ -121,7 +121,8 @@ def feedback_messages(
         turn = render_prompt("prove_feedback_goedel_v2", previous_round=round_number - 1, errors=report)
         return [
             *history,
-            ChatMessage(role="assistant", content=thread.text),
+            # the prover's failed reply as the harness replays it; a control string in it would end the turn early
+            ChatMessage(role="assistant", content=neutralise_control_tokens(thread.text)),
             ChatMessage(role="user", content=turn.rstrip("\n")),
         ]
     prompt = render_prompt(

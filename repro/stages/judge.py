@@ -75,7 +75,9 @@ def judge_result(request: JudgeRequest, verdict: JudgeVerdict, *, screened_by: S
     else:  # no verdict: infrastructure, the problem stays unfinished
         status, reason = AttemptStatus.error, ReasonCode.judge_unavailable
     output: dict[str, object] = {
-        "judge": verdict.model_dump(mode="json"),
+        # the verdict as a fact about the text; whether it was computed now or answered from the cache, and how long
+        # it took, are the attempt's own timing (elapsed_s, lean_seconds): a resumed run stores what a clean one does
+        "judge": verdict.model_dump(mode="json", exclude={"cached", "elapsed_s"}),
         "screened_by": screened_by.value,
         "of_attempt": of_attempt,
         # the screen passed everything the judge sees: a rejection is a disagreement, and the judge won

@@ -27,10 +27,15 @@ from repro.lean.text.lexer import Kind, Token, Unclosed, lex_from, make_token
 # `f <| g x |> h` have spaces inside and are code, not tokens.
 SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z_][\w▁.\-]{0,39}\|>|<｜[^｜<>\s]{1,40}｜>")
 _OPENING_FENCE = re.compile(r"```(lean4|lean)?([^\n`]*)\n")
-_CLOSING_FENCE = re.compile(r"^[ \t]*```", re.MULTILINE)
+# A closing fence starts a line, or ends one glued to the code (``  nlinarith [sq_nonneg a]```): Goedel-Prover-V2's
+# extractor (src/utils.py:329, ``r'```lean4\n(.*?)```'``) takes such a block. Three backticks then the end of
+# the line are no Lean (a backtick starts a name literal or a quotation, which needs a name or ``(`` after it).
+_CLOSING_FENCE = re.compile(r"^[ \t]*```|(?P<glued>```)(?=[ \t]*$)", re.MULTILINE)
 _THINK_END = "</think>"
 # Tokens a closing fence can stand inside without closing the block.
 _HIDING = frozenset({Kind.block_comment, Kind.string, Kind.raw_string, Kind.interpolated_string})
+# A fence glued to the end of a line may also stand at the end of a line comment (``-- as in ```lean``).
+_HIDING_GLUED = _HIDING | {Kind.line_comment}
 
 
 def find_special_tokens(text: str) -> list[str]:
@@ -42,7 +47,7 @@ class CodeBlock:
     """One fenced block: ``language`` is ``lean4``, ``lean`` or ``""`` (untagged)."""
 
     language: str
-    start: int  # offsets into the reply's body (after any ``</think>``)
+    start: int  # offsets into the text read: after the last ``</think>``, or the whole reply when no block follows it
     end: int
     closed: bool
 
@@ -75,7 +80,8 @@ def _closing_fence(body: str, code_start: int, tokens: list[Token], unclosed: Un
             if current is None:
                 return fence
             tokens.append(current)
-        if not (current.kind in _HIDING and current.start < position):
+        hiding = _HIDING_GLUED if fence.group("glued") else _HIDING
+        if not (current.kind in hiding and current.start < position):
             return fence
     for token in lexer:  # no closing fence: the block runs to the end of the reply
         tokens.append(token)
@@ -158,8 +164,10 @@ class ProverOutput:
     """A reply as the gate reads it: special tokens, the chosen block and its code, lexed once.
 
     The chosen block is the last ```lean4 block (else the last ```lean, else the last untagged ```
-    block) after any ``</think>``. A reply that hit the token limit with that block unclosed is a
-    failed extraction with its own reason, never a silently shortened proof.
+    block) after any ``</think>``; where no block follows it, the last of the whole reply, as the
+    harnesses read it. A reply that hit the token limit with that block unclosed gives the last closed
+    block before it (the harnesses' extractors need a closing fence); with none, it is a failed
+    extraction with its own reason, never a silently shortened proof.
     """
 
     text: str
@@ -206,15 +214,21 @@ def read_output(text: str, finish_reason: str = "stop") -> ProverOutput:
     special = find_special_tokens(text)
     offset = text.rfind(_THINK_END) + len(_THINK_END) if _THINK_END in text else 0
     body = text[offset:]
-    blocks: list[CodeBlock] = []
-    last: dict[str, _LexedBlock] = {}  # the last block per language: only these can be chosen
-    for lexed in _lexed_blocks(body):
-        blocks.append(lexed.block)
-        last[lexed.block.language] = lexed
+    blocks, last, closed = _read_blocks(body)
+    if not blocks and offset:
+        # no block after the reasoning: the harnesses read the whole reply (Goedel-Prover-V2 src/utils.py:323-337,
+        # Kimina-Prover-Preview kimina_prover_demo/utils.py:208), so the last block inside <think> is the proof.
+        # Nothing after </think> was lexed (no fence opened there): each character is still lexed at most once.
+        body = text
+        blocks, last, closed = _read_blocks(body)
     if not blocks:
         missing = "generation_truncated" if finish_reason == "length" else "no_lean_block"
         return ProverOutput(text, finish_reason, special, blocks, None, missing, None)
-    chosen = last.get("lean4") or last.get("lean") or last[""]
+    chosen = _choice(last)
+    if not chosen.block.closed and finish_reason == "length" and closed:
+        # cut by the token cap inside its last block: the harnesses' extractors need a closing fence, so they take
+        # the last closed block before it (Goedel-Prover-V2 src/utils.py:325-336; Kimina's utils.py:208)
+        chosen = _choice(closed)
     start, end = chosen.block.start, chosen.block.end
     failure: str | None = None
     if not chosen.block.closed and finish_reason == "length":
@@ -225,6 +239,44 @@ def read_output(text: str, finish_reason: str = "stop") -> ProverOutput:
             end -= 1
     code = LeanCode(body[start:end], _clip(body, chosen, start, end))
     return ProverOutput(text, finish_reason, special, blocks, chosen.block, failure, code)
+
+
+def _read_blocks(body: str) -> tuple[list[CodeBlock], dict[str, _LexedBlock], dict[str, _LexedBlock]]:
+    """Every block of ``body``; the last per language, and the last closed one per language (only these can be
+    chosen, so only their tokens are kept)."""
+    blocks: list[CodeBlock] = []
+    last: dict[str, _LexedBlock] = {}
+    closed: dict[str, _LexedBlock] = {}
+    for lexed in _lexed_blocks(body):
+        blocks.append(lexed.block)
+        last[lexed.block.language] = lexed
+        if lexed.block.closed:
+            closed[lexed.block.language] = lexed
+    return blocks, last, closed
+
+
+def _choice(blocks: dict[str, _LexedBlock]) -> _LexedBlock:
+    """The last ```lean4 block, else the last ```lean one, else the last untagged one."""
+    return blocks.get("lean4") or blocks.get("lean") or blocks[""]
+
+
+def cut_after_block_holding(text: str, words: tuple[str, ...], finish_reason: str = "stop") -> int | None:
+    """Where to cut ``text`` so that the block read is its last closed ```lean4 block holding every one of
+    ``words`` (plain substrings): the end of that block's closing fence. None when the block :func:`read_output`
+    chooses already holds them all, or when no closed ```lean4 block does.
+
+    Kimina-Prover-Preview's own extractor (kimina_prover_demo/utils.py:199-216, ``extract_proof_from_text``) takes
+    the last ```` ```lean4 ```` block of the whole reply that contains ``theorem``, ``by``, ``:=`` and ``import``,
+    skipping a later block without them (an example, a usage line). Cutting the reply there lets every later reader
+    (the screen, salvage, ``reverify`` of a released row) read the same block with the one rule of this module.
+    """
+    output = read_output(text, finish_reason)
+    if output.extracted is not None and all(word in output.extracted.text for word in words):
+        return None
+    for block in reversed(fenced_blocks(text)):
+        if block.language == "lean4" and block.closed and all(word in text[block.start : block.end] for word in words):
+            return text.find("```", block.end) + 3
+    return None
 
 
 def extract_lean_block(text: str, finish_reason: str = "stop") -> LeanExtraction:
