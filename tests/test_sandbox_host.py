@@ -474,3 +474,27 @@ def test_a_read_only_path_that_would_show_a_home_directory_or_run_is_refused(tmp
             sandboxed(["true"], work, status, read_only=[path])
     result = asyncio.run(run_step(["true"], work, status, time.monotonic() + 30, read_only=[Path.home()]))
     assert result.returncode is None and result.start_error is not None and "would show" in result.start_error
+
+
+def test_a_project_shown_brings_its_packages_where_they_really_lie(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """A Lake project (the judge's tool checkout, a REPL's project) whose Mathlib is a link to a copy shared
+    elsewhere: Lean reads the package through the link, so the sandbox shows where it leads, and nothing
+    beside it."""
+    status = _bwrap()
+    shared = Path(tempfile.mkdtemp(prefix="repro-shared-packages-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(shared, ignore_errors=True))
+    (shared / "mathlib").mkdir()
+    (shared / "mathlib" / "Mathlib.olean").write_text("olean")
+    (shared / "beside").write_text("not Lean's")
+    project = tmp_path / "checkout"
+    (project / ".lake" / "packages").mkdir(parents=True)
+    (project / ".lake" / "packages" / "mathlib").symlink_to(shared / "mathlib")
+    work = tmp_path / "work"
+    work.mkdir()
+    through_link = str(project / ".lake" / "packages" / "mathlib" / "Mathlib.olean")
+    inside = _run(status, READ, work, through_link, str(shared / "beside"), read_only=[project])
+    assert json.loads(inside.stdout) == {through_link: "olean", str(shared / "beside"): "FileNotFoundError"}, (
+        inside.stdout + inside.stderr
+    )

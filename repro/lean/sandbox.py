@@ -185,14 +185,15 @@ def _own_runtime() -> list[Path]:
 
 def program_paths(command: Sequence[str]) -> list[Path]:
     """What a command runs from: its program's installation (``lake`` -> its toolchain) and, for an
-    interpreter, the scripts named right after it (every leading argument that is an existing file)."""
+    interpreter, the scripts named right after it (every leading argument that is an existing file) with the
+    directory each lies in (the modules a script imports from beside it)."""
     paths: list[Path] = []
     for index, part in enumerate(command):
         found = shutil.which(part) if index == 0 and os.sep not in part else part
         if not found or not os.path.isabs(found) or not os.path.exists(found):
             break
         path = Path(found)
-        paths.append(_install_root(path) if index == 0 else path)
+        paths.extend([_install_root(path)] if index == 0 else [path, path.parent])
         if index == 0:
             with contextlib.suppress(OSError, RuntimeError):
                 paths.append(_install_root(path.resolve()))
@@ -204,6 +205,14 @@ def _extra_read_only() -> list[Path]:
     return [Path(part) for part in named.split(os.pathsep) if part.strip()]
 
 
+def _packages_of(project: Path) -> list[Path]:
+    packages = project / ".lake" / "packages"
+    try:
+        return [entry.resolve() for entry in sorted(packages.iterdir())] if packages.is_dir() else []
+    except (OSError, RuntimeError):
+        return []
+
+
 def _read_only_binds(paths: Iterable[str | Path], guessed: Iterable[str | Path] = ()) -> list[tuple[str, str]]:
     """(source, destination) pairs for ``paths``: each shown at its resolved place, and also where it was named
     when that is a link in a real directory (``ELAN_HOME=~/.elan`` linked elsewhere); pairs already visible
@@ -211,7 +220,10 @@ def _read_only_binds(paths: Iterable[str | Path], guessed: Iterable[str | Path] 
     show a home directory, ``/run`` or ``/tmp`` is refused (:func:`check_shown`); a ``guessed`` one (what a
     program runs from, repro's own runtime) is left out instead."""
     pairs: set[tuple[Path, Path]] = set()
-    for path, named_by_caller in [*((path, True) for path in paths), *((path, False) for path in guessed)]:
+    # a Lake project named (the judge's tool checkout, a REPL's project) brings its packages where they really
+    # lie: a package linked to a Mathlib shared elsewhere is read by Lean there
+    named_paths = [Path(found) for path in paths for found in [path, *_packages_of(Path(path))]]
+    for path, named_by_caller in [*((path, True) for path in named_paths), *((path, False) for path in guessed)]:
         named = Path(os.path.abspath(path))
         try:
             resolved = named.resolve()
@@ -567,11 +579,7 @@ def _elan_home() -> Path:
 def project_paths(project: str | Path) -> list[str]:
     """A Lake project as Lean reads it: the directory, and each package of ``.lake/packages`` where it really
     lies (a package linked to a shared Mathlib elsewhere is shown there too)."""
-    paths = [str(project)]
-    packages = Path(project) / ".lake" / "packages"
-    if packages.is_dir():
-        paths.extend(str(entry.resolve()) for entry in sorted(packages.iterdir()))
-    return paths
+    return [str(project), *(str(package) for package in _packages_of(Path(project)))]
 
 
 def lean_read_paths(config: Any, lake: str) -> list[str]:
