@@ -11,7 +11,6 @@ import asyncio
 import gc
 import json
 import os
-import secrets
 import shlex
 import shutil
 import time
@@ -40,7 +39,7 @@ from repro.judge.batch import BatchSummary, check_batch, read_rows
 from repro.judge.screen import verify_proof
 from repro.judge.verdict import Judge, Verdict
 from repro.lean.factory import build_verifier
-from repro.lean.protocol import InfraStatus, Verifier
+from repro.lean.protocol import InfraStatus, Verifier, preflight_check
 from repro.lean.text import without_header
 from repro.lean.toolchains import get_toolchain
 from repro.llm.breaker import EndpointBreaker
@@ -167,8 +166,7 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
     """
 
     backend: Verifier = getattr(verifier, "inner", verifier)
-    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
-    preflight = await backend.check(code, config.lean.header)
+    preflight = await preflight_check(backend, config.lean.header)
     if preflight.infra_status != InfraStatus.ok or preflight.has_error:
         problem = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
         raise LeanPreflightError(
