@@ -498,3 +498,43 @@ def test_a_project_shown_brings_its_packages_where_they_really_lie(
     assert json.loads(inside.stdout) == {through_link: "olean", str(shared / "beside"): "FileNotFoundError"}, (
         inside.stdout + inside.stderr
     )
+
+
+ABSTRACT_CLIENT = (
+    "import socket, sys\n"
+    "try:\n"
+    "    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+    "    client.connect(b'\\0' + sys.argv[1].encode())\n"
+    "    client.sendall(b'hello'); client.close(); print('sent')\n"
+    "except OSError as error:\n"
+    "    print(type(error).__name__)\n"
+)
+
+
+def test_a_host_abstract_socket_is_cut_by_the_network_namespace_even_without_the_filter(tmp_path: Path) -> None:
+    """(a), abstract UNIX sockets (no file: ``@/tmp/.X11-unix/X0``, some D-Bus buses) belong to the network
+    namespace: bubblewrap's ``--unshare-net`` cuts them on its own, where the system call filter is absent (a
+    machine without its numbers) as well as where it refuses the socket first."""
+    from repro.lean.sandbox import _bwrap_prefix
+
+    status = _bwrap()
+    name = f"repro-abstract-{uuid.uuid4().hex[:12]}"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(b"\0" + name.encode())
+    server.listen(4)
+    try:
+        command = [sys.executable, "-c", ABSTRACT_CLIENT, name]
+        control = subprocess.run(command, capture_output=True, text=True, timeout=30)
+        assert control.stdout.strip() == "sent", control.stderr
+        work = tmp_path / "work"
+        work.mkdir()
+        bwrap = shutil.which("bwrap") or "bwrap"
+        bare = _bwrap_prefix(bwrap, work, command=command, syscall_filter=False) + command
+        assert "--seccomp" not in bare
+        unfiltered = subprocess.run(bare, capture_output=True, text=True, timeout=30)
+        assert unfiltered.stdout.strip() == "ConnectionRefusedError", unfiltered.stdout + unfiltered.stderr
+        filtered = _run(status, ABSTRACT_CLIENT, work, name)
+        expected = "PermissionError" if status.sockets_refused else "ConnectionRefusedError"
+        assert filtered.stdout.strip() == expected, filtered.stdout + filtered.stderr
+    finally:
+        server.close()
