@@ -26,9 +26,11 @@ the doors a file system view cannot close (red team finding R8, issue 27 §3):
 
 Why assembled here, in classic BPF, rather than with libseccomp: bubblewrap takes the compiled program
 itself (``bubblewrap.c`` ``seccomp_program_new``: the bytes read from FD, a multiple of 8, handed to
-``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)``), the program is some thirty instructions, and libseccomp's
-Python bindings are a Debian package (``python3-seccomp``), not on PyPI, absent from a virtual environment
-and from most GPU nodes. The numbers below are the kernel's (``asm/unistd_64.h`` for x86-64,
+``prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER)``; read at bubblewrap 0.11.1, the same in the 0.8.0 installed
+here), the program is some thirty instructions, and libseccomp's own Python bindings ship as a Debian package
+(``python3-seccomp``), not on PyPI (only a third party's repackaging is), so they are absent from a virtual
+environment and from most GPU nodes; a dependency for thirty instructions is not worth its weight.
+The numbers below are the kernel's (``asm/unistd_64.h`` for x86-64,
 ``asm-generic/unistd.h`` for aarch64, ``linux/audit.h``, ``asm-generic/ioctls.h``); a test checks them against
 the headers where they are installed and runs the filter under bubblewrap.
 """
