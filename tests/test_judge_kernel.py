@@ -628,11 +628,13 @@ def test_the_docker_image_builds_the_pinned_safeverify_commits() -> None:
 
 def test_a_judgement_waiting_for_a_free_worker_does_not_spend_its_timeout_waiting(tmp_path: Path) -> None:
     judge = judges.safeverify(_settings(tmp_path, workers=1, timeout_s=5), "--cost", "0.2")
-    requests = [_request(HONEST, key=str(i)) for i in range(4)]
+    # ten judgements of at least three 0.2 s steps each queue behind one worker: together they take longer
+    # than one 5 s timeout on any machine, so each must have had its own timeout from its own start
+    requests = [_request(HONEST, key=str(i)) for i in range(10)]
     started = time.monotonic()
     verdicts = asyncio.run(judge_all(judge, requests))
-    assert [v.status for v in verdicts] == [JudgeStatus.passed] * 4, [v.detail for v in verdicts]
-    assert time.monotonic() - started > 5  # together longer than one timeout: each had its own from its start
+    assert [v.status for v in verdicts] == [JudgeStatus.passed] * 10, [v.detail for v in verdicts]
+    assert time.monotonic() - started > 5, "the queue was shorter than one timeout: the test proved nothing"
 
 
 def test_no_judge_step_sees_the_operator_s_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -83,7 +83,8 @@ def test_a_sandboxed_process_writes_only_in_its_work_directory(tmp_path: Path, r
         pytest.skip(f"{status.describe()} (bubblewrap confines writes)")
     work = tmp_path / "work"
     work.mkdir()
-    # outside /tmp (which the sandbox replaces by an empty private one): a directory the process can see
+    # outside /tmp (which the sandbox replaces by an empty private one), and shown to the process read-only
+    # (a project, a toolchain): it can read there, never write
     outside = Path(tempfile.mkdtemp(prefix="repro-sandbox-outside-", dir="/var/tmp"))
     request.addfinalizer(lambda: shutil.rmtree(outside, ignore_errors=True))
     script = (
@@ -95,7 +96,7 @@ def test_a_sandboxed_process_writes_only_in_its_work_directory(tmp_path: Path, r
         "    print('denied:', error)\n"
     )
     done = subprocess.run(
-        sandboxed([sys.executable, "-c", script, str(work), str(outside)], work, status),
+        sandboxed([sys.executable, "-c", script, str(work), str(outside)], work, status, read_only=[outside]),
         capture_output=True,
         text=True,
         timeout=30,

@@ -79,7 +79,7 @@ def add_lean_options(parser: argparse.ArgumentParser, *, backend_flag: str = "--
     parser.add_argument(
         backend_flag,
         dest="backend",
-        choices=["repl", "kimina", "fake"],
+        choices=["repl", "kimina", "recorded", "fake"],
         help="Lean backend (default: the config's lean.backend)",
     )
     parser.add_argument("--config", help="config whose lean: and judge: sections to use")

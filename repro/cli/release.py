@@ -79,6 +79,8 @@ def command_reverify(arguments: argparse.Namespace) -> int:
     settings = judge_settings(arguments)
     if arguments.judge_tools:
         settings = settings.model_copy(update={"tools_dir": str(Path(arguments.judge_tools))})
+    if arguments.judge_backend:
+        settings = JudgeSettings(backend=arguments.judge_backend, tools_dir=settings.tools_dir)
     if arguments.judge_factory:
         settings = JudgeSettings(backend="factory", factory=arguments.judge_factory, tools_dir=settings.tools_dir)
     judge = build_judge(settings, sandbox=lean.sandbox)
@@ -110,7 +112,7 @@ def command_reverify(arguments: argparse.Namespace) -> int:
     fake = any(not result.real_lean for result in results)
     stand_in = any(not result.real_judge for result in results)
     if fake:
-        errors.print("the Lean backend was not real (fake): these verdicts re-verify nothing", style="yellow")
+        errors.print("the Lean backend was a stand-in, not real Lean: these verdicts re-verify nothing", style="yellow")
     if stand_in:
         errors.print(
             "the kernel judge was a stand-in, not Lean's kernel: these verdicts re-verify nothing", style="yellow"
@@ -157,10 +159,15 @@ def register(commands: Commands) -> None:
     reverify.add_argument("release_dir", help="a directory written by repro release")
     add_lean_options(reverify)
     reverify.add_argument(
+        "--judge-backend",
+        choices=["auto", "safeverify", "comparator", "recorded"],
+        help="the kernel judge instead of the config's judge.backend (recorded: the offline demo's stored verdicts,"
+        " a stand-in that compiles nothing, so exit 4 at best)",
+    )
+    reverify.add_argument(
         "--judge-factory",
         metavar="MODULE:FUNCTION",
-        help="the judge that function builds instead of the config's (the offline demo's: repro.demo:demo_judge,"
-        " a stand-in that compiles nothing, so exit 4 at best)",
+        help="the judge that function builds instead of the config's (a stand-in of the tests; exit 4 at best)",
     )
     reverify.add_argument(
         "--judge-tools",

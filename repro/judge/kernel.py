@@ -765,7 +765,10 @@ def build_judge(settings: JudgeSettings, *, sandbox: str = "bwrap") -> Judge:
     judge runs where it works and, for ``bwrap``, confines writes; ``unshare`` or ``none`` named there is the
     opt-in to run unconfined (else such a judge answers ``unavailable``, cause ``unconfined``)."""
     from repro.judge.comparator import ComparatorJudge
+    from repro.judge.recorded import recorded_judge
 
+    if settings.backend == JudgeBackendName.recorded:
+        return recorded_judge(settings.recording)
     if settings.backend == JudgeBackendName.factory:
         assert settings.factory is not None  # JudgeSettings validates it
         judge = load_factory(settings.factory)(settings)

@@ -66,6 +66,7 @@ class JudgeCause(StrEnum):
     no_output = "no_output"  # ended without printing anything
     unreadable = "unreadable"  # printed something that is neither a pass nor one of the tool's refusals
     target = "target"  # our own target (header + statement) did not compile: the trusted side failed
+    not_recorded = "not_recorded"  # the recorded judge (the offline demo's) holds no verdict for this text
 
 
 class JudgeRefusal(StrEnum):
