@@ -11,7 +11,6 @@ import asyncio
 import gc
 import json
 import os
-import secrets
 import shlex
 import shutil
 import time
@@ -41,7 +40,7 @@ from repro.judge.batch import BatchSummary, check_batch, read_rows
 from repro.judge.proof import ProofCheck, check_proof_text
 from repro.judge.verdict import Judge
 from repro.lean.factory import build_verifier
-from repro.lean.protocol import InfraStatus, Verifier
+from repro.lean.protocol import InfraStatus, Verifier, preflight_check
 from repro.lean.text import without_header
 from repro.lean.toolchains import get_toolchain
 from repro.llm.breaker import EndpointBreaker
@@ -168,8 +167,7 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
     """
 
     backend: Verifier = getattr(verifier, "inner", verifier)
-    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
-    preflight = await backend.check(code, config.lean.header)
+    preflight = await preflight_check(backend, config.lean.header)
     if preflight.infra_status != InfraStatus.ok or preflight.has_error:
         problem = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
         raise LeanPreflightError(
@@ -547,11 +545,15 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
     project = Path(config.lean.project_dir() if config else "lean_project")
     needs_local_lean = config is not None and config.lean.backend == LeanBackendName.repl
     health = lean_health(project, get_toolchain(config.lean.toolchain) if config else None)
+    # one line for the binaries a run starts: the toolchain's own lean and lake for the project (never the
+    # elan shims on PATH, whose toolchain depends on the current directory)
     lines.append(
         DoctorLine(
             bool(health.lean and health.lake),
-            "Lean toolchain (lean, lake)",
-            f"{health.lean}, {health.lake}" if health.lean and health.lake else "MISSING: " + health.problems[0],
+            f"Lean toolchain for {project}",
+            "; ".join(binary.describe() for binary in health.binaries)
+            if health.lean and health.lake
+            else "MISSING: " + health.problems[0],
             required=needs_local_lean,
         )
     )
@@ -571,7 +573,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             required=False,
         )
     )
-    lines.extend(_toolchain_and_confinement_lines(config, project, needs_local_lean))
+    lines.extend(_toolchain_and_confinement_lines(config, needs_local_lean))
     # a run on real Lean (repl or kimina) needs the judge: nothing is verified without it, and it compiles here
     lines.append(_judge_doctor_line(config, config is not None and config.lean.backend != LeanBackendName.fake))
     if config is not None:
@@ -634,22 +636,13 @@ def _sampling_lines(config: RunConfig) -> list[DoctorLine]:
     ]
 
 
-def _toolchain_and_confinement_lines(config: RunConfig | None, project: Path, needed: bool) -> list[DoctorLine]:
-    """Which toolchain ``lake`` resolves to (in the project, and from here: lean audit B1) and which
-    confinement Lean processes get (issue 27 §3): the configured ``lean.sandbox`` and whether it works."""
-    from repro.lean.project import project_lake
+def _toolchain_and_confinement_lines(config: RunConfig | None, needed: bool) -> list[DoctorLine]:
+    """Which toolchain ``lake`` resolves to from here (informational: the project's own is the toolchain line;
+    lean audit B1) and which confinement Lean processes get (issue 27 §3): the configured ``lean.sandbox``
+    and whether it works."""
     from repro.lean.sandbox import SandboxUnavailable, confinement, detect_sandbox, resolve_toolchain_binary
 
     lines = []
-    lake = project_lake(project)
-    lines.append(
-        DoctorLine(
-            lake.path is not None,
-            f"lake for {project}",
-            lake.describe() if lake.path else f"MISSING: {lake.problem}",
-            required=needed,
-        )
-    )
     here = resolve_toolchain_binary("lake", os.getcwd())
     lines.append(
         DoctorLine(

@@ -21,6 +21,7 @@ from repro.cli import build_parser, main
 from repro.dirlock import hold_directory
 from repro.testing import Fault, OpenAITestServer
 from tests import study_world
+from tests.doubles.fake_lean import STAND_INS_SET
 from tests.pipeline_world import world_config
 from tests.repro_cli import demo_endpoint_config, repro, stop_at_first_request
 
@@ -243,7 +244,7 @@ def test_the_heartbeat_names_the_lean_checks_in_flight(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     result = repro(
         "run", "--config", "configs/demo.yaml", "--run-dir", str(run_dir), "--limit", "1",
-        "--set", f"lean.fake_rules={rules}", env={"REPRO_PROGRESS_INTERVAL_S": "1"},
+        *STAND_INS_SET, "--set", f"lean.factory_options.rules={rules}", env={"REPRO_PROGRESS_INTERVAL_S": "1"},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "waiting on 1 check by Lean (fake-repl), the oldest for" in result.stdout, result.stdout

@@ -102,6 +102,25 @@ def test_doctor_and_the_pool_name_the_toolchain_lake_resolves_to(world: LeanWorl
     assert nowhere.path is None and "binary not found" in str(nowhere.problem)
 
 
+def test_doctor_names_the_projects_own_lean_and_lake_once_and_never_elans_shims(world: LeanWorld) -> None:
+    """One line says what repro runs: the toolchain's own lean and lake for the project. elan's shims on PATH
+    (``ELAN_HOME/bin``) resolve from the current directory, where they fail here: no line may offer them."""
+    from repro.app import doctor
+
+    (Path.cwd() / "lean_project").symlink_to(world.project)  # the default project, seen from where repro runs
+    lines = doctor(None)
+    shims = [str(world.elan.bin / name) for name in ("lean", "lake")]
+    assert not [line for line in lines if any(shim in line.detail for shim in shims)]
+    lake = str(world.elan.lake(world.toolchain.elan_toolchain))
+    (toolchain,) = [line for line in lines if line.name.startswith("Lean toolchain")]
+    assert toolchain.ok and toolchain.name == "Lean toolchain for lean_project"
+    assert lake in toolchain.detail and "leanprover/lean4:v4.15.0" in toolchain.detail
+    assert str(world.elan.toolchains[world.toolchain.elan_toolchain] / "lean") in toolchain.detail
+    assert [line.name for line in lines if lake in line.detail] == ["Lean toolchain for lean_project"]
+    (here,) = [line for line in lines if line.name == "lake from the current directory"]
+    assert "binary not found" in here.detail and not here.required
+
+
 def test_an_uninstalled_project_toolchain_is_unavailable_with_elans_reason(world: LeanWorld) -> None:
     (world.project / "lean-toolchain").write_text("leanprover/lean4:v4.9.0\n")
     settings = _settings(world, toolchain="v4.9.0")

@@ -81,7 +81,7 @@ def add_lean_options(parser: argparse.ArgumentParser, *, backend_flag: str = "--
     parser.add_argument(
         backend_flag,
         dest="backend",
-        choices=["repl", "kimina", "fake"],
+        choices=["repl", "kimina", "recorded", "fake"],
         help="Lean backend (default: the config's lean.backend)",
     )
     parser.add_argument("--config", help="config whose lean: and judge: sections to use")
@@ -113,18 +113,26 @@ def judge_settings(arguments: argparse.Namespace) -> Any:
     settings = config.judge
     if getattr(arguments, "judge_tools", None):
         settings = settings.model_copy(update={"tools_dir": str(arguments.judge_tools)})
+    if getattr(arguments, "judge_backend", None):
+        settings = JudgeSettings(backend=arguments.judge_backend, tools_dir=settings.tools_dir)
     if getattr(arguments, "judge_factory", None):
         settings = JudgeSettings(backend="factory", factory=arguments.judge_factory, tools_dir=settings.tools_dir)
     return settings
 
 
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
-    """``--judge-factory`` and ``--judge-tools``: what :func:`judge_settings` applies over the config's ``judge:``."""
+    """``--judge-backend``, ``--judge-factory`` and ``--judge-tools``: what :func:`judge_settings` applies over
+    the config's ``judge:``."""
+    parser.add_argument(
+        "--judge-backend",
+        choices=["auto", "safeverify", "comparator", "recorded"],
+        help="the kernel judge instead of the config's judge.backend (recorded: the offline demo's stored verdicts,"
+        " a stand-in that compiles nothing, so exit 4 at best)",
+    )
     parser.add_argument(
         "--judge-factory",
         metavar="MODULE:FUNCTION",
-        help="the judge that function builds instead of the config's (the offline demo's: repro.demo:demo_judge,"
-        " a stand-in that compiles nothing, so exit 4 at best)",
+        help="the judge that function builds instead of the config's (a stand-in of the tests; exit 4 at best)",
     )
     parser.add_argument(
         "--judge-tools",

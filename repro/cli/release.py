@@ -99,7 +99,7 @@ def command_reverify(arguments: argparse.Namespace) -> int:
     fake = any(not result.real_lean for result in results)
     stand_in = any(not result.real_judge for result in results)
     if fake:
-        errors.print("the Lean backend was not real (fake): these verdicts re-verify nothing", style="yellow")
+        errors.print("the Lean backend was a stand-in, not real Lean: these verdicts re-verify nothing", style="yellow")
     if stand_in:
         errors.print(
             "the kernel judge was a stand-in, not Lean's kernel: these verdicts re-verify nothing", style="yellow"

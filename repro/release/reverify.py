@@ -12,7 +12,6 @@ alone, and the statement check is run again.
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -220,9 +219,9 @@ async def _recheck_statement(instance: ReleasedInstance, verifier: Any, header: 
 async def _preflight(verifier: Any, lean: LeanSettings) -> None:
     """Trivial code first: without a working backend every row would read as a failed proof."""
     from repro.lean import InfraStatus
+    from repro.lean.protocol import preflight_check
 
-    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
-    result = await verifier.check(code, lean.header)
+    result = await preflight_check(verifier, lean.header)
     if result.infra_status != InfraStatus.ok or result.has_error:
         detail = result.detail or "; ".join(message.text for message in result.messages[:2])
         raise LeanUnavailableError(

@@ -1,4 +1,8 @@
-"""Stage 4: semantic alignment. Three distinct asks at temperature 0; all must say Consistent."""
+"""Stage 4: semantic alignment. Three distinct asks at temperature 0; all must say Consistent.
+
+The judge sees our statement without its comments (:func:`repro.stages.common.statement_prompt`): a
+formalizer's ``-- this matches the problem`` is no evidence that it does.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +12,8 @@ from repro.config import ModelSettings
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
-from repro.prompts import render_prompt
 from repro.records import AttemptStatus, ReasonCode
-from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
+from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash, statement_prompt
 
 
 class AlignAnswer(BaseModel):
@@ -27,7 +30,7 @@ async def check_alignment(
     question: str, statement: str, client: ModelClient, settings: ModelSettings, *, asks: int, attempt: int
 ) -> StageResult:
     clock = Stopwatch()
-    prompt = render_prompt("align", question=question, statement=statement)
+    prompt = statement_prompt("align", question=question, statement=statement)
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("align", prompt, attempt))
     verdicts: list[str] = []
     analyses: list[str] = []

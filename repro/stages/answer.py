@@ -41,17 +41,23 @@ from repro.lean.statement_checks import (
     normal_witness,
     witness_variables,
 )
-from repro.lean.text import LeanCode, lean_code
+from repro.lean.text import LeanCode
 from repro.lean.text.answer_scope import NUMERIC_TYPE_NAMES, expand_lets
 from repro.lean.text.lexer import Token, lex, significant
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
-from repro.prompts import render_prompt
 from repro.records import AnswerForm, AttemptStatus, Candidate, NoAnswerReason, ReasonCode
 from repro.stages.answer_probe import dependence
 from repro.stages.answer_shape import AnswerShape, NoShape, answer_shape
-from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
+from repro.stages.common import (
+    StageResult,
+    Stopwatch,
+    account,
+    chat_request,
+    input_hash,
+    statement_prompt,
+)
 
 _UNEVALUATED = re.compile(r"\d\s*[+*^]\s*\d|\d\s*-\s*\d|\d\s*/\s*\d|√|Real\.sqrt|\bsqrt\b|π|Real\.pi|\.log|\bexp\b")
 
@@ -238,11 +244,6 @@ def has_unevaluated_operation(candidate: str) -> bool:
     return _UNEVALUATED.search(plain) is not None
 
 
-def code_without_prose(code: str | LeanCode) -> str:
-    """``code`` with comments and string literals blanked: text there is a model's say-so, not Lean's."""
-    return lean_code(code).without_prose
-
-
 def is_existential(statement: str) -> bool:
     """Whether the conclusion is ``∃ x : T, P x`` whose witness our Lean command can check.
 
@@ -313,7 +314,7 @@ async def recover_answer(
             answer_class, why = "intermediate", "the answer is an unevaluated computation"
             result.output["no_answer"] = NoAnswerReason.unevaluated.value
         else:
-            prompt = render_prompt("answer_classify", question=question, statement=statement, candidate=candidate)
+            prompt = statement_prompt("answer_classify", question=question, statement=statement, candidate=candidate)
             classification = await ask_json(
                 classify_client,
                 chat_request(classify_settings, prompt, sample_offset=attempt, json_answer=True),
@@ -358,7 +359,7 @@ async def _witness_answer(
 ) -> StatementAnswer:
     """The extraction model proposes the ∃ witness (shown the question and our statement only); Lean checks."""
     extract_client, settings = model
-    prompt = render_prompt("answer_extract", question=question, statement=code_without_prose(statement))
+    prompt = statement_prompt("answer_extract", question=question, statement=statement, literals=False)
     extraction = await ask_json(
         extract_client,
         chat_request(settings, prompt, sample_offset=attempt, json_answer=True),
@@ -438,10 +439,11 @@ async def _question_order(
 ) -> StatementAnswer | None:
     """The tuple in the order the question asks for its values: a permutation of our variables, or None."""
     extract_client, settings = model
-    prompt = render_prompt(
+    prompt = statement_prompt(
         "answer_order",
         question=question,
-        statement=code_without_prose(statement),
+        statement=statement,
+        literals=False,
         variables=", ".join(answer.variables),
     )
     reply = await ask_json(
