@@ -82,9 +82,9 @@ def check_proof(
     kernel judge ``judge`` names (``repro check-proof``; default: the tool pinned for the toolchain).
 
     ``check.verified`` only when a real screen and a real judge passed it; ``check.passed`` whichever they
-    were; ``check.screen`` is the screen's verdict, ``check.judge`` the judge's. ``LeanSettings(backend="fake")``
-    with ``JudgeSettings(backend="factory", factory="repro.demo:demo_judge")`` answers offline and verifies
-    nothing (``check.exit_code`` 4).
+    were; ``check.screen`` is the screen's verdict, ``check.judge`` the judge's. ``LeanSettings(backend="recorded")``
+    with ``JudgeSettings(backend="recorded")`` answers the offline demo's examples and verifies nothing
+    (``check.exit_code`` 4).
     """
     from repro.app import check_proof as check
 

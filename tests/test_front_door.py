@@ -56,7 +56,7 @@ def test_a_notebook_runs_reads_releases_and_reverifies_the_demo(tmp_path: Path) 
 def test_check_proof_and_its_errors_from_python(tmp_path: Path) -> None:
     statement = "theorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
     proof = "```lean4\ntheorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n```"
-    stand_in = repro.JudgeSettings(backend="factory", factory="repro.demo:demo_judge")
+    stand_in = repro.JudgeSettings(backend="factory", factory="tests.doubles.judge:stand_in_judge")
     checked = repro.check_proof(statement, proof, lean=LeanSettings(backend="fake"), judge=stand_in)
     assert isinstance(checked, repro.ProofCheck) and isinstance(checked.screen, repro.Verdict)
     assert checked.passed and not checked.verified and checked.exit_code == repro.ExitCode.fake_backend
