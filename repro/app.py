@@ -417,6 +417,8 @@ def _run_held(
             report = validate_inputs(resolved)
         action = "resume" if resume else "start"
         log.write(f"{action}: repro {__version__}, config {resolved.name}, source {report.source}")
+        if resume:
+            _reopen_outdated_judgements(store, log, note)
         # Everything imported so far lives as long as the process: keep it out of the collector's
         # scans, which LeanInteract forces on every worker it kills (a full collection holds the GIL).
         gc.freeze()
@@ -440,6 +442,21 @@ def _run_held(
         log.close()
         store.close()
         gc.unfreeze()  # a caller that runs again in this process gets its garbage collected normally
+
+
+def _reopen_outdated_judgements(store: RunStore, log: RunLog, note: Callable[[str], None]) -> None:
+    """A resume judges again what a judge that is not today's passed (another pin, older checks: red1 R10)."""
+    from repro.judge.currency import judge_outdated
+
+    reopened = store.reopen_outdated_judgements(
+        lambda c: judge_outdated(c.judge_tool, c.judge_revision, c.judge_toolchain, c.judge_checks)
+    )
+    if reopened:
+        first, why = reopened[0]
+        text = f"{len(reopened)} retained candidates were passed by a judge that is not today's ({first}: {why})"
+        text += ": judged again"
+        log.write(text)
+        note(text)
 
 
 def status(run_dir: Path) -> dict[str, Any]:

@@ -45,6 +45,13 @@ def command_release(arguments: argparse.Namespace) -> int:
             " kernel judge; pass --allow-unverified to write them, marked as such",
             style="yellow",
         )
+    if summary.withheld_outdated_judge:
+        errors.print(
+            f"of them, {summary.withheld_outdated_judge} were passed by a kernel judge that is not today's (another"
+            f" pinned revision or an older version of repro's checks): repro run --resume --run-dir {arguments.run_dir}"
+            " judges them again",
+            style="yellow",
+        )
     if summary.withheld_flagged:
         errors.print(
             f"withheld {summary.withheld_flagged} instances whose statement was neither found vacuous nor shown"
@@ -95,6 +102,12 @@ def command_reverify(arguments: argparse.Namespace) -> int:
         console.print(
             f"{old_form} rows hold verified_code as an older repro released it (the prover's block, its imports in"
             " it): each was screened again and judged as the text Lean checks (imports blanked)"
+        )
+    older = [result for result in results if result.older_judge is not None]
+    if older:
+        console.print(
+            f"{len(older)} rows were released as passed by a kernel judge that is not today's (first:"
+            f" {older[0].instance_id}: {older[0].older_judge}); today's judge decided each of them above"
         )
     fake = any(not result.real_lean for result in results)
     stand_in = any(not result.real_judge for result in results)

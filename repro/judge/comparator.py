@@ -45,7 +45,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeSettings
-from repro.judge.kernel import judge_environment, step_failure, submission_source, target_source, toolchain_key
+from repro.judge.kernel import (
+    JUDGE_CHECKS,
+    judge_environment,
+    step_failure,
+    submission_source,
+    target_source,
+    toolchain_key,
+)
 from repro.judge.runner import Confinement, Slots, run_step
 from repro.judge.verdict import (
     STANDARD_AXIOMS,
@@ -215,6 +222,7 @@ class ComparatorJudge:
             status=status,
             tool=self.name,
             tool_revision=self.revision(toolchain),
+            checks=JUDGE_CHECKS,
             toolchain=toolchain,
             real=self.real,
             confinement=self.confinement,

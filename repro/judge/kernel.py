@@ -491,6 +491,7 @@ class SafeVerifyJudge:
             status=status,
             tool=self.name,
             tool_revision=self.revision(toolchain),
+            checks=JUDGE_CHECKS,
             toolchain=toolchain,
             real=self.real,
             confinement=self.confinement,
