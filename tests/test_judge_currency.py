@@ -179,3 +179,68 @@ def test_reverify_names_the_rows_an_older_judge_passed(tmp_path: Path) -> None:
         reverify_release(tmp_path / "older", LeanSettings(backend="fake", workers=1, header=""), StandInJudge())
     )
     assert all("checks version" in (result.older_judge or "") for result in results)
+
+
+def test_a_resumed_study_judges_again_the_samples_an_older_judge_passed(tmp_path: Path) -> None:
+    """A study's pass@j and coverage count verified samples: one an older judge passed (a real one) is unjudged
+    again on ``prove-study --resume``; today's judge's pass, a stand-in's pass and a rejection stay."""
+    from repro.judge.verdict import JudgeVerdict
+    from repro.study.records import SampleOutcome
+    from repro.study.store import StudyStore
+
+    def verdict(revision: str, *, real: bool = True, status: JudgeStatus = JudgeStatus.passed) -> JudgeVerdict:
+        return JudgeVerdict(
+            key="k",
+            status=status,
+            tool="SafeVerify",
+            tool_revision=revision,
+            checks=JUDGE_CHECKS,
+            toolchain="v4.15.0",
+            real=real,
+        )
+
+    samples = {
+        0: verdict("0" * 40),  # an older pin's pass: judged again
+        1: verdict(PIN_15),  # today's
+        2: verdict("0" * 40, real=False),  # a stand-in's pass counts as verified nowhere
+        3: verdict("0" * 40, status=JudgeStatus.rejected),
+    }
+    with StudyStore(tmp_path / "study") as store:
+        store.add_samples(
+            [
+                SampleOutcome(
+                    prover="p",
+                    statement_id="s",
+                    sample_index=index,
+                    text="x",
+                    finish_reason="stop",
+                    judged=True,
+                    verified=judged.passed,
+                    screened=True,
+                    judge=judged,
+                )
+                for index, judged in samples.items()
+            ]
+        )
+        reopened = store.reopen_outdated_judgements(
+            lambda v: judge_outdated(v.tool, v.tool_revision, v.toolchain, v.checks)
+        )
+        assert reopened == 1
+        after = {sample.sample_index: sample for sample in store.samples()}
+    assert not after[0].judged and not after[0].verified
+    assert after[1].judged and after[1].verified and after[2].judged and after[3].judged
+
+
+def test_status_counts_an_older_judge_s_pass_apart_from_the_verified(tmp_path: Path) -> None:
+    """``repro status`` says verified only of today's judge's passes, and says how many a resume judges again."""
+    from repro.metrics import judge_figures, judge_lines
+
+    synthetic_run(tmp_path / "run", real_lean=True)
+    with RunReader(tmp_path / "run") as reader:
+        today = judge_figures(reader)
+    assert (today["retained_verified"], today["retained_outdated_judge"]) == (2, 0)
+    _age(tmp_path / "run", judge_checks=None)
+    with RunReader(tmp_path / "run") as reader:
+        older = judge_figures(reader)
+    assert (older["retained_verified"], older["retained_outdated_judge"]) == (0, 2)
+    assert any("not today's" in line and "--resume" in line for line in judge_lines(older, 2))

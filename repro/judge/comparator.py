@@ -45,6 +45,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeSettings
+from repro.judge.integrity import tool_problem
 from repro.judge.kernel import (
     JUDGE_CHECKS,
     judge_environment,
@@ -213,7 +214,8 @@ class ComparatorJudge:
         sandbox = self.confined.problem()
         if sandbox is not None:
             return JudgeCause.unconfined, sandbox
-        return None
+        status = self.confined.status()
+        return tool_problem(home, real=self.real, writes_confined=status is not None and status.writes_confined)
 
     def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
         toolchain = toolchain_key(request.toolchain)

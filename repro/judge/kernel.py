@@ -74,6 +74,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeBackendName, JudgeSettings
+from repro.judge.integrity import tool_problem
 from repro.judge.runner import Confinement, Slots, StepResult, run_step, signal_name
 from repro.judge.verdict import (
     STRUCTURAL_NOTE,
@@ -482,7 +483,8 @@ class SafeVerifyJudge:
         sandbox = self.confined.problem()
         if sandbox is not None:
             return JudgeCause.unconfined, sandbox
-        return None
+        status = self.confined.status()
+        return tool_problem(checkout, real=self.real, writes_confined=status is not None and status.writes_confined)
 
     def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
         toolchain = toolchain_key(request.toolchain)

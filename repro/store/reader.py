@@ -391,6 +391,21 @@ class RunReader:
         )
         return [(row["tool"], bool(row["real"]), row["n"]) for row in rows]
 
+    def retained_judge_pins(self) -> list[tuple[str | None, bool, str | None, str | None, int | None, int]]:
+        """(judge tool, real, revision, toolchain, checks version, retained candidates) over the retained ones:
+        what says whether today's judge passed them (:func:`repro.judge.currency.judge_outdated`)."""
+        rows = self._query(
+            "SELECT json_extract(payload, '$.judge_tool') AS tool,"
+            " COALESCE(json_extract(payload, '$.judge_real'), 0) AS real,"
+            " json_extract(payload, '$.judge_revision') AS revision,"
+            " json_extract(payload, '$.judge_toolchain') AS toolchain,"
+            " json_extract(payload, '$.judge_checks') AS checks, COUNT(*) AS n"
+            " FROM candidates WHERE status='retained' GROUP BY 1, 2, 3, 4, 5"
+        )
+        return [
+            (row["tool"], bool(row["real"]), row["revision"], row["toolchain"], row["checks"], row["n"]) for row in rows
+        ]
+
     def retained_lean(self) -> list[tuple[str | None, bool, int]]:
         """(Lean backend, whether it is real Lean, retained candidates) over the retained candidates."""
         rows = self._query(

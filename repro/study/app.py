@@ -276,6 +276,10 @@ def prove_study(
         Path(study_dir), statements_path=statements_path, provers=provers or [], settings=settings, resume=resume
     )
     try:
+        if resume:  # what a judge other than today's passed is judged again (another pin, older checks: red1 R10)
+            from repro.judge.currency import judge_outdated
+
+            store.reopen_outdated_judgements(lambda v: judge_outdated(v.tool, v.tool_revision, v.toolchain, v.checks))
         summary, _ = asyncio.run(run_study(store, backend_factory=backend_factory, on_progress=on_progress))
         return summary
     finally:
