@@ -272,6 +272,9 @@ def _pass_at(page: StudyPage) -> str:
 def _groups(page: StudyPage) -> str:
     colors = _colors(page)
     parts = ["<h2 id=study-groups>Coverage per level and type</h2>"]
+    if not any(getattr(p, key) for p in page.figures.provers for key in ("by_level", "by_type")):
+        # nothing to draw: no empty figure, no legend of provers below it (m17)
+        return parts[0] + "<p class=note>The statements carry no level or type (GSM8K's have none).</p>"
     for key, label in (("by_level", "level"), ("by_type", "type")):
         groups = sorted({g for p in page.figures.provers for g in getattr(p, key)})
         if not groups:

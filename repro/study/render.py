@@ -93,7 +93,8 @@ def report_tables(report: StudyReport) -> list[Table | str]:
             prover.name,
             "cost",
             f"{rescued.checks} Lean checks, {rescued.lean_seconds} s",
-            f"{rescued.salvaged_samples} samples rescued: {rescued.kinds}",
+            f"{rescued.salvaged_samples} samples rescued: "
+            + (", ".join(f"{kind} {count}" for kind, count in rescued.kinds.items()) or "none"),
         )
     if salvage.row_count:
         items.append(salvage)
