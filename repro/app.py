@@ -792,7 +792,7 @@ async def check_proof_batch(
     streamed to ``out_path``, resumable.
 
     ``salvage``: up to that many repaired texts per failed row, each through the same screen and judge."""
-    read_rows(in_path)  # bad input is reported before any Lean worker starts
+    read_rows(in_path, trusted_header=lean.header)  # bad input is reported before any Lean worker starts
     verifier = build_verifier(lean)
     try:
         return await check_batch(

@@ -326,8 +326,10 @@ def register(commands: Commands) -> None:
     check.add_argument(
         "--batch",
         metavar="IN.jsonl",
-        help="rows with id, statement, output [, header, finish_reason]; every bad row is named (line, field,"
-        " reason) and nothing is checked (exit 2)",
+        help="rows with id, statement, output [, header, finish_reason]; a row's header is never run (its lines"
+        " must be import/open/set_option lines of lean.header, which runs); every bad row is named (line, field,"
+        " reason) and nothing is checked (exit 2); a rerun keeps only verdicts given for the same row, header,"
+        " backend and judge",
     )
     check.add_argument(
         "--answer-only",

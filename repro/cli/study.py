@@ -69,7 +69,8 @@ def command_prove_study(arguments: argparse.Namespace) -> int:
     provers = [parse_prover_spec(spec, api_key_env=arguments.api_key_env) for spec in arguments.prover or []]
     if not arguments.resume:  # a new study creates nothing until its input reads and every endpoint answers
         if arguments.statements is not None:
-            read_statements(arguments.statements)  # bad input is named first (2), before any endpoint (3)
+            # bad input (a header beyond the trusted one among it) is named first (2), before any endpoint (3)
+            read_statements(arguments.statements, trusted_header=lean_settings(arguments).header)
         preflight_models([(f"prover {prover.name}", prover.settings) for prover in provers])
     created = not study_dir.exists()
     with hold_directory(study_dir, command="repro prove-study"):

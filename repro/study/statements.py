@@ -13,6 +13,7 @@ import yaml
 
 from repro.exit_codes import ReproError
 from repro.jsonl import BadRows, iter_json_objects
+from repro.judge.header import header_refusal
 from repro.lean.text import ends_in_sorry, read_statement
 from repro.records import AttemptStatus, Stage, StageAttempt
 from repro.store import RunReader
@@ -126,11 +127,12 @@ def export_statements(
     return len(rows), ({} if include_checked_out else {k: v for k, v in left_out.items() if v})
 
 
-def read_statements(path: str | Path) -> list[StudyStatement]:
+def read_statements(path: str | Path, *, trusted_header: str | None = None) -> list[StudyStatement]:
     """Read a statement file; every row must parse and its theorem must be the one it names.
 
     The whole file is read before anything is refused, so the error names every bad row (line, field,
-    reason), not only the first.
+    reason), not only the first. With ``trusted_header``, a row's ``header`` must fall within it
+    (:func:`repro.judge.header.header_refusal`): the study runs the trusted header, never the file's.
     """
     source = Path(path)
     if not source.is_file():
@@ -152,6 +154,9 @@ def read_statements(path: str | Path) -> list[StudyStatement]:
             bad.add(number, "must end in ':= by sorry'", field="statement")
         if name != row.theorem_name:
             bad.add(number, f"{row.theorem_name!r} but the statement declares {name!r}", field="theorem_name")
+        refusal = header_refusal(row.header, trusted_header) if trusted_header is not None else None
+        if refusal is not None:
+            bad.add(number, refusal, field="header")
         if number not in bad:
             rows.append(row)
     bad.raise_if_any()
