@@ -174,6 +174,7 @@ def test_m11_the_study_evaluate_and_repair_journeys_run_offline_from_any_directo
     coverage = json.loads(here("study-report", "studies/demo", "--json").stdout)
     covered = {prover["name"]: prover["covered"] for prover in coverage["provers"]}
     assert covered["demo"] > covered["weak"] > 0, "two scripted provers whose coverage differs"
+    assert "charged to the prover whose sample asked first" in here("study-report", "studies/demo").stdout  # n18
 
     here("release", "runs/demo", "--out", "release/demo", "--allow-unverified")
     models = [

@@ -21,7 +21,7 @@ from repro.report.collect import SAMPLE_CAP, TEXT_CAP, cap
 from repro.report.page import _cell, _table, unverified_banner
 from repro.report.svg import PALETTE, interval_chart, legend, stacked_bars, upset_chart
 from repro.study.records import SampleOutcome, StudyStatement
-from repro.study.render import FACT_LABELS
+from repro.study.render import FACT_LABELS, SHARED_LEAN_NOTE
 from repro.study.report import StudyReport
 from repro.study.report import build_report as study_figures
 from repro.study.store import STUDY_FILENAME, StudyStore
@@ -433,7 +433,8 @@ def _cost(page: StudyPage) -> str:
         rows,
         "cost-table",
     )
-    return f"<h2 id=study-cost>Cost per verified statement</h2>{figure}{table}"
+    note = f"<p class=note>{escape(SHARED_LEAN_NOTE)}</p>"  # n18
+    return f"<h2 id=study-cost>Cost per verified statement</h2>{figure}{table}{note}"
 
 
 def _explorer(page: StudyPage) -> str:
