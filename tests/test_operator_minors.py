@@ -316,3 +316,16 @@ def test_n10_the_forest_axis_draws_each_tick_once_and_the_table_reads_like_the_c
     ticks = re.findall(r">(-?\d\.\d\d)</text>", chart)
     assert sorted(ticks) == ["0.00", "1.00"], ticks
     assert (_rate(1.0), _rate(0.5, signed=True), _rate(float("nan"))) == ("1.000", "+0.500", "—")
+
+
+def test_n17_a_runs_endpoint_refusal_says_lean_and_the_judge_come_next(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    stages = ("rewrite", "screen", "formalize", "align", "prove", "extract", "classify")
+    model = "{backend: openai, model: m, base_url: 'http://127.0.0.1:9/v1', api_key_env: null}"
+    config.write_text("models:\n" + "".join(f"  {stage}: {model}\n" for stage in stages))
+    sample = str(REPO / "data" / "gsm8k_sample.jsonl")
+    refused = repro(
+        "run", "--config", str(config), "--dataset", sample, "--run-dir", str(tmp_path / "r"), "--limit", "1"
+    )
+    assert refused.returncode == 3 and "model endpoint check failed; nothing was run" in refused.stderr
+    assert "The Lean backend and the kernel judge are checked only after the endpoints answer" in refused.stderr
