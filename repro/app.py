@@ -25,6 +25,7 @@ import yaml
 from repro import __version__
 from repro.config import (
     ConfigError,
+    JudgeSettings,
     LeanBackendName,
     LeanSettings,
     ModelBackendName,
@@ -36,8 +37,8 @@ from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
 from repro.dirlock import held_by, hold_directory
 from repro.exit_codes import ExitCode, ReproError
 from repro.judge.batch import BatchSummary, check_batch, read_rows
-from repro.judge.screen import verify_proof
-from repro.judge.verdict import Judge, Verdict
+from repro.judge.proof import ProofCheck, check_proof_text
+from repro.judge.verdict import Judge
 from repro.lean.factory import build_verifier
 from repro.lean.protocol import InfraStatus, Verifier, preflight_check
 from repro.lean.text import without_header
@@ -416,6 +417,8 @@ def _run_held(
             report = validate_inputs(resolved)
         action = "resume" if resume else "start"
         log.write(f"{action}: repro {__version__}, config {resolved.name}, source {report.source}")
+        if resume:
+            _reopen_outdated_judgements(store, log, note)
         # Everything imported so far lives as long as the process: keep it out of the collector's
         # scans, which LeanInteract forces on every worker it kills (a full collection holds the GIL).
         gc.freeze()
@@ -439,6 +442,21 @@ def _run_held(
         log.close()
         store.close()
         gc.unfreeze()  # a caller that runs again in this process gets its garbage collected normally
+
+
+def _reopen_outdated_judgements(store: RunStore, log: RunLog, note: Callable[[str], None]) -> None:
+    """A resume judges again what a judge that is not today's passed (another pin, older checks: red1 R10)."""
+    from repro.judge.currency import judge_outdated
+
+    reopened = store.reopen_outdated_judgements(
+        lambda c: judge_outdated(c.judge_tool, c.judge_revision, c.judge_toolchain, c.judge_checks)
+    )
+    if reopened:
+        first, why = reopened[0]
+        text = f"{len(reopened)} retained candidates were passed by a judge that is not today's ({first}: {why})"
+        text += ": judged again"
+        log.write(text)
+        note(text)
 
 
 def status(run_dir: Path) -> dict[str, Any]:
@@ -471,12 +489,17 @@ def status(run_dir: Path) -> dict[str, Any]:
 
 
 def audit(
-    run_dir: Path, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
+    run_dir: Path,
+    *,
+    stage: str | None = None,
+    reason: str | None = None,
+    limit: int | None = None,
+    candidate_id: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every rejected attempt with its evidence (see :mod:`repro.audit`)."""
     from repro.audit import audit_rows
 
-    return audit_rows(run_dir, stage=stage, reason=reason, limit=limit)
+    return audit_rows(run_dir, stage=stage, reason=reason, limit=limit, candidate_id=candidate_id)
 
 
 @dataclass
@@ -559,7 +582,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
     lines.append(
         DoctorLine(
             health.mathlib_built,
-            f"Mathlib project {project} ({health.toolchain})",
+            f"Mathlib project {project}" + (f" ({health.toolchain})" if health.toolchain else " (not set up)"),
             "built" if health.mathlib_built else "MISSING: run `repro lean setup` (needs network once)",
             required=needs_local_lean,
         )
@@ -709,8 +732,12 @@ def _reachable(name: str, base_url: str, path: str) -> DoctorLine:
     return DoctorLine(response.status_code < 500, name, f"reachable (HTTP {response.status_code})")
 
 
-async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict:
-    """One prover output through the soundness gate, with the backend ``lean`` names.
+async def check_proof(
+    statement: str, proof: str, lean: LeanSettings, judge: Judge | JudgeSettings | None = None
+) -> ProofCheck:
+    """One prover output through the screen with the backend ``lean`` names, then, if the screen passed it,
+    through the kernel judge (``judge``: a judge, or the settings of one; default: the tool pinned for the
+    toolchain). Only a real judge's pass after a real screen is verified.
 
     The statement file may repeat the header (imports, opens); the configured header is what is used.
     """
@@ -720,21 +747,36 @@ async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict
     statement = without_header(statement)
     verifier = build_verifier(lean)
     try:
-        verdict = await verify_proof(
+        checked = await check_proof_text(
             statement,
             proof,
             verifier,
+            _judge_of(judge, lean),
+            key="check-proof",
             header=lean.header,
+            toolchain=lean.toolchain,
             allow_native_decide=lean.allow_native_decide,
             limits=lean.static_limits,
         )
     finally:
         await verifier.close()
+    verdict = checked.screen
     if not verdict.verified and ReasonCode.boundary_corruption not in verdict.reasons and has_no_lean(proof):
         # prose: the gate lexed it as code, but the first thing a user must hear is that there was no Lean
         verdict.reasons.insert(0, ReasonCode.no_lean_block)
         verdict.details.insert(0, "no Lean in the output (prose or an empty reply): no_lean_block")
-    return verdict
+    return checked
+
+
+def _judge_of(judge: Judge | JudgeSettings | None, lean: LeanSettings) -> Judge:
+    """The kernel judge check-proof asks: the one given, else the one its settings (or the defaults) name,
+    confined as ``lean.sandbox`` names; identical code is judged once (a batch's k identical outputs)."""
+    from repro.judge.cached import CachedJudge
+    from repro.judge.kernel import build_judge
+
+    if judge is None or isinstance(judge, JudgeSettings):
+        judge = build_judge(judge or JudgeSettings(), sandbox=lean.sandbox)
+    return judge if isinstance(judge, CachedJudge) else CachedJudge(judge)
 
 
 async def check_proof_batch(
@@ -744,11 +786,13 @@ async def check_proof_batch(
     progress: Callable[[int, int], None] | None = None,
     *,
     salvage: int = 0,
+    judge: Judge | JudgeSettings | None = None,
 ) -> BatchSummary:
-    """Every row of a JSONL file through the gate; verdicts streamed to ``out_path``, resumable.
+    """Every row of a JSONL file through the screen and, where it passed, the kernel judge; verdicts
+    streamed to ``out_path``, resumable.
 
-    ``salvage``: up to that many repaired texts per failed row, each through the same gate."""
-    read_rows(in_path)  # bad input is reported before any Lean worker starts
+    ``salvage``: up to that many repaired texts per failed row, each through the same screen and judge."""
+    read_rows(in_path, trusted_header=lean.header)  # bad input is reported before any Lean worker starts
     verifier = build_verifier(lean)
     try:
         return await check_batch(
@@ -756,6 +800,8 @@ async def check_proof_batch(
             out_path,
             verifier,
             header=lean.header,
+            judge=_judge_of(judge, lean),
+            toolchain=lean.toolchain,
             allow_native_decide=lean.allow_native_decide,
             limits=lean.static_limits,
             concurrency=lean.workers,

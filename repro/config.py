@@ -261,8 +261,11 @@ class LeanSettings(_Strict):
     # factory backend only: keyword arguments of `lean.factory` (e.g. a stand-in's rules file)
     factory_options: dict[str, Any] = Field(default_factory=dict)
     # the confinement of every Lean process repro starts (REPL workers; the judge's compiles), see
-    # repro.lean.sandbox: bwrap (no network, writes only to a fresh scratch directory per worker) is required
-    # unless the operator names a weaker one: unshare (network cut, writes NOT confined) or none (nothing).
+    # repro.lean.sandbox: bwrap (no network, writes only to a fresh scratch directory per worker, sees only
+    # what Lean needs read-only: no home directory, /run or host /tmp; no UNIX socket, no capability) is
+    # required unless the operator names a weaker one: unshare (network cut; writes, user files and UNIX
+    # sockets NOT confined) or none (nothing). Under bwrap, the environment variable REPRO_SANDBOX_READ_ONLY
+    # (colon-separated) names further directories to show read-only.
     # A named confinement that does not work here is an error, never a silent fallback. A resume may
     # tighten it, never loosen it.
     sandbox: Literal["bwrap", "unshare", "none"] = "bwrap"
@@ -496,6 +499,9 @@ class RunConfig(_Strict):
 
 
 def _read_file(path: Path) -> dict[str, Any]:
+    from repro.prompts import user_or_bundled
+
+    path = user_or_bundled(path)  # configs/demo.yaml works from any directory, as `repro --help` shows it
     if not path.is_file():
         raise ConfigError(f"config file {path}: not found")
     text = path.read_text(encoding="utf-8")

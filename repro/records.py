@@ -106,7 +106,9 @@ class ReasonCode(StrEnum):
 
 REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.rewrite_invalid_json: "The rewriter's reply held no valid JSON object, even after one format retry.",
-    ReasonCode.rewrite_empty: "The rewriter returned an empty or unchanged question.",
+    ReasonCode.rewrite_empty: (
+        "The rewriter returned an empty question, the original unchanged, or the same rewrite as before."
+    ),
     ReasonCode.infeasible: "The feasibility screen judged the rewritten problem ambiguous, ill-posed or unrealistic.",
     ReasonCode.screen_unparseable: "The screen's reply could not be parsed into a verdict, even after a format retry.",
     ReasonCode.no_lean_block: "The model's reply contained no fenced Lean block after its reasoning section.",
@@ -120,7 +122,7 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
         "A study statement does not elaborate under this prover's Lean toolchain: the prover was not asked, "
         "and the pair is counted apart from the prover's failures."
     ),
-    ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in all three asks.",
+    ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in every ask (align.asks, 3 by default).",
     ReasonCode.statement_vacuous: (
         "Our own Lean command derived False from the statement's hypotheses alone, or its conclusion is one of"
         " its hypotheses: it is provable whatever its answer says."
@@ -328,6 +330,9 @@ class Candidate(Record):
     judge_toolchain: str | None = None
     judge_real: bool = False
     judge_confinement: str | None = None
+    # the version of repro's own checks around the tool (repro.judge.kernel.JUDGE_CHECKS) that passed it: with
+    # the revision, what says whether today's judge gave the pass (repro.judge.currency); None before recorded
+    judge_checks: int | None = None
     models: dict[str, str] = Field(default_factory=dict)
     backends: dict[str, str] = Field(default_factory=dict)
 
@@ -390,6 +395,9 @@ class Provenance(Record):
     judge_revision: str | None = None
     # the Lean toolchain the judge compiled and replayed the proof under
     judge_toolchain: str | None = None
+    # the version of repro's own checks around the tool when it passed the proof (repro.judge.kernel.JUDGE_CHECKS);
+    # a row passed by another revision or checks version than today's is never released as verified
+    judge_checks: int | None = None
     # how the judge confined its compiles and the replay (the sandbox's own description)
     judge_confinement: str | None = None
     # whether a real kernel judge (not a stand-in) passed it: a row is verified only when this is true

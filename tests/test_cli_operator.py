@@ -256,7 +256,14 @@ def test_check_proof_batch_names_the_row_whose_lean_check_is_in_flight(tmp_path:
     rules = tmp_path / "slow.json"
     rules.write_text(json.dumps([{"match": "#print axioms", "action": "slow", "delay_s": 3}]))
     config = tmp_path / "c.yaml"
-    config.write_text(yaml.safe_dump({"lean": fake_lean_section(str(rules), workers=1)}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "lean": fake_lean_section(str(rules), workers=1),
+                "judge": {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"},
+            }
+        )
+    )
     statement = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
     proof = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num"
     batch = tmp_path / "in.jsonl"

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from repro.config import JudgeSettings
+from repro.judge.integrity import seal_tools
 from repro.judge.kernel import (
     SAFEVERIFY_PINS,
     ByToolchainJudge,
@@ -265,6 +266,7 @@ def test_a_checkout_at_another_commit_is_not_the_pinned_tool(tmp_path: Path) -> 
     (git / "HEAD").write_text("ref: refs/heads/main\n")
     (git / "refs" / "heads").mkdir(parents=True)
     (git / "refs" / "heads" / "main").write_text("1" * 40 + "\n")
+    seal_tools(git.parent)  # the clone is part of the setup, whose last step seals the tools
     verdict = asyncio.run(judge.judge(_request(HONEST)))
     assert verdict.cause == JudgeCause.missing and "not the pinned 577e95319a2b" in verdict.detail
     (git / "refs" / "heads" / "main").write_text(SAFEVERIFY_PINS["v4.15.0"].commit + "\n")

@@ -271,3 +271,37 @@ def test_the_cache_command_says_whether_mathlibs_cache_built_every_module(world:
     subprocess.run([lake, "exe", "cache", "get"], cwd=world.project, check=True, capture_output=True)
     complete = repro("lean", "cache", "--project", str(world.project))
     assert complete.returncode == 0 and "5 of 5 modules built" in complete.stdout
+
+
+def test_under_bwrap_a_repl_needing_a_path_the_sandbox_does_not_show_fails_the_selftest_naming_the_fix(
+    world: LeanWorld, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The sandbox shows only what repro knows Lean needs (issue 27 §3, red1 R8). A node whose REPL (or
+    Mathlib, or toolchain) reads a directory repro does not know of fails `repro lean selftest`: Lean cannot
+    start, the backend answers no check, and the report says which variable shows the directory. Named
+    there, the same REPL starts and answers."""
+    import shutil
+    import sys
+    import tempfile
+
+    from repro.judge.selftest import render_report, run_selftest
+
+    status = sandbox.probe_sandbox("bwrap")
+    if not isinstance(status, sandbox.SandboxStatus):
+        pytest.skip(f"bubblewrap does not work here: {status}")
+    elsewhere = Path(tempfile.mkdtemp(prefix="repro-repl-elsewhere-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(elsewhere, ignore_errors=True))
+    repl = elsewhere / "repl.py"
+    repl.write_text("import runpy\nrunpy.run_module('tests.doubles.fake_repl', run_name='__main__')\n")
+    world.elan.behave(world.toolchain.elan_toolchain, repl_command=[sys.executable, str(repl)])
+    settings = _settings(world, sandbox="bwrap")
+
+    hidden = asyncio.run(run_selftest(settings, only=["toolchain_reported"]))
+    lines = "\n".join(render_report(hidden))
+    assert not hidden.passed and hidden.unreachable is not None, lines
+    assert str(repl) in hidden.unreachable and "REPRO_SANDBOX_READ_ONLY" in lines, lines
+
+    monkeypatch.setenv("REPRO_SANDBOX_READ_ONLY", str(elsewhere))
+    shown = asyncio.run(run_selftest(settings, only=["toolchain_reported"]))
+    # the REPL starts and answers (what it answers is the stand-in's: it runs no `#eval`)
+    assert shown.unreachable is None and shown.outcomes, "\n".join(render_report(shown))

@@ -27,10 +27,12 @@ __all__ = [
     "ExitCode",
     "Handler",
     "PIPE_WIDTH",
+    "add_judge_options",
     "add_run_dir",
     "console",
     "errors",
     "describe_os_error",
+    "judge_settings",
     "lean_settings",
     "quoted",
     "resolve_run_dirs",
@@ -40,12 +42,20 @@ __all__ = [
 PIPE_WIDTH = 100_000
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away (``repro status | head``): stop quietly with 0, as ``--json`` does, not
+        rich's exit 1 (a failed result in our scheme, which fails a ``set -o pipefail`` script)."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def _make_console(*, stderr: bool = False) -> Console:
     """Printed content is data: brackets must survive. Piped output (logs, ``| grep``) is never
     wrapped at 80 columns nor are table cells cut: a copied command or URL must stay whole."""
-    console = Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True)
+    console = _Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True)
     if not console.is_terminal:
-        console = Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True, width=PIPE_WIDTH)
+        console = _Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True, width=PIPE_WIDTH)
     return console
 
 
@@ -103,9 +113,40 @@ def lean_settings(arguments: argparse.Namespace) -> Any:
 
 
 def judge_settings(arguments: argparse.Namespace) -> Any:
-    """The ``judge:`` section of ``--config`` (or the defaults: the judge pinned for each toolchain)."""
+    """The ``judge:`` section of ``--config`` (or the defaults: the judge pinned for each toolchain), with
+    ``--judge-tools`` and ``--judge-factory`` (:func:`add_judge_options`) applied."""
+    from repro.config import JudgeSettings
+
     config = load_config(arguments.config) if getattr(arguments, "config", None) else RunConfig()
-    return config.judge
+    settings = config.judge
+    if getattr(arguments, "judge_tools", None):
+        settings = settings.model_copy(update={"tools_dir": str(arguments.judge_tools)})
+    if getattr(arguments, "judge_backend", None):
+        settings = JudgeSettings(backend=arguments.judge_backend, tools_dir=settings.tools_dir)
+    if getattr(arguments, "judge_factory", None):
+        settings = JudgeSettings(backend="factory", factory=arguments.judge_factory, tools_dir=settings.tools_dir)
+    return settings
+
+
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
+    """``--judge-backend``, ``--judge-factory`` and ``--judge-tools``: what :func:`judge_settings` applies over
+    the config's ``judge:``."""
+    parser.add_argument(
+        "--judge-backend",
+        choices=["auto", "safeverify", "comparator", "recorded"],
+        help="the kernel judge instead of the config's judge.backend (recorded: the offline demo's stored verdicts,"
+        " a stand-in that compiles nothing, so exit 4 at best)",
+    )
+    parser.add_argument(
+        "--judge-factory",
+        metavar="MODULE:FUNCTION",
+        help="the judge that function builds instead of the config's (a stand-in of the tests; exit 4 at best)",
+    )
+    parser.add_argument(
+        "--judge-tools",
+        help="directory with one built judge checkout per toolchain (default: the config's judge.tools_dir,"
+        " $REPRO_SAFEVERIFY_DIR or ~/.cache/repro/safeverify)",
+    )
 
 
 def describe_os_error(error: OSError) -> str:

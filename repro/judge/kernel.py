@@ -74,6 +74,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeBackendName, JudgeSettings
+from repro.judge.integrity import tool_problem, toolchain_root
 from repro.judge.runner import Confinement, Slots, StepResult, run_step, signal_name
 from repro.judge.verdict import (
     STRUCTURAL_NOTE,
@@ -482,7 +483,10 @@ class SafeVerifyJudge:
         sandbox = self.confined.problem()
         if sandbox is not None:
             return JudgeCause.unconfined, sandbox
-        return None
+        status = self.confined.status()
+        confined = status is not None and status.writes_confined
+        lean = None if confined or not self.real else toolchain_root(toolchain_binary("lake", checkout))
+        return tool_problem(checkout, real=self.real, writes_confined=confined, toolchain=lean)
 
     def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
         toolchain = toolchain_key(request.toolchain)
@@ -491,6 +495,7 @@ class SafeVerifyJudge:
             status=status,
             tool=self.name,
             tool_revision=self.revision(toolchain),
+            checks=JUDGE_CHECKS,
             toolchain=toolchain,
             real=self.real,
             confinement=self.confinement,

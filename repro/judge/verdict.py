@@ -115,6 +115,9 @@ class JudgeVerdict(BaseModel):
     status: JudgeStatus
     tool: str  # "SafeVerify", "comparator", or a stand-in's name
     tool_revision: str | None = None
+    # the version of repro's own checks around the tool (repro.judge.kernel.JUDGE_CHECKS) that gave this verdict;
+    # None for a stand-in that has none, and for every verdict stored before it was recorded
+    checks: int | None = None
     toolchain: str | None = None
     real: bool  # False for every stand-in (a fake tool, a recording): such a pass never makes a row verified
     confinement: str = ""  # how the compiles and the replay were confined (the sandbox's own description)

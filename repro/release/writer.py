@@ -65,6 +65,9 @@ class ReleaseSummary:
     # verified rows whose statement was neither found vacuous nor shown satisfiable (flagged, undecided),
     # withheld unless ``include_flagged``
     withheld_flagged: int = 0
+    # of ``withheld_unverified``: rows a real judge passed, but not today's (another pin or checks version;
+    # repro.judge.currency): `repro run --resume` judges them again
+    withheld_outdated_judge: int = 0
 
 
 def _arrow_column(values: Any, kind: Any) -> Any:
@@ -101,8 +104,12 @@ class _ReleaseWriter:
     or has nothing to release leaves the output directory as it was.
     """
 
-    def __init__(self, out: Path, released_at: str, *, demonstration: bool) -> None:
+    def __init__(self, out: Path, released_at: str, *, demonstration: bool, verified_only: bool = False) -> None:
         self.demonstration = demonstration
+        # the store's query keeps only rows real Lean and a real judge passed; which judge is today's is known
+        # here (the pins), so a row an older judge passed is dropped here, and counted
+        self.verified_only = verified_only
+        self.withheld_outdated = 0
         self.out = out
         self.parquet_path = out / "data" / f"{SPLIT}.parquet"
         self.jsonl_path = out / "data" / f"{SPLIT}.jsonl"
@@ -133,6 +140,10 @@ class _ReleaseWriter:
     def write(self, batch: list[Any]) -> None:
         import pyarrow
 
+        if self.verified_only:
+            kept = [row for row in batch if self._provenance(row[len(COLUMNS)]).judge_outdated is None]
+            self.withheld_outdated += len(batch) - len(kept)
+            batch = kept
         if not batch:
             return
         if self._parquet is None:
@@ -243,7 +254,7 @@ def write_release(
     out = Path(out_dir)
     _refuse_occupied(out, overwrite=overwrite)
     demonstration = bool(config and config.demonstration)
-    writer = _ReleaseWriter(out, utc_now(), demonstration=demonstration)
+    writer = _ReleaseWriter(out, utc_now(), demonstration=demonstration, verified_only=not allow_unverified)
     parameters = {
         "header": config.lean.header if config else "",
         "schema_version": RECORD_SCHEMA_VERSION,
@@ -286,6 +297,7 @@ def write_release(
                 out_dir=out,
                 unfinished_problems=unfinished,
                 withheld_flagged=withheld_flagged,
+                withheld_outdated_judge=writer.withheld_outdated,
             )
         terms = combined_terms(sorted(writer.sources()), config, license, attribution)
         writer.finish()
@@ -322,6 +334,7 @@ def write_release(
         unfinished_problems=unfinished,
         files=(*release_files(out), MANIFEST),
         withheld_flagged=withheld_flagged,
+        withheld_outdated_judge=writer.withheld_outdated,
     )
 
 

@@ -54,7 +54,8 @@ def recording_config(directory: Path) -> Path:
     return path
 
 
-# the check-proof example of docs/python-api.md ("One proof through the gate"); its tour fails if they part
+# the check-proof example of docs/python-api.md ("One proof through the screen and the judge"); the tour fails if
+# they part
 CHECK_PROOF_STATEMENT = "theorem t (x : ℕ) (h : x = 3) : x + 1 = 4 := by sorry"
 CHECK_PROOF_OUTPUT = "```lean4\ntheorem t (x : ℕ) (h : x = 3) : x + 1 = 4 := by\n  subst h\n  rfl\n```"
 

@@ -146,11 +146,13 @@ def freshHints : ReducibilityHints → ReducibilityHints
 unsafe def freshRule (rule : RecursorRule) : M RecursorRule := do
   pure { rule with ctor := (← freshName rule.ctor), nfields := (← freshNat rule.nfields), rhs := (← freshExpr rule.rhs) }
 
-/-- The constant made again field by field (the fields every pinned toolchain has; flags copied). -/
+/-- The constant made again field by field (the fields every pinned toolchain has): names, levels, terms and
+numbers rebuilt, the `Bool` flags the kernel reads (`isUnsafe`, a recursor's `k`) made canonical, the rest copied. -/
 unsafe def freshConstant : ConstantInfo → M ConstantInfo
   | .axiomInfo v => do
     pure (.axiomInfo { v with
-      name := (← freshName v.name), levelParams := (← freshNames v.levelParams), type := (← freshExpr v.type) })
+      name := (← freshName v.name), levelParams := (← freshNames v.levelParams), type := (← freshExpr v.type),
+      isUnsafe := freshBool v.isUnsafe })
   | .defnInfo v => do
     pure (.defnInfo { v with
       name := (← freshName v.name), levelParams := (← freshNames v.levelParams), type := (← freshExpr v.type),
@@ -163,7 +165,7 @@ unsafe def freshConstant : ConstantInfo → M ConstantInfo
   | .opaqueInfo v => do
     pure (.opaqueInfo { v with
       name := (← freshName v.name), levelParams := (← freshNames v.levelParams), type := (← freshExpr v.type),
-      value := (← freshExpr v.value) })
+      value := (← freshExpr v.value), isUnsafe := freshBool v.isUnsafe })
   | .quotInfo v => do
     pure (.quotInfo { v with
       name := (← freshName v.name), levelParams := (← freshNames v.levelParams), type := (← freshExpr v.type) })
@@ -171,18 +173,18 @@ unsafe def freshConstant : ConstantInfo → M ConstantInfo
     pure (.inductInfo { v with
       name := (← freshName v.name), levelParams := (← freshNames v.levelParams), type := (← freshExpr v.type),
       numParams := (← freshNat v.numParams), numIndices := (← freshNat v.numIndices),
-      all := (← freshNames v.all), ctors := (← freshNames v.ctors) })
+      all := (← freshNames v.all), ctors := (← freshNames v.ctors), isUnsafe := freshBool v.isUnsafe })
   | .ctorInfo v => do
     pure (.ctorInfo { v with
       name := (← freshName v.name), levelParams := (← freshNames v.levelParams), type := (← freshExpr v.type),
       induct := (← freshName v.induct), cidx := (← freshNat v.cidx), numParams := (← freshNat v.numParams),
-      numFields := (← freshNat v.numFields) })
+      numFields := (← freshNat v.numFields), isUnsafe := freshBool v.isUnsafe })
   | .recInfo v => do
     pure (.recInfo { v with
       name := (← freshName v.name), levelParams := (← freshNames v.levelParams), type := (← freshExpr v.type),
       all := (← freshNames v.all), numParams := (← freshNat v.numParams), numIndices := (← freshNat v.numIndices),
       numMotives := (← freshNat v.numMotives), numMinors := (← freshNat v.numMinors),
-      rules := (← v.rules.mapM freshRule) })
+      rules := (← v.rules.mapM freshRule), k := freshBool v.k, isUnsafe := freshBool v.isUnsafe })
 
 unsafe def freshConstants (constants : Array ConstantInfo) : M (Array ConstantInfo) :=
   constants.mapM freshConstant
