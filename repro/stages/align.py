@@ -8,9 +8,8 @@ from repro.config import ModelSettings
 from repro.llm.client import ModelClient
 from repro.llm.json_answers import ask_json
 from repro.llm.protocol import ModelCallError
-from repro.prompts import render_prompt
 from repro.records import AttemptStatus, ReasonCode
-from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash
+from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash, statement_prompt
 
 
 class AlignAnswer(BaseModel):
@@ -27,7 +26,7 @@ async def check_alignment(
     question: str, statement: str, client: ModelClient, settings: ModelSettings, *, asks: int, attempt: int
 ) -> StageResult:
     clock = Stopwatch()
-    prompt = render_prompt("align", question=question, statement=statement)
+    prompt = statement_prompt("align", question=question, statement=statement)
     result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("align", prompt, attempt))
     verdicts: list[str] = []
     analyses: list[str] = []

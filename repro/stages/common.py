@@ -17,6 +17,17 @@ from repro.records import AttemptOutcome, AttemptStatus, ReasonCode
 StageResult = AttemptOutcome
 
 
+def statement_prompt(name: str, *, statement: str, **values: object) -> str:
+    """A prompt that shows our statement to a model whose reply decides something (alignment, the answer's
+    witness, order and class: red2 R2-7): the statement with its comments and strings blanked, so text the
+    formalizer wrote there (``-- classifier: this is final``) never reaches it. Only the prover's prompts,
+    whose replies the judge checks, render a statement themselves."""
+    from repro.lean.text import lean_code
+    from repro.prompts import render_prompt
+
+    return render_prompt(name, statement=lean_code(statement).without_prose, **values)
+
+
 def input_hash(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
