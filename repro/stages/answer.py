@@ -215,6 +215,14 @@ async def statement_answer(statement: str, verifier: Verifier | None, *, header:
         return _none(NoAnswerReason.lean_refused, confirmation.detail, checks=confirmation.checks)
     literals = [part.literal for part in shape.parts]
     values = [literal.release for literal in literals]
+    for literal in literals:
+        if not denotes(literal.release, literal.exact_value):
+            return _none(
+                NoAnswerReason.not_a_value,
+                f"the released text {literal.release!r} does not denote the value Lean confirmed when math-verify"
+                " reads it",
+                checks=confirmation.checks,
+            )
     tuple_form = shape.kind == "tuple"
     evaluated = all(literal.evaluated for literal in literals)
     return StatementAnswer(
@@ -230,6 +238,25 @@ async def statement_answer(statement: str, verifier: Verifier | None, *, header:
         detail="" if evaluated else "the value Lean confirmed is written as an unevaluated computation",
         checks=confirmation.checks,
     )
+
+
+def denotes(text: str, exact: Any) -> bool:
+    """Whether math-verify, as users grade with it, reads ``text`` as exactly ``exact`` (a sympy value), and
+    grades ``text`` correct against itself (red2 R2-3: every released answer round-trips)."""
+    import sympy
+    from math_verify import verify
+
+    from repro.evaluate.grading import _parse_answer, compare_answers
+
+    try:
+        parsed = [item for item in _parse_answer(text) if not isinstance(item, str)]
+        if not parsed or not compare_answers(text, text).correct:
+            return False
+        # math-verify reads ``i`` as a symbol (with varying assumptions): read as the imaginary unit here
+        units = [item.subs({s: sympy.I for s in item.free_symbols if s.name == "i"}) for item in parsed]
+        return bool(verify([sympy.sympify(exact)], units))
+    except Exception:  # noqa: BLE001 - a text math-verify cannot read is one it cannot grade
+        return False
 
 
 def has_unevaluated_operation(candidate: str) -> bool:
