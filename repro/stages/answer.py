@@ -249,7 +249,7 @@ def denotes(text: str, exact: Any) -> bool:
     from repro.evaluate.grading import _parse_answer, compare_answers
 
     try:
-        parsed = [item for item in _parse_answer(text) if not isinstance(item, str)]
+        parsed: list[Any] = [item for item in _parse_answer(text) if not isinstance(item, str)]
         if not parsed or not compare_answers(text, text).correct:
             return False
         # math-verify reads ``i`` as a symbol (with varying assumptions): read as the imaginary unit here
