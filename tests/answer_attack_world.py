@@ -22,6 +22,13 @@ CASES: dict[str, tuple[str, str, str, str]] = {
         "omega",
         "7",
     ),
+    # an honest statement: x is pinned, the checks find it satisfiable, the answer is 7
+    "pinned": (
+        "A robe needs 84 threads in 12 bolts. How many threads per bolt?",
+        "theorem {name} (x : ℕ) (h₀ : 12 * x = 84) : x = 7 := by sorry",
+        "omega",
+        "7",
+    ),
     # the question asks for (x, y); the statement binds y first; the answer is (3, 2)
     "witness_order": (
         "Find the ordered pair (x, y) of integers such that x + y = 5 and x - y = 1.",

@@ -869,8 +869,36 @@ def _judge_refute_pinned(world: World, arguments: str, tactic: str) -> tuple[boo
     return False, f"{tactic} failed"
 
 
+def _components(text: str) -> list[str]:
+    """The comma-separated parts of an anonymous constructor ``⟨(3), (4), by tac⟩`` before its proof.
+
+    Lean flattens ``⟨a, b, h⟩`` against ``∃ x y, P`` to ``⟨a, ⟨b, h⟩⟩`` (Lean 4 core
+    ``src/Lean/Elab/BuiltinNotation.lean``, ``elabAnonymousConstructor``: with more arguments than the
+    structure has fields, the rest form the last field), so a witness for ``n`` ∃ variables is ``n`` parts,
+    in the binder order. Each part is one parenthesised numeral term, as our command writes it.
+    """
+    tokens = significant(lex(text))
+    parts, depth, start = [], 0, 0
+    for token in tokens:
+        if token.text in ("(", "⟨"):
+            depth += 1
+        elif token.text in (")", "⟩"):
+            depth -= 1
+        elif token.text == "," and depth == 0:
+            parts.append(text[start : token.start].strip())
+            start = token.end
+    parts.append(text[start:].strip())
+    out = []
+    for part in parts:
+        inner = _arguments(part)
+        if len(inner) != 1:
+            raise Unmodelled(f"witness part {part!r}")
+        out.append(inner[0])
+    return out
+
+
 def _judge_witness(world: World, witness: str, tactic: str) -> tuple[bool, str]:
-    values = _arguments(witness)
+    values = _components(witness)
     if len(values) != len(world.exists):
         return False, "invalid constructor ⟨...⟩: wrong number of components"
     env: dict[str, Fraction] = {}
