@@ -15,8 +15,9 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from repro.api import RunView, check_proof, demo_config, load_run, reverify, run
     from repro.app import RunOutcome
-    from repro.config import LeanSettings, ModelSettings, RunConfig
+    from repro.config import JudgeSettings, LeanSettings, ModelSettings, RunConfig
     from repro.exit_codes import ExitCode, ReproError
+    from repro.judge.proof import ProofCheck
     from repro.judge.verdict import Verdict
     from repro.records import (
         AttemptStatus,
@@ -42,10 +43,12 @@ _EXPORTS = {
     "RunOutcome": "repro.app",
     "RunConfig": "repro.config",
     "LeanSettings": "repro.config",
+    "JudgeSettings": "repro.config",
     "ModelSettings": "repro.config",
     "ReproError": "repro.exit_codes",
     "ExitCode": "repro.exit_codes",
     "Verdict": "repro.judge.verdict",
+    "ProofCheck": "repro.judge.proof",
     "SourceProblem": "repro.records",
     "Candidate": "repro.records",
     "CandidateStatus": "repro.records",
@@ -75,6 +78,8 @@ __all__ = [
     "ReproError",
     "ExitCode",
     "Verdict",
+    "ProofCheck",
+    "JudgeSettings",
     "SourceProblem",
     "Candidate",
     "CandidateStatus",

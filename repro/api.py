@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from repro.config import JudgeSettings, LeanSettings, RunConfig, apply_override, build_config, load_config
-from repro.judge.verdict import Verdict
+from repro.judge.proof import ProofCheck
 from repro.records import Candidate, CandidateStatus, SourceProblem, StageAttempt
 from repro.release.reverify import ReverifyResult
 from repro.release.writer import ReleaseSummary
@@ -75,15 +75,20 @@ def run(
     return run_pipeline(resolved, Path(run_dir), resume=resume)
 
 
-def check_proof(statement: str, proof: str, *, lean: LeanSettings | None = None) -> Verdict:
-    """One prover output through the soundness gate (``repro check-proof``), on ``lean``'s backend.
+def check_proof(
+    statement: str, proof: str, *, lean: LeanSettings | None = None, judge: JudgeSettings | None = None
+) -> ProofCheck:
+    """One prover output through the screen on ``lean``'s backend and then, if the screen passed it, the
+    kernel judge ``judge`` names (``repro check-proof``; default: the tool pinned for the toolchain).
 
-    The default settings name the real REPL backend; ``LeanSettings(backend="fake")`` answers offline
-    and is never a verdict (``verdict.lean.real_lean`` is False).
+    ``check.verified`` only when a real screen and a real judge passed it; ``check.passed`` whichever they
+    were; ``check.screen`` is the screen's verdict, ``check.judge`` the judge's. ``LeanSettings(backend="recorded")``
+    with ``JudgeSettings(backend="recorded")`` answers the offline demo's examples and verifies nothing
+    (``check.exit_code`` 4).
     """
     from repro.app import check_proof as check
 
-    return asyncio.run(check(statement, proof, lean or LeanSettings()))
+    return asyncio.run(check(statement, proof, lean or LeanSettings(), judge))
 
 
 def release(

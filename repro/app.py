@@ -11,7 +11,6 @@ import asyncio
 import gc
 import json
 import os
-import secrets
 import shlex
 import shutil
 import time
@@ -26,6 +25,7 @@ import yaml
 from repro import __version__
 from repro.config import (
     ConfigError,
+    JudgeSettings,
     LeanBackendName,
     LeanSettings,
     ModelBackendName,
@@ -37,10 +37,10 @@ from repro.data import LoadReport, iter_problems, iter_seeded_order, scan_source
 from repro.dirlock import held_by, hold_directory
 from repro.exit_codes import ExitCode, ReproError
 from repro.judge.batch import BatchSummary, check_batch, read_rows
-from repro.judge.screen import verify_proof
-from repro.judge.verdict import Judge, Verdict
+from repro.judge.proof import ProofCheck, check_proof_text
+from repro.judge.verdict import Judge
 from repro.lean.factory import build_verifier
-from repro.lean.protocol import InfraStatus, Verifier
+from repro.lean.protocol import InfraStatus, Verifier, preflight_check
 from repro.lean.text import without_header
 from repro.lean.toolchains import get_toolchain
 from repro.llm.breaker import EndpointBreaker
@@ -167,8 +167,7 @@ async def preflight_lean(verifier: Verifier, config: RunConfig) -> None:
     """
 
     backend: Verifier = getattr(verifier, "inner", verifier)
-    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
-    preflight = await backend.check(code, config.lean.header)
+    preflight = await preflight_check(backend, config.lean.header)
     if preflight.infra_status != InfraStatus.ok or preflight.has_error:
         problem = preflight.detail or "; ".join(m.text for m in preflight.messages[:2])
         raise LeanPreflightError(
@@ -418,6 +417,8 @@ def _run_held(
             report = validate_inputs(resolved)
         action = "resume" if resume else "start"
         log.write(f"{action}: repro {__version__}, config {resolved.name}, source {report.source}")
+        if resume:
+            _reopen_outdated_judgements(store, log, note)
         # Everything imported so far lives as long as the process: keep it out of the collector's
         # scans, which LeanInteract forces on every worker it kills (a full collection holds the GIL).
         gc.freeze()
@@ -441,6 +442,21 @@ def _run_held(
         log.close()
         store.close()
         gc.unfreeze()  # a caller that runs again in this process gets its garbage collected normally
+
+
+def _reopen_outdated_judgements(store: RunStore, log: RunLog, note: Callable[[str], None]) -> None:
+    """A resume judges again what a judge that is not today's passed (another pin, older checks: red1 R10)."""
+    from repro.judge.currency import judge_outdated
+
+    reopened = store.reopen_outdated_judgements(
+        lambda c: judge_outdated(c.judge_tool, c.judge_revision, c.judge_toolchain, c.judge_checks)
+    )
+    if reopened:
+        first, why = reopened[0]
+        text = f"{len(reopened)} retained candidates were passed by a judge that is not today's ({first}: {why})"
+        text += ": judged again"
+        log.write(text)
+        note(text)
 
 
 def status(run_dir: Path) -> dict[str, Any]:
@@ -546,11 +562,15 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
     project = Path(config.lean.project_dir() if config else "lean_project")
     needs_local_lean = config is not None and config.lean.backend == LeanBackendName.repl
     health = lean_health(project, get_toolchain(config.lean.toolchain) if config else None)
+    # one line for the binaries a run starts: the toolchain's own lean and lake for the project (never the
+    # elan shims on PATH, whose toolchain depends on the current directory)
     lines.append(
         DoctorLine(
             bool(health.lean and health.lake),
-            "Lean toolchain (lean, lake)",
-            f"{health.lean}, {health.lake}" if health.lean and health.lake else "MISSING: " + health.problems[0],
+            f"Lean toolchain for {project}",
+            "; ".join(binary.describe() for binary in health.binaries)
+            if health.lean and health.lake
+            else "MISSING: " + health.problems[0],
             required=needs_local_lean,
         )
     )
@@ -570,7 +590,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
             required=False,
         )
     )
-    lines.extend(_toolchain_and_confinement_lines(config, project, needs_local_lean))
+    lines.extend(_toolchain_and_confinement_lines(config, needs_local_lean))
     # a run on real Lean (repl or kimina) needs the judge: nothing is verified without it, and it compiles here
     lines.append(_judge_doctor_line(config, config is not None and config.lean.backend != LeanBackendName.fake))
     if config is not None:
@@ -633,22 +653,13 @@ def _sampling_lines(config: RunConfig) -> list[DoctorLine]:
     ]
 
 
-def _toolchain_and_confinement_lines(config: RunConfig | None, project: Path, needed: bool) -> list[DoctorLine]:
-    """Which toolchain ``lake`` resolves to (in the project, and from here: lean audit B1) and which
-    confinement Lean processes get (issue 27 §3): the configured ``lean.sandbox`` and whether it works."""
-    from repro.lean.project import project_lake
+def _toolchain_and_confinement_lines(config: RunConfig | None, needed: bool) -> list[DoctorLine]:
+    """Which toolchain ``lake`` resolves to from here (informational: the project's own is the toolchain line;
+    lean audit B1) and which confinement Lean processes get (issue 27 §3): the configured ``lean.sandbox``
+    and whether it works."""
     from repro.lean.sandbox import SandboxUnavailable, confinement, detect_sandbox, resolve_toolchain_binary
 
     lines = []
-    lake = project_lake(project)
-    lines.append(
-        DoctorLine(
-            lake.path is not None,
-            f"lake for {project}",
-            lake.describe() if lake.path else f"MISSING: {lake.problem}",
-            required=needed,
-        )
-    )
     here = resolve_toolchain_binary("lake", os.getcwd())
     lines.append(
         DoctorLine(
@@ -716,8 +727,12 @@ def _reachable(name: str, base_url: str, path: str) -> DoctorLine:
     return DoctorLine(response.status_code < 500, name, f"reachable (HTTP {response.status_code})")
 
 
-async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict:
-    """One prover output through the soundness gate, with the backend ``lean`` names.
+async def check_proof(
+    statement: str, proof: str, lean: LeanSettings, judge: Judge | JudgeSettings | None = None
+) -> ProofCheck:
+    """One prover output through the screen with the backend ``lean`` names, then, if the screen passed it,
+    through the kernel judge (``judge``: a judge, or the settings of one; default: the tool pinned for the
+    toolchain). Only a real judge's pass after a real screen is verified.
 
     The statement file may repeat the header (imports, opens); the configured header is what is used.
     """
@@ -727,21 +742,36 @@ async def check_proof(statement: str, proof: str, lean: LeanSettings) -> Verdict
     statement = without_header(statement)
     verifier = build_verifier(lean)
     try:
-        verdict = await verify_proof(
+        checked = await check_proof_text(
             statement,
             proof,
             verifier,
+            _judge_of(judge, lean),
+            key="check-proof",
             header=lean.header,
+            toolchain=lean.toolchain,
             allow_native_decide=lean.allow_native_decide,
             limits=lean.static_limits,
         )
     finally:
         await verifier.close()
+    verdict = checked.screen
     if not verdict.verified and ReasonCode.boundary_corruption not in verdict.reasons and has_no_lean(proof):
         # prose: the gate lexed it as code, but the first thing a user must hear is that there was no Lean
         verdict.reasons.insert(0, ReasonCode.no_lean_block)
         verdict.details.insert(0, "no Lean in the output (prose or an empty reply): no_lean_block")
-    return verdict
+    return checked
+
+
+def _judge_of(judge: Judge | JudgeSettings | None, lean: LeanSettings) -> Judge:
+    """The kernel judge check-proof asks: the one given, else the one its settings (or the defaults) name,
+    confined as ``lean.sandbox`` names; identical code is judged once (a batch's k identical outputs)."""
+    from repro.judge.cached import CachedJudge
+    from repro.judge.kernel import build_judge
+
+    if judge is None or isinstance(judge, JudgeSettings):
+        judge = build_judge(judge or JudgeSettings(), sandbox=lean.sandbox)
+    return judge if isinstance(judge, CachedJudge) else CachedJudge(judge)
 
 
 async def check_proof_batch(
@@ -751,10 +781,12 @@ async def check_proof_batch(
     progress: Callable[[int, int], None] | None = None,
     *,
     salvage: int = 0,
+    judge: Judge | JudgeSettings | None = None,
 ) -> BatchSummary:
-    """Every row of a JSONL file through the gate; verdicts streamed to ``out_path``, resumable.
+    """Every row of a JSONL file through the screen and, where it passed, the kernel judge; verdicts
+    streamed to ``out_path``, resumable.
 
-    ``salvage``: up to that many repaired texts per failed row, each through the same gate."""
+    ``salvage``: up to that many repaired texts per failed row, each through the same screen and judge."""
     read_rows(in_path)  # bad input is reported before any Lean worker starts
     verifier = build_verifier(lean)
     try:
@@ -763,6 +795,8 @@ async def check_proof_batch(
             out_path,
             verifier,
             header=lean.header,
+            judge=_judge_of(judge, lean),
+            toolchain=lean.toolchain,
             allow_native_decide=lean.allow_native_decide,
             limits=lean.static_limits,
             concurrency=lean.workers,

@@ -188,6 +188,13 @@ class LeanBackendName(StrEnum):
     repl = "repl"
     kimina = "kimina"
     fake = "fake"
+    recorded = "recorded"  # the offline demo's stored answers (repro.lean.recorded): never real Lean
+    factory = "factory"  # ``lean.factory`` names a function that builds the verifier (tests select stand-ins so)
+
+    @property
+    def stand_in(self) -> bool:
+        """Not Lean at all: whatever it answers is never a real verdict (``real_lean: false``, exit code 4)."""
+        return self in (LeanBackendName.fake, LeanBackendName.recorded, LeanBackendName.factory)
 
 
 DEFAULT_HEADER = (
@@ -213,8 +220,9 @@ class StaticLimits(_Strict):
 
 
 class LeanSettings(_Strict):
-    # repl: local LeanInteract REPL workers; kimina: Kimina Lean Server(s) at kimina_url; fake: the offline
-    # stand-in, whose verdicts are never real (`real_lean: false`) and never released as verified
+    # repl: local LeanInteract REPL workers; kimina: Kimina Lean Server(s) at kimina_url; recorded: the offline
+    # demo's stored answers (never real Lean: `real_lean: false`, never released as verified); factory: the
+    # verifier `lean.factory` builds (how tests select the fake REPL; never real either)
     backend: LeanBackendName = LeanBackendName.repl
     # a name from repro.lean.toolchains (Lean + Mathlib + REPL revisions); each prover profile names its own
     toolchain: str = "v4.15.0"
@@ -247,9 +255,20 @@ class LeanSettings(_Strict):
     mathlib_revision: str | None = None
     # fake backend only: JSON rules for the fake REPL (see repro.lean.fake_repl)
     fake_rules: str | None = None
+    # recorded backend only: the recording to answer from; unset: the one shipped for the offline demo
+    # (data/demo_recording.jsonl). A check it does not hold is answered `not_recorded`, never a pass
+    recording: str | None = None
+    # factory backend only: `package.module:function`, called with these settings and `factory_options` as
+    # keyword arguments, returning a Verifier that is not real Lean (how the tests select a stand-in)
+    factory: str | None = None
+    # factory backend only: keyword arguments of `lean.factory` (e.g. a stand-in's rules file)
+    factory_options: dict[str, Any] = Field(default_factory=dict)
     # the confinement of every Lean process repro starts (REPL workers; the judge's compiles), see
-    # repro.lean.sandbox: bwrap (no network, writes only to a fresh scratch directory per worker) is required
-    # unless the operator names a weaker one: unshare (network cut, writes NOT confined) or none (nothing).
+    # repro.lean.sandbox: bwrap (no network, writes only to a fresh scratch directory per worker, sees only
+    # what Lean needs read-only: no home directory, /run or host /tmp; no UNIX socket, no capability) is
+    # required unless the operator names a weaker one: unshare (network cut; writes, user files and UNIX
+    # sockets NOT confined) or none (nothing). Under bwrap, the environment variable REPRO_SANDBOX_READ_ONLY
+    # (colon-separated) names further directories to show read-only.
     # A named confinement that does not work here is an error, never a silent fallback. A resume may
     # tighten it, never loosen it.
     sandbox: Literal["bwrap", "unshare", "none"] = "bwrap"
@@ -263,6 +282,18 @@ class LeanSettings(_Strict):
         if value is False:
             return "none"
         return value
+
+    @model_validator(mode="after")
+    def _factory_named(self) -> LeanSettings:
+        if self.backend == LeanBackendName.factory and not self.factory:
+            raise ValueError("lean.factory: required when lean.backend is factory (package.module:function)")
+        if self.backend != LeanBackendName.factory and (self.factory or self.factory_options):
+            raise ValueError("lean.factory, lean.factory_options: only read when lean.backend is factory")
+        if self.factory and ":" not in self.factory:
+            raise ValueError(f"lean.factory: {self.factory!r} is not package.module:function")
+        if self.recording and self.backend != LeanBackendName.recorded:
+            raise ValueError("lean.recording: only read when lean.backend is recorded")
+        return self
 
     @field_validator("toolchain")
     @classmethod
@@ -300,6 +331,7 @@ class JudgeBackendName(StrEnum):
     safeverify = "safeverify"
     comparator = "comparator"
     factory = "factory"  # ``judge.factory`` names a function that builds the judge (tests select stand-ins so)
+    recorded = "recorded"  # the offline demo's stored verdicts (repro.judge.recorded): never real
 
 
 class JudgeSettings(_Strict):
@@ -313,11 +345,15 @@ class JudgeSettings(_Strict):
     """
 
     # auto: the tool pinned for each proof's toolchain (SafeVerify for v4.9.0 and v4.15.0, comparator from
-    # v4.21.0-rc3 on); safeverify or comparator: that tool only; factory: the judge `judge.factory` builds
+    # v4.21.0-rc3 on); safeverify or comparator: that tool only; factory: the judge `judge.factory` builds;
+    # recorded: the offline demo's stored verdicts (never real)
     backend: JudgeBackendName = JudgeBackendName.auto
     # backend factory only: `package.module:function`, called with these settings, returning a Judge (how the
     # tests select a stand-in; its verdicts are never real)
     factory: str | None = None
+    # backend recorded only: the recording to answer from; unset: the one shipped for the offline demo
+    # (data/demo_recording.jsonl). A judgement it does not hold has no verdict (`not_recorded`), never a pass
+    recording: str | None = None
     # one built tool checkout per toolchain, `TOOLS_DIR/<toolchain>/`; unset: $REPRO_SAFEVERIFY_DIR, else
     # ~/.cache/repro/safeverify (docker/Dockerfile builds them in /opt/safeverify)
     tools_dir: str | None = None
@@ -335,6 +371,8 @@ class JudgeSettings(_Strict):
             raise ValueError("judge.factory: only read when judge.backend is factory")
         if self.factory and ":" not in self.factory:
             raise ValueError(f"judge.factory: {self.factory!r} is not package.module:function")
+        if self.recording and self.backend != JudgeBackendName.recorded:
+            raise ValueError("judge.recording: only read when judge.backend is recorded")
         return self
 
     def resolved_tools_dir(self) -> Path:

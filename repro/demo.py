@@ -6,7 +6,8 @@ They answer each stage's prompt with hand-written outputs for the shipped GSM8K 
 failure modes a real run shows (special-token boundary corruption, a restated target, repeated
 tactics, truncation, a ``sorry`` left in a ``have``, an infeasible rewrite, a formalization the
 alignment judge catches, an intermediate answer). Everything they produce is marked scripted, and the
-demo's Lean backend is the fake REPL, so nothing is ever verified. A problem the script does not
+demo's Lean backend and kernel judge are recordings (``recorded``: :mod:`repro.lean.recorded`), never real
+Lean, so nothing is ever verified. A problem the script does not
 cover gets a reply without JSON, which the rewrite stage rejects.
 """
 
@@ -21,7 +22,6 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, Field
 
-from repro.judge.verdict import JudgeRequest, JudgeStatus, JudgeVerdict
 from repro.llm.protocol import FinishReason, ModelRequest
 from repro.prompts import bundled_path
 
@@ -375,37 +375,3 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
     if "Rewrite ONLY that output" in prompt:
         return "{}"
     raise LookupError("the demo responder has no answer for this prompt")
-
-
-class DemoJudge:
-    """The demo's kernel judge, selected by name (``judge.factory: "repro.demo:demo_judge"`` in
-    ``configs/demo.yaml``): the offline demo has no Lean, so nothing is compiled or replayed. It passes a
-    text that names our theorem and is never real, so nothing it passes is ever verified (``repro release``
-    writes such rows only with ``--allow-unverified``, marked unverified). A real run's judge is
-    :func:`repro.judge.kernel.build_judge`'s SafeVerify or comparator."""
-
-    name = "demo stand-in judge"
-    real = False
-
-    def revision(self, toolchain: str) -> str | None:
-        return None
-
-    async def judge(self, request: JudgeRequest) -> JudgeVerdict:
-        named = bool(request.theorem_name) and f"theorem {request.theorem_name}" in request.submission
-        return JudgeVerdict(
-            key=request.key,
-            status=JudgeStatus.passed if named else JudgeStatus.rejected,
-            tool=self.name,
-            toolchain=request.toolchain,
-            real=False,
-            confinement="none: the demo compiles nothing",
-            detail="demonstration: nothing was compiled or replayed"
-            if named
-            else f"demonstration: {request.theorem_name} is not declared in the submission",
-            refusal=None if named else "not_found",
-        )
-
-
-def demo_judge(settings: Any = None) -> DemoJudge:
-    """``judge.factory`` of the demo config."""
-    return DemoJudge()

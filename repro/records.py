@@ -335,6 +335,9 @@ class Candidate(Record):
     judge_toolchain: str | None = None
     judge_real: bool = False
     judge_confinement: str | None = None
+    # the version of repro's own checks around the tool (repro.judge.kernel.JUDGE_CHECKS) that passed it: with
+    # the revision, what says whether today's judge gave the pass (repro.judge.currency); None before recorded
+    judge_checks: int | None = None
     models: dict[str, str] = Field(default_factory=dict)
     backends: dict[str, str] = Field(default_factory=dict)
 
@@ -397,6 +400,9 @@ class Provenance(Record):
     judge_revision: str | None = None
     # the Lean toolchain the judge compiled and replayed the proof under
     judge_toolchain: str | None = None
+    # the version of repro's own checks around the tool when it passed the proof (repro.judge.kernel.JUDGE_CHECKS);
+    # a row passed by another revision or checks version than today's is never released as verified
+    judge_checks: int | None = None
     # how the judge confined its compiles and the replay (the sandbox's own description)
     judge_confinement: str | None = None
     # whether a real kernel judge (not a stand-in) passed it: a row is verified only when this is true

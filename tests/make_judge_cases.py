@@ -92,6 +92,27 @@ def _aesop(tactic: str) -> str:
     )
 
 
+# Prover code run while the submission is elaborated forges a `Nat` literal with `unsafeCast` (a negative big
+# number: the kernel compares and tests it with GMP as it is) and adds, through the kernel, a theorem of
+# `False` that the kernel accepts; `#eval`'s own declaration is discarded, so the module keeps no unsafe
+# constant. SafeVerify's March 2026 fixes answer this (73196d3: "unsafeCast/run_elab corruption patterns");
+# the pinned commits replay the forged literal as read from the file. Written from the sources, never run.
+FORGED_NAT = (
+    "open Lean Elab Command in\n"
+    "#eval show CommandElabM Unit from do\n"
+    "  let forged : Nat := unsafeCast (Int.neg ((2 : Int) ^ 100))\n"
+    "  let bad := mkRawNatLit forged\n"
+    "  let zero := mkRawNatLit 0\n"
+    "  let refl (b : Name) := mkApp2 (mkConst ``Eq.refl [levelOne]) (mkConst ``Bool) (mkConst b)\n"
+    "  let le := mkApp3 (mkConst ``Nat.le_of_ble_eq_true) bad zero (refl ``Bool.true)\n"
+    "  let ne := mkApp3 (mkConst ``Nat.ne_of_beq_eq_false) bad zero (refl ``Bool.false)\n"
+    "  let proof := mkApp ne (mkApp2 (mkConst ``Nat.eq_zero_of_le_zero) bad le)\n"
+    "  liftCoreM <| addDecl <| .thmDecl\n"
+    "    { name := `reproForged, levelParams := [], type := mkConst ``False, value := proof }\n\n"
+    "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 :=\n"
+    "  reproForged.elim\n"
+)
+
 ESCAPE = "~/repro_judge_case_escape"
 HAND_WRITTEN: list[dict[str, Any]] = [
     {
@@ -126,6 +147,37 @@ HAND_WRITTEN: list[dict[str, Any]] = [
         "group": "honest",
         "screen": "passed",
         "why": "the screen blanks the prover's own imports (audit B2): what remains compiles after the header",
+    },
+    {
+        "name": "honest_recursive_helper_def",
+        "solution": "def reproHalf : ℕ → ℕ\n  | 0 => 0\n  | 1 => 0\n  | n + 2 => reproHalf n + 1\n\n" + HONEST,
+        "expect": "passed",
+        "group": "honest",
+        "screen": "passed",
+        "why": "a compiled, recursive helper: at these toolchains Lean's code generator writes unsafe"
+        " `_cstage1`/`_cstage2` constants and a partial `_unsafe_rec` shim for it, which our rebuild check admits",
+    },
+    {
+        "name": "red_partial_def_unused",
+        "solution": "partial def reproSpin (n : ℕ) : ℕ := reproSpin n\n\n" + HONEST,
+        "expect": "rejected",
+        "refusals": ["unsafe"],
+        "group": "unsafe_definition",
+        "screen": "refused",
+        "why": "the pinned SafeVerify passes it (its unsafe/partial check reads only what Environment.replay added,"
+        " and replay skips partial constants); repro's own rebuild check refuses the partial definition",
+    },
+    {
+        "name": "red_forged_nat_literal",
+        "solution": FORGED_NAT,
+        "expect": "rejected",
+        "refusals": ["corrupted", "kernel"],
+        "group": "forged_object",
+        "screen": "refused",
+        "why": "prover code forges a Nat literal with unsafeCast while the submission is elaborated and proves"
+        " False through the kernel: the pinned SafeVerify replays the forged object as read and passes it;"
+        " repro's rebuild check makes every object again and refuses the number (written from the sources,"
+        " never run: if Lean does not compile it, fix the exploit, not the expectation)",
     },
     {
         "name": "red_changed_statement",

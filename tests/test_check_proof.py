@@ -17,6 +17,10 @@ HONEST = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n 
 CHEAT = "axiom cheat : (3600 : ℕ) / 12 = 300\n" + HONEST.replace("norm_num", "exact cheat")
 
 
+# the offline screen and the tests' stand-in judge: a pass is exit 4 at best, never a real verdict
+FAKE = ["--backend", "fake", "--judge-factory", "tests.doubles.judge:stand_in_judge"]
+
+
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> Path:
     path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
     return path
@@ -34,18 +38,20 @@ def test_single_proof_json_names_the_backend_and_exits_4_for_a_fake_pass(
     (tmp_path / "p.lean").write_text(HONEST, encoding="utf-8")
     code = main(
         ["check-proof", "--statement", str(tmp_path / "s.lean"), "--proof", str(tmp_path / "p.lean")]
-        + ["--backend", "fake", "--json"]
+        + [*FAKE, "--json"]
     )
     payload = json.loads(capsys.readouterr().out)
     assert code == ExitCode.fake_backend == 4
-    assert payload["verified"] is True and payload["backend"] == "fake-repl" and payload["real_lean"] is False
+    assert payload["verified"] is False and payload["passed"] is True and payload["screen_passed"] is True
+    assert payload["backend"] == "fake-repl" and payload["real_lean"] is False
+    assert payload["judge"]["status"] == "passed" and payload["judge"]["real"] is False
 
 
 def test_single_proof_rejected_and_bad_statement_exit_codes(tmp_path: Path) -> None:
     (tmp_path / "s.lean").write_text(STATEMENT, encoding="utf-8")
     (tmp_path / "cheat.lean").write_text(CHEAT, encoding="utf-8")
     (tmp_path / "two.lean").write_text("def k := 1\n" + STATEMENT, encoding="utf-8")
-    base = ["check-proof", "--backend", "fake", "--proof", str(tmp_path / "cheat.lean")]
+    base = ["check-proof", *FAKE, "--proof", str(tmp_path / "cheat.lean")]
     assert main([*base, "--statement", str(tmp_path / "s.lean")]) == ExitCode.rejected == 1
     assert main([*base, "--statement", str(tmp_path / "two.lean")]) == ExitCode.usage == 2
     assert main(["check-proof", "--statement", str(tmp_path / "s.lean")]) == ExitCode.usage
@@ -72,16 +78,18 @@ def test_batch_streams_verdicts_resumes_and_summarises(tmp_path: Path, capsys: p
     ]
     batch = _write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
-    arguments = ["check-proof", "--batch", str(batch), "--out", str(out), "--backend", "fake", "--json"]
+    arguments = ["check-proof", "--batch", str(batch), "--out", str(out), *FAKE, "--json"]
     assert main(arguments) == ExitCode.rejected
     summary = json.loads(capsys.readouterr().out)
     verdicts = _rows(out)
     assert set(verdicts) == {"honest", "cheat", "cut", "7"}
-    assert verdicts["honest"]["verified"] and verdicts["honest"]["real_lean"] is False
+    honest = verdicts["honest"]
+    assert honest["passed"] and not honest["verified"] and honest["real_lean"] is False
+    assert verdicts["honest"]["judge"]["status"] == "passed" and verdicts["cheat"]["judge"] is None
     assert verdicts["cheat"]["reasons"] == ["forbidden_construct"] and not verdicts["cheat"]["static_passed"]
     assert verdicts["cut"]["reasons"] == ["generation_truncated"]
     assert verdicts["7"]["reasons"] == ["statement_mismatch"]
-    assert summary["total"] == 4 and summary["verified"] == 1 and summary["checked_now"] == 4
+    assert summary["total"] == 4 and summary["passed"] == 1 and summary["verified"] == 0 and summary["checked_now"] == 4
     # an interrupted file (a half-written last line) resumes: kept rows are not checked again
     out.write_text("".join(line + "\n" for line in out.read_text().splitlines()[:2]) + '{"id": "cu', encoding="utf-8")
     assert main(arguments) == ExitCode.rejected
@@ -98,9 +106,9 @@ def test_batch_rechecks_infrastructure_failures_on_resume(tmp_path: Path, capsys
         "static_passed": True, "policy": [], "axioms": None, "backend": "fake-repl", "real_lean": False,
     }  # fmt: skip
     _write_jsonl(out, [failed])
-    assert main(["check-proof", "--batch", str(batch), "--out", str(out), "--backend", "fake"]) == 4
-    assert _rows(out)["a"]["verified"] is True and len(out.read_text().splitlines()) == 1
-    assert "1 verified" in capsys.readouterr().out
+    assert main(["check-proof", "--batch", str(batch), "--out", str(out), *FAKE]) == 4
+    assert _rows(out)["a"]["passed"] is True and len(out.read_text().splitlines()) == 1
+    assert "0 verified, 1 passed only with a fake backend or a stand-in judge" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -53,12 +53,15 @@ def test_check_proof_exit_status_follows_the_verdict(tmp_path: Path, capsys: pyt
     good, bad = tmp_path / "good.lean", tmp_path / "bad.lean"
     good.write_text("theorem t (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n  subst h\n  rfl")
     bad.write_text("theorem t (x : ℕ) (h : x = 2) : x + 1 = 3 := by\n  sorry")
-    # a fake backend never yields exit status 0: its verdicts are not real (4: passed, fake backend only)
-    assert main(["check-proof", "--statement", str(statement), "--proof", str(good), "--backend", "fake"]) == 4
-    assert "not by real Lean" in capsys.readouterr().out
-    assert main(["check-proof", "--statement", str(statement), "--proof", str(bad), "--backend", "fake", "--json"]) == 1
+    stand_in = ["--backend", "fake", "--judge-factory", "tests.doubles.judge:stand_in_judge"]
+    # a fake backend and a stand-in judge never yield exit status 0: nothing real checked it (4)
+    assert main(["check-proof", "--statement", str(statement), "--proof", str(good), *stand_in]) == 4
+    out = capsys.readouterr().out
+    assert "screen passed (fake Lean backend), judge: passed by stand-in judge" in out and "NOT verified" in out
+    assert main(["check-proof", "--statement", str(statement), "--proof", str(bad), *stand_in, "--json"]) == 1
     verdict = json.loads(capsys.readouterr().out)
     assert verdict["reasons"] == ["forbidden_construct"] and verdict["verified"] is False
+    assert verdict["judge"] is None  # the screen refused it: the judge was not asked
 
 
 def test_bad_input_is_reported_without_a_traceback(tmp_path: Path) -> None:

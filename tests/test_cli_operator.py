@@ -21,6 +21,7 @@ from repro.cli import build_parser, main
 from repro.dirlock import hold_directory
 from repro.testing import Fault, OpenAITestServer
 from tests import study_world
+from tests.doubles.fake_lean import STAND_INS_SET
 from tests.pipeline_world import world_config
 from tests.repro_cli import demo_endpoint_config, repro, stop_at_first_request
 
@@ -243,7 +244,7 @@ def test_the_heartbeat_names_the_lean_checks_in_flight(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     result = repro(
         "run", "--config", "configs/demo.yaml", "--run-dir", str(run_dir), "--limit", "1",
-        "--set", f"lean.fake_rules={rules}", env={"REPRO_PROGRESS_INTERVAL_S": "1"},
+        *STAND_INS_SET, "--set", f"lean.factory_options.rules={rules}", env={"REPRO_PROGRESS_INTERVAL_S": "1"},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "waiting on 1 check by Lean (fake-repl), the oldest for" in result.stdout, result.stdout
@@ -255,7 +256,14 @@ def test_check_proof_batch_names_the_row_whose_lean_check_is_in_flight(tmp_path:
     rules = tmp_path / "slow.json"
     rules.write_text(json.dumps([{"match": "#print axioms", "action": "slow", "delay_s": 3}]))
     config = tmp_path / "c.yaml"
-    config.write_text(yaml.safe_dump({"lean": {"backend": "fake", "workers": 1, "fake_rules": str(rules)}}))
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "lean": {"backend": "fake", "workers": 1, "fake_rules": str(rules)},
+                "judge": {"backend": "factory", "factory": "tests.doubles.judge:stand_in_judge"},
+            }
+        )
+    )
     statement = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
     proof = "theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num"
     batch = tmp_path / "in.jsonl"

@@ -43,7 +43,7 @@ def test_honest_proofs_restate_the_statement_verbatim_and_nothing_is_real_lean(d
         retained = store.candidates(CandidateStatus.retained)
     assert len(retained) >= 15
     for candidate in retained:
-        assert candidate.verifier_is_real_lean is False and candidate.verifier_backend == "fake-repl"
+        assert candidate.verifier_is_real_lean is False and candidate.verifier_backend == "recorded"
         code = extract_lean_block(candidate.lean_proof or "").code or ""
         # textually identical, not merely equal after normalisation
         assert code.startswith(candidate.lean_statement.replace(" := by sorry", " := by"))  # type: ignore[union-attr]

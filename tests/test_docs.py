@@ -99,7 +99,7 @@ def _leaf_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
         annotation = info.annotation
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             keys += _leaf_keys(annotation, f"{prefix}{name}.")
-        elif getattr(annotation, "__origin__", None) is dict:
+        elif getattr(annotation, "__origin__", None) is dict and issubclass(annotation.__args__[1], BaseModel):
             keys += _leaf_keys(annotation.__args__[1], f"{prefix}{name}.<name>.")
         else:
             keys.append(prefix + name)

@@ -56,12 +56,15 @@ def test_a_notebook_runs_reads_releases_and_reverifies_the_demo(tmp_path: Path) 
 def test_check_proof_and_its_errors_from_python(tmp_path: Path) -> None:
     statement = "theorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by sorry"
     proof = "```lean4\ntheorem t (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by\n  subst h₀\n  norm_num\n```"
-    verdict = repro.check_proof(statement, proof, lean=LeanSettings(backend="fake"))
-    assert isinstance(verdict, repro.Verdict) and verdict.lean is not None and not verdict.lean.real_lean
+    stand_in = repro.JudgeSettings(backend="factory", factory="tests.doubles.judge:stand_in_judge")
+    checked = repro.check_proof(statement, proof, lean=LeanSettings(backend="fake"), judge=stand_in)
+    assert isinstance(checked, repro.ProofCheck) and isinstance(checked.screen, repro.Verdict)
+    assert checked.passed and not checked.verified and checked.exit_code == repro.ExitCode.fake_backend
+    assert checked.judge is not None and not checked.judge.real and not checked.screen_real
     refused = repro.check_proof(
-        statement, "```lean4\ntheorem t : False := by\n  sorry\n```", lean=LeanSettings(backend="fake")
+        statement, "```lean4\ntheorem t : False := by\n  sorry\n```", lean=LeanSettings(backend="fake"), judge=stand_in
     )
-    assert not refused.verified
+    assert not refused.verified and not refused.passed and refused.judge is None
     with pytest.raises(repro.ReproError) as caught:
         repro.load_run(tmp_path / "nothing")
     assert caught.value.exit_code == repro.ExitCode.usage and "no run store" in str(caught.value)

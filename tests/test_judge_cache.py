@@ -17,6 +17,7 @@ from repro.config import JudgeSettings
 from repro.judge.cached import CachedJudge, judge_cache_key
 from repro.judge.verdict import JudgeRequest, JudgeStatus, JudgeVerdict
 from repro.store import SCHEMA_VERSION, RunStore
+from repro.store.schema import _MIGRATIONS
 from repro.study.store import StudyStore
 from tests.doubles import judges
 
@@ -122,7 +123,10 @@ def test_an_older_run_store_gains_the_judge_cache_on_open(tmp_path: Path) -> Non
         pass
     raw = sqlite3.connect(tmp_path / "run" / "run.sqlite")
     raw.execute("DROP TABLE judge_cache")
-    raw.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION - 1),))
+    # the store as the repro before the judge left it: every migration up to (not including) the one
+    # that creates the judge cache
+    before_judge = next(i for i, step in enumerate(_MIGRATIONS) if "CREATE TABLE judge_cache" in step)
+    raw.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(before_judge),))
     raw.commit()
     raw.close()
     with RunStore(tmp_path / "run") as store:

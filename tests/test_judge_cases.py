@@ -67,6 +67,7 @@ def test_every_corpus_case_and_every_red_team_class_is_there() -> None:
     groups = {Expectation.model_validate(json.loads(files["expect.json"])).group for files in _committed().values()}
     required = {"honest", "changed_statement", "definitional_restatement", "universe", "custom_axiom", "sorry"}
     required |= {"native_decide", "kernel_decide", "aesop_rule", "redefinition", "sandbox"}
+    required |= {"unsafe_definition", "forged_object"}
     assert required <= groups, required - groups
     cheats = [
         json.loads(f["expect.json"])
@@ -82,6 +83,7 @@ STAND_IN_CANNOT = {
     "red_decide_kernel_false": "has no kernel to evaluate decide",
     "red_aesop_tactic_gen_native_decide": "cannot run the tactic text Aesop builds at run time",
     "red_aesop_tactic_gen_sorry": "cannot run the tactic text Aesop builds at run time",
+    "red_forged_nat_literal": "cannot run the metaprogram that forges the object (its `corrupt` failure models it)",
 }
 
 

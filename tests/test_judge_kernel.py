@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from repro.config import JudgeSettings
+from repro.judge.integrity import seal_tools
 from repro.judge.kernel import (
     SAFEVERIFY_PINS,
     ByToolchainJudge,
@@ -79,7 +80,6 @@ def test_an_honest_proof_passes_and_the_verdict_says_how_it_was_judged(fake: Saf
         (HONEST.replace("theorem t", "theorem u"), "t not found in submission", "not_found"),
         (HONEST.replace("theorem t", "def t"), "def t is not the same kind", "kind_mismatch"),
         (HONEST.replace("subst h₀\n  norm_num", "native_decide"), "Lean.ofReduceBool is not", "axiom"),
-        ("partial def f : ℕ → ℕ := f\n" + HONEST, "unsafe/partial function f detected", "unsafe"),
     ],
 )
 def test_what_safeverify_refuses_is_rejected_in_its_words(
@@ -88,6 +88,123 @@ def test_what_safeverify_refuses_is_rejected_in_its_words(
     verdict = asyncio.run(fake.judge(_request(proof)))
     assert verdict.status == JudgeStatus.rejected and said in verdict.detail, verdict.detail
     assert verdict.refusal == refusal and verdict.cause is None
+
+
+def test_the_safeverify_stand_in_passes_an_unused_partial_definition_as_the_pinned_tool_does(tmp_path: Path) -> None:
+    """Pinned SafeVerify (577e953 / 0c0f7dc, Main.lean ``replayFile``) checks ``dv.safety != .safe`` only on the
+    constants of ``env'`` *after* ``env.replay newConstants``; Lean's ``Environment.replay``
+    (src/Lean/Replay.lean: "We skip unsafe constants, and also partial constants") never adds them, so the
+    refusal "unsafe/partial function ... detected" is unreachable at the pins (upstream moved the check before
+    the replay in d2df831, after both pins). The stand-in imitates the release it names: run as verify.py
+    runs it, an unused ``partial def`` passes. (Found by the red team, red1 R5.)"""
+    import subprocess
+    import sys
+
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "Target.lean").write_text(HEADER + "\n\n" + STATEMENT + "\n", encoding="utf-8")
+    (work / "Submission.lean").write_text(
+        HEADER + "\n\npartial def spin (n : ℕ) : ℕ := spin n\n\n" + HONEST + "\n", encoding="utf-8"
+    )
+    fake = [sys.executable, str(judges.FAKE_SAFEVERIFY), "-d", str(work), "env"]
+    for name in ("Target", "Submission"):
+        done = subprocess.run(
+            [*fake, "lean", "-o", f"{name}.olean", f"{name}.lean"], cwd=work, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+    done = subprocess.run(
+        [*fake, "safe_verify", "Target.olean", "Submission.olean"], cwd=work, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "Finished with no errors."
+    assert "unsafe/partial function" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize(
+    ("definition", "said"),
+    [
+        ("partial def spin (n : ℕ) : ℕ := spin n", "partial definition spin"),
+        ("unsafe def spin (n : ℕ) : ℕ := spin n", "unsafe constant spin"),
+    ],
+)
+def test_our_rebuild_check_refuses_the_unsafe_and_partial_definitions_the_pinned_tool_passes(
+    tmp_path: Path, definition: str, said: str
+) -> None:
+    """Where the pinned tool has no working check, ours (Rebuild.lean, after safe_verify) refuses them; the
+    verdict names our check, not SafeVerify, as the one that refused."""
+    log = tmp_path / "calls.jsonl"
+    judge = judges.safeverify(_settings(tmp_path), "--log", str(log), sandbox=UNCONFINED, named_sandbox="none")
+    verdict = asyncio.run(judge.judge(_request(definition + "\n\n" + HONEST)))
+    assert verdict.status == JudgeStatus.rejected and verdict.refusal == JudgeRefusal.unsafe, verdict.detail
+    assert said in verdict.detail and "repro's rebuild check (not SafeVerify's)" in verdict.detail
+    programs = [json.loads(line)["argv"][3] for line in log.read_text().splitlines()]
+    assert programs.count("safe_verify") == 1  # the tool ran, and passed it: ours refused after it
+
+
+def test_a_module_whose_objects_prover_code_forged_passes_the_pinned_tool_but_not_the_judge(tmp_path: Path) -> None:
+    """SafeVerify's March 2026 fixes (73196d3, f06ecb5, 29ef514, 5cafc55) answer prover code that builds objects
+    with ``unsafeCast`` while the submission is elaborated (a ``Nat`` literal that is a negative big number): the
+    kernel accepts them as read from the ``.olean``, so the pinned tool passes the file. Our Rebuild.lean rebuilds
+    every object before the kernel replays it, and refuses the forged number."""
+    log = tmp_path / "calls.jsonl"
+    judge = judges.safeverify(
+        _settings(tmp_path), "--fail", "submission:corrupt", "--log", str(log), sandbox=UNCONFINED, named_sandbox="none"
+    )
+    verdict = asyncio.run(judge.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.rejected and verdict.refusal == JudgeRefusal.corrupted, verdict.detail
+    assert "prints as -1267650600228229401496703205376" in verdict.detail
+    assert [json.loads(line)["argv"][3] for line in log.read_text().splitlines()][-2:] == ["safe_verify", "lean"]
+
+
+@pytest.mark.parametrize(
+    ("how", "cause"),
+    [
+        ("killed", JudgeCause.killed),
+        ("unreadable", JudgeCause.unreadable),
+        ("silent", JudgeCause.no_output),
+        ("crash", JudgeCause.unreadable),
+    ],
+)
+def test_our_rebuild_check_failing_is_no_verdict(tmp_path: Path, how: str, cause: JudgeCause) -> None:
+    """Our step is held to the tool's rules: only its own two answers count; a signal, noise, silence or a Lake
+    error is ``unavailable`` (an ``uncaught exception`` of Lean is noise too, never a pass)."""
+    judge = judges.safeverify(_settings(tmp_path), "--fail", f"rebuild:{how}")
+    verdict = asyncio.run(judge.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == cause, verdict.detail
+    assert "rebuild check" in verdict.detail
+
+
+def test_the_rebuild_answer_is_read_only_from_its_last_line_and_exit_status() -> None:
+    from repro.judge.kernel import read_rebuild
+
+    assert read_rebuild("repro-rebuild-passed\n", 0) is True
+    assert read_rebuild("noise\nrepro-rebuild-refused\tkernel\t(kernel) bad\n", 2) == (
+        JudgeRefusal.kernel,
+        "(kernel) bad",
+    )
+    assert read_rebuild("repro-rebuild-passed\n", 2) is None  # a pass with the refusal's exit status
+    assert read_rebuild("repro-rebuild-refused\tkernel\tx\n", 0) is None
+    assert read_rebuild("repro-rebuild-refused\tsomething\tx\n", 2) is None  # a kind we do not know
+    assert read_rebuild("repro-rebuild-passed\nuncaught exception: boom\n", 0) is None
+    assert read_rebuild("", 0) is None
+
+
+def test_no_reading_step_can_change_what_the_next_one_reads(tmp_path: Path) -> None:
+    """Each step after the compiles runs in an empty directory of its own and sees both compiled outputs
+    read-only; before each step they must hash as copied. An exploit of SafeVerify's loader that rewrites its
+    inputs (then passes) cannot hand our rebuild check other files: confined, it cannot write them; unconfined
+    (opted in), the change is caught before our check runs."""
+    if detect_sandbox().writes_confined:
+        confined = judges.safeverify(_settings(tmp_path), "--fail", "safe_verify:rewrite")
+        verdict = asyncio.run(confined.judge(_request(HONEST)))
+        assert verdict.status == JudgeStatus.passed, verdict.detail
+        unsafe_after = asyncio.run(confined.judge(_request("partial def f : ℕ → ℕ := f\n\n" + HONEST)))
+        assert unsafe_after.refusal == JudgeRefusal.unsafe  # our check read the real files
+    loose = judges.safeverify(
+        _settings(tmp_path), "--fail", "safe_verify:rewrite", sandbox=UNCONFINED, named_sandbox="none"
+    )
+    verdict = asyncio.run(loose.judge(_request("partial def f : ℕ → ℕ := f\n\n" + HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.sandbox, verdict.detail
+    assert "changed between its compile and the replay" in verdict.detail
 
 
 def test_a_structural_type_mismatch_is_named_so_the_screen_and_judge_disagreement_can_be_counted(
@@ -148,6 +265,7 @@ def test_a_checkout_at_another_commit_is_not_the_pinned_tool(tmp_path: Path) -> 
     (git / "HEAD").write_text("ref: refs/heads/main\n")
     (git / "refs" / "heads").mkdir(parents=True)
     (git / "refs" / "heads" / "main").write_text("1" * 40 + "\n")
+    seal_tools(git.parent)  # the clone is part of the setup, whose last step seals the tools
     verdict = asyncio.run(judge.judge(_request(HONEST)))
     assert verdict.cause == JudgeCause.missing and "not the pinned 577e95319a2b" in verdict.detail
     (git / "refs" / "heads" / "main").write_text(SAFEVERIFY_PINS["v4.15.0"].commit + "\n")
@@ -279,15 +397,18 @@ def test_command_lines_are_safeverify_s_own(tmp_path: Path) -> None:
     assert asyncio.run(judge.judge(_request(HONEST))).status == JudgeStatus.passed
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     checkout = str((tmp_path / "tools" / "v4.15.0").resolve())
-    assert [call["argv"][:3] for call in calls] == [["-d", checkout, "env"]] * 4
-    (target, target_cwd), (submission, submission_cwd), (imports, imports_cwd), (replay, replay_cwd) = (
-        (call["argv"][3:], Path(call["cwd"])) for call in calls
-    )
-    # our own ImportsOf.lean, before the tool, on the very copies the tool reads
-    from repro.judge.kernel import IMPORTS_SCRIPT
+    assert [call["argv"][:3] for call in calls] == [["-d", checkout, "env"]] * 5
+    steps = [(call["argv"][3:], Path(call["cwd"])) for call in calls]
+    (target, target_cwd), (submission, submission_cwd), (imports, imports_cwd), (replay, replay_cwd) = steps[:4]
+    rebuild, rebuild_cwd = steps[4]
+    # our own ImportsOf.lean before the tool and Rebuild.lean after it, on the very copies the tool reads,
+    # each step in an empty directory of its own
+    from repro.judge.kernel import IMPORTS_SCRIPT, REBUILD_SCRIPT
 
     assert imports[:3] == ["lean", "--run", str(IMPORTS_SCRIPT)] and imports[3:] == replay[1:]
-    assert imports_cwd == replay_cwd
+    assert rebuild[:3] == ["lean", "--run", str(REBUILD_SCRIPT)] and rebuild[3:] == replay[1:]
+    assert len({imports_cwd, replay_cwd, rebuild_cwd}) == 3
+    assert all(Path(p).parent.name == "inputs" and Path(p).parent.parent == replay_cwd.parent for p in replay[1:])
     for compiled, cwd, stem in ((target, target_cwd, "Target"), (submission, submission_cwd, "Submission")):
         assert compiled[:2] == ["lean", "-o"] and compiled[2] == compiled[3][: -len(".lean")] + ".olean"
         assert Path(compiled[3]) == cwd / f"{stem}.lean"
@@ -296,7 +417,7 @@ def test_command_lines_are_safeverify_s_own(tmp_path: Path) -> None:
         target_cwd.parent
     )
     assert replay[0] == "safe_verify" and [Path(p).name for p in replay[1:]] == ["Target.olean", "Submission.olean"]
-    assert all(Path(p).parent == replay_cwd for p in replay[1:]) and replay_cwd not in (target_cwd, submission_cwd)
+    assert replay_cwd not in (target_cwd, submission_cwd)
     assert not submission_cwd.parent.exists()  # every judgement's directories are removed after it
 
     # the same target again: compiled once; a second statement: compiled for itself
@@ -358,7 +479,7 @@ _KEEPING_LAKE = """#!/bin/sh
 keep="$1"; shift
 case "$4" in
   lean) case "$5" in
-          --run) echo "repro-imports-done";;
+          --run) case "$6" in */Rebuild.lean) echo "repro-rebuild-passed";; *) echo "repro-imports-done";; esac;;
           *) case "$7" in */Submission.lean) cp "$7" "$(mktemp -p "$keep" submission.XXXXXX)";; esac
              echo '{"fake_olean": true, "source": ""}' > "$6";;
         esac;;
@@ -509,11 +630,13 @@ def test_the_docker_image_builds_the_pinned_safeverify_commits() -> None:
 
 def test_a_judgement_waiting_for_a_free_worker_does_not_spend_its_timeout_waiting(tmp_path: Path) -> None:
     judge = judges.safeverify(_settings(tmp_path, workers=1, timeout_s=5), "--cost", "0.2")
-    requests = [_request(HONEST, key=str(i)) for i in range(4)]
+    # ten judgements of at least three 0.2 s steps each queue behind one worker: together they take longer
+    # than one 5 s timeout on any machine, so each must have had its own timeout from its own start
+    requests = [_request(HONEST, key=str(i)) for i in range(10)]
     started = time.monotonic()
     verdicts = asyncio.run(judge_all(judge, requests))
-    assert [v.status for v in verdicts] == [JudgeStatus.passed] * 4, [v.detail for v in verdicts]
-    assert time.monotonic() - started > 5  # together longer than one timeout: each had its own from its start
+    assert [v.status for v in verdicts] == [JudgeStatus.passed] * 10, [v.detail for v in verdicts]
+    assert time.monotonic() - started > 5, "the queue was shorter than one timeout: the test proved nothing"
 
 
 def test_no_judge_step_sees_the_operator_s_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -524,7 +647,7 @@ def test_no_judge_step_sees_the_operator_s_secrets(tmp_path: Path, monkeypatch: 
     judge = judges.safeverify(_settings(tmp_path), "--log", str(log), sandbox=UNCONFINED, named_sandbox="none")
     assert asyncio.run(judge.judge(_request(HONEST))).status == JudgeStatus.passed
     seen = [set(json.loads(line)["env"]) for line in log.read_text().splitlines()]
-    assert len(seen) == 4 and all("OPENAI_API_KEY" not in names for names in seen)
+    assert len(seen) == 5 and all("OPENAI_API_KEY" not in names for names in seen)
     assert all("PATH" in names for names in seen)
 
 

@@ -102,6 +102,25 @@ def test_doctor_and_the_pool_name_the_toolchain_lake_resolves_to(world: LeanWorl
     assert nowhere.path is None and "binary not found" in str(nowhere.problem)
 
 
+def test_doctor_names_the_projects_own_lean_and_lake_once_and_never_elans_shims(world: LeanWorld) -> None:
+    """One line says what repro runs: the toolchain's own lean and lake for the project. elan's shims on PATH
+    (``ELAN_HOME/bin``) resolve from the current directory, where they fail here: no line may offer them."""
+    from repro.app import doctor
+
+    (Path.cwd() / "lean_project").symlink_to(world.project)  # the default project, seen from where repro runs
+    lines = doctor(None)
+    shims = [str(world.elan.bin / name) for name in ("lean", "lake")]
+    assert not [line for line in lines if any(shim in line.detail for shim in shims)]
+    lake = str(world.elan.lake(world.toolchain.elan_toolchain))
+    (toolchain,) = [line for line in lines if line.name.startswith("Lean toolchain")]
+    assert toolchain.ok and toolchain.name == "Lean toolchain for lean_project"
+    assert lake in toolchain.detail and "leanprover/lean4:v4.15.0" in toolchain.detail
+    assert str(world.elan.toolchains[world.toolchain.elan_toolchain] / "lean") in toolchain.detail
+    assert [line.name for line in lines if lake in line.detail] == ["Lean toolchain for lean_project"]
+    (here,) = [line for line in lines if line.name == "lake from the current directory"]
+    assert "binary not found" in here.detail and not here.required
+
+
 def test_an_uninstalled_project_toolchain_is_unavailable_with_elans_reason(world: LeanWorld) -> None:
     (world.project / "lean-toolchain").write_text("leanprover/lean4:v4.9.0\n")
     settings = _settings(world, toolchain="v4.9.0")
@@ -252,3 +271,37 @@ def test_the_cache_command_says_whether_mathlibs_cache_built_every_module(world:
     subprocess.run([lake, "exe", "cache", "get"], cwd=world.project, check=True, capture_output=True)
     complete = repro("lean", "cache", "--project", str(world.project))
     assert complete.returncode == 0 and "5 of 5 modules built" in complete.stdout
+
+
+def test_under_bwrap_a_repl_needing_a_path_the_sandbox_does_not_show_fails_the_selftest_naming_the_fix(
+    world: LeanWorld, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The sandbox shows only what repro knows Lean needs (issue 27 §3, red1 R8). A node whose REPL (or
+    Mathlib, or toolchain) reads a directory repro does not know of fails `repro lean selftest`: Lean cannot
+    start, the backend answers no check, and the report says which variable shows the directory. Named
+    there, the same REPL starts and answers."""
+    import shutil
+    import sys
+    import tempfile
+
+    from repro.judge.selftest import render_report, run_selftest
+
+    status = sandbox.probe_sandbox("bwrap")
+    if not isinstance(status, sandbox.SandboxStatus):
+        pytest.skip(f"bubblewrap does not work here: {status}")
+    elsewhere = Path(tempfile.mkdtemp(prefix="repro-repl-elsewhere-", dir="/var/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(elsewhere, ignore_errors=True))
+    repl = elsewhere / "repl.py"
+    repl.write_text("import runpy\nrunpy.run_module('repro.lean.fake_repl', run_name='__main__')\n")
+    world.elan.behave(world.toolchain.elan_toolchain, repl_command=[sys.executable, str(repl)])
+    settings = _settings(world, sandbox="bwrap")
+
+    hidden = asyncio.run(run_selftest(settings, only=["toolchain_reported"]))
+    lines = "\n".join(render_report(hidden))
+    assert not hidden.passed and hidden.unreachable is not None, lines
+    assert str(repl) in hidden.unreachable and "REPRO_SANDBOX_READ_ONLY" in lines, lines
+
+    monkeypatch.setenv("REPRO_SANDBOX_READ_ONLY", str(elsewhere))
+    shown = asyncio.run(run_selftest(settings, only=["toolchain_reported"]))
+    # the REPL starts and answers (what it answers is the stand-in's: it runs no `#eval`)
+    assert shown.unreachable is None and shown.outcomes, "\n".join(render_report(shown))

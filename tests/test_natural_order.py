@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from repro.cli import main
+from repro.judge.kernel import JUDGE_CHECKS
 from repro.natural import natural_key, natural_sorted
 from repro.records import Candidate, CandidateStatus, SourceProblem
 from repro.release import read_release, write_release
@@ -60,7 +61,9 @@ def _run(run_dir: Path) -> None:
                     verifier_backend="lean-interact-repl",
                     verifier_is_real_lean=True,
                     judge_tool="SafeVerify",
+                    judge_revision="577e95319a2bb1bb8df541f0c645811f6577a0ae",
                     judge_toolchain="v4.15.0",
+                    judge_checks=JUDGE_CHECKS,
                     judge_real=True,
                 )
             )

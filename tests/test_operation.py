@@ -20,6 +20,7 @@ import yaml
 from repro.cli import main
 from repro.config import load_config
 from repro.testing import Fault, OpenAITestServer
+from tests.doubles.fake_lean import STAND_INS_SET
 from tests.repro_cli import repro
 
 REPO = Path(__file__).resolve().parents[1]
@@ -194,6 +195,7 @@ def test_every_bad_row_is_named_by_file_line_and_field_and_can_be_skipped(tmp_pa
     path = tmp_path / "bad.jsonl"
     path.write_bytes(b"\n".join(rows) + b"\n")
     base = ["run", "--config", "configs/demo.yaml", "--dataset", str(path), "--set", "dataset.max_question_chars=300"]
+    base += STAND_INS_SET  # rows of the demo's sample with other ids: not in the demo's recording
     failed = repro(*base, "--run-dir", str(tmp_path / "a"))
     assert failed.returncode == 2 and "Traceback" not in failed.stderr and not (tmp_path / "a").exists()
     assert "4 bad rows of 6" in failed.stderr

@@ -10,6 +10,7 @@ import yaml
 
 from repro.cli import main
 from repro.config import LeanSettings
+from repro.judge.kernel import JUDGE_CHECKS
 from repro.records import Candidate, CandidateStatus, SourceProblem
 from repro.release import ReleaseError, read_release, reverify_release, write_release
 from repro.stages.answer import ANSWER_EVIDENCE
@@ -67,6 +68,7 @@ def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
                     judge_tool="SafeVerify",
                     judge_revision="577e95319a2bb1bb8df541f0c645811f6577a0ae",
                     judge_toolchain="v4.15.0",
+                    judge_checks=JUDGE_CHECKS,
                     judge_real=real_lean,
                     judge_confinement="bubblewrap",
                     lean_toolchain="leanprover/lean4:v4.15.0",
@@ -335,7 +337,9 @@ def _one_row_run(run_dir: Path, statement: str, proof: str, answer: str) -> None
                 verifier_backend="lean-interact-repl",
                 verifier_is_real_lean=True,
                 judge_tool="SafeVerify",
+                judge_revision="577e95319a2bb1bb8df541f0c645811f6577a0ae",
                 judge_toolchain="v4.15.0",
+                judge_checks=JUDGE_CHECKS,
                 judge_real=True,
             )
         )

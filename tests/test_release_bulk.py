@@ -16,6 +16,7 @@ import pytest
 
 from repro import __version__
 from repro.config import RunConfig, dump_config
+from repro.judge.kernel import JUDGE_CHECKS
 from repro.natural import natural_key
 from repro.records import Candidate, CandidateStatus, SourceProblem
 from repro.release import ReleaseError, instance_from_candidate, read_release, write_release
@@ -67,6 +68,7 @@ def _datasets_features() -> datasets.Features:
                 "judge_tool": text,
                 "judge_revision": text,
                 "judge_toolchain": text,
+                "judge_checks": datasets.Value("int64"),
                 "judge_confinement": text,
                 "verified_by_real_judge": datasets.Value("bool"),
                 "proof_hash": text,
@@ -104,6 +106,7 @@ def _candidate(problem_id: str, index: int, **changes: object) -> Candidate:
         "judge_tool": "SafeVerify",
         "judge_revision": "577e95319a2bb1bb8df541f0c645811f6577a0ae",
         "judge_toolchain": "v4.15.0",
+        "judge_checks": JUDGE_CHECKS,
         "judge_real": True,
         "judge_confinement": "bubblewrap: network off, writes confined",
         "models": {"rewrite": "gpt-4o-mini", "prove": "Goedel-Prover-V2-32B", "align": "qwen"},
@@ -240,6 +243,7 @@ def test_a_released_row_is_what_its_records_say(tmp_path: Path) -> None:
             "judge_tool": "SafeVerify",
             "judge_revision": "577e95319a2bb1bb8df541f0c645811f6577a0ae",
             "judge_toolchain": "v4.15.0",
+            "judge_checks": JUDGE_CHECKS,
             "judge_confinement": "bubblewrap: network off, writes confined",
             "verified_by_real_judge": True,
             "proof_hash": hashlib.sha256(f"{statement}\n  subst h₀\n  norm_num\n".encode()).hexdigest(),

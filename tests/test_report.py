@@ -53,7 +53,7 @@ def test_report_is_self_contained_and_carries_every_candidate(demo_run: Path, tm
     # nothing is fetched: no external scripts, styles, images or links
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", html)
     assert "<link" not in html and "@import" not in html
-    assert "NOT VERIFIED" in html and "fake-repl" in html and "demo-scripted" in html
+    assert "NOT VERIFIED" in html and "not real Lean: recorded" in html and "demo-scripted" in html
     with RunStore(demo_run, create=False) as store:
         ids = {c.candidate_id for c in store.candidates()}
     assert {row["id"] for row in _data(html)["candidates"]} == ids

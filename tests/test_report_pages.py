@@ -185,7 +185,9 @@ def test_evaluation_model_cache_is_not_a_run(evaluations: dict[str, Path]) -> No
     assert "runs compared" not in html and "figure-study" not in html
     assert 'id="figure-eval-accuracy"' in html and 'id="figure-eval-drop"' in html
     assert len(read_embedded(html)["instances"]) == evaluate_world.INSTANCES
-    assert "NOT VERIFIED" not in html  # every row real-Lean verified and model-made, models behind HTTP
+    assert (
+        "NOT VERIFIED" not in html and 'id="unverified-banner"' not in html
+    )  # every row real-Lean verified and model-made, models behind HTTP
     assert _reprs_in_cells(html) == []
 
 

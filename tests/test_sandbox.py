@@ -83,7 +83,8 @@ def test_a_sandboxed_process_writes_only_in_its_work_directory(tmp_path: Path, r
         pytest.skip(f"{status.describe()} (bubblewrap confines writes)")
     work = tmp_path / "work"
     work.mkdir()
-    # outside /tmp (which the sandbox replaces by an empty private one): a directory the process can see
+    # outside /tmp (which the sandbox replaces by an empty private one), and shown to the process read-only
+    # (a project, a toolchain): it can read there, never write
     outside = Path(tempfile.mkdtemp(prefix="repro-sandbox-outside-", dir="/var/tmp"))
     request.addfinalizer(lambda: shutil.rmtree(outside, ignore_errors=True))
     script = (
@@ -95,7 +96,7 @@ def test_a_sandboxed_process_writes_only_in_its_work_directory(tmp_path: Path, r
         "    print('denied:', error)\n"
     )
     done = subprocess.run(
-        sandboxed([sys.executable, "-c", script, str(work), str(outside)], work, status),
+        sandboxed([sys.executable, "-c", script, str(work), str(outside)], work, status, read_only=[outside]),
         capture_output=True,
         text=True,
         timeout=30,
@@ -341,12 +342,57 @@ def test_lean_code_cannot_reach_the_network_from_the_sandbox(listener: int, tmp_
         encoding="utf-8",
     )
     done = subprocess.run(
-        sandboxed([lake, "-d", str(project), "env", "lean", str(source)], tmp_path, status),
+        # the project (and its packages, where their links lead) shown as the judge shows its checkout
+        sandboxed([lake, "-d", str(project), "env", "lean", str(source)], tmp_path, status, read_only=[project]),
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert "exit 7: refused" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.mark.lean
+def test_lean_code_in_the_sandbox_reads_no_home_file_and_still_imports_mathlib(tmp_path: Path) -> None:
+    """Red team finding R8 from Lean itself: `IO.FS.readFile` of a file in the home directory (where
+    ~/.ssh and ~/.cache/huggingface/token lie) fails inside the sandbox, while the same file imports
+    Mathlib: what the sandbox shows is enough for real Lean (the first node's check of the allowlist)."""
+    import uuid
+
+    from repro.lean.sandbox import toolchain_binary
+
+    status = _confined()
+    if status.kind != "bwrap":
+        pytest.skip("only bubblewrap hides the home directory")
+    project = Path(__file__).resolve().parents[1] / "lean_project"
+    lake = toolchain_binary("lake", project) if shutil.which("lake") else None
+    if lake is None or not (project / ".lake").is_dir():
+        pytest.skip("needs lake on PATH and lean_project/ built (`repro lean setup`, or docker/Dockerfile)")
+    secret_dir = Path.home() / f".repro-lean-secret-{uuid.uuid4().hex[:8]}"
+    secret_dir.mkdir(mode=0o700)
+    try:
+        secret = secret_dir / "token"
+        secret.write_text("hf_secret")
+        source = tmp_path / "Read.lean"
+        source.write_text(
+            "import Mathlib\n\n"
+            "#eval do\n"
+            "  try\n"
+            f'    let text ← IO.FS.readFile "{secret}"\n'
+            '    IO.println s!"read: {text}"\n'
+            "  catch _ =>\n"
+            '    IO.println "not readable"\n',
+            encoding="utf-8",
+        )
+        done = subprocess.run(
+            sandboxed([lake, "-d", str(project), "env", "lean", str(source)], tmp_path, status, read_only=[project]),
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert done.returncode == 0 and "not readable" in done.stdout, done.stdout + done.stderr
+        assert "hf_secret" not in done.stdout + done.stderr
+    finally:
+        shutil.rmtree(secret_dir, ignore_errors=True)
 
 
 def test_doctor_reports_the_confinement_in_force(tmp_path: Path) -> None:

@@ -61,6 +61,11 @@ BATCH_WRITER = textwrap.dedent("""
 """)
 
 
+def _committed_attempts(run_dir: Path) -> int:
+    with sqlite3.connect(f"file:{run_dir / 'run.sqlite'}?mode=ro", uri=True, timeout=30) as raw:
+        return int(raw.execute("SELECT COUNT(*) FROM attempts").fetchone()[0])
+
+
 def test_killing_the_batching_writer_mid_batch_leaves_a_consistent_prefix(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     RunStore(run_dir).close()
@@ -69,8 +74,13 @@ def test_killing_the_batching_writer_mid_batch_leaves_a_consistent_prefix(tmp_pa
     )
     assert writer.stdout is not None
     queued = 0
-    while queued < 3000:  # well into its batches, with more queued behind them
+    # well into its batches (at least one committed: on a fast machine the producer can queue thousands
+    # before the writer thread commits its first), with more queued behind them
+    while True:
         queued = int(writer.stdout.readline().split()[1])
+        if queued >= 3000 and queued % 100 == 0 and _committed_attempts(run_dir):
+            break
+        assert queued < 19999, "the writer committed nothing while 20000 attempts were queued"
     os.kill(writer.pid, signal.SIGKILL)
     writer.wait()
 

@@ -22,6 +22,7 @@ import yaml
 
 from repro.app import run
 from repro.config import DEFAULT_HEADER, JudgeSettings, LeanSettings, build_config
+from repro.judge.kernel import JUDGE_CHECKS
 from repro.judge.release import stored_request
 from repro.judge.screen import screen_code, verify_proof
 from repro.llm.protocol import ModelRequest
@@ -138,6 +139,7 @@ def _old_format_run(run_dir: Path, verified_code: str) -> None:
                 judge_tool="SafeVerify",
                 judge_revision="577e95319a2bb1bb8df541f0c645811f6577a0ae",
                 judge_toolchain="v4.15.0",
+                judge_checks=JUDGE_CHECKS,
                 judge_real=True,
                 judge_confinement="bubblewrap",
                 lean_toolchain="leanprover/lean4:v4.15.0",

@@ -29,7 +29,7 @@ Typical session:
   repro status runs/gsm8k                       # funnel, generation rates, pass@k, cost
   repro audit runs/gsm8k --stage verify         # why candidates were rejected
   repro release runs/gsm8k --out release/gsm8k  # JSONL + Parquet + dataset card
-Offline demonstration (scripted models, fake Lean; nothing is verified), from any directory:
+Offline demonstration (scripted models, recorded Lean; nothing is verified), from any directory:
   repro run --run-dir runs/demo                 # then as above; release needs --allow-unverified
 """
 

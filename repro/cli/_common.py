@@ -27,10 +27,12 @@ __all__ = [
     "ExitCode",
     "Handler",
     "PIPE_WIDTH",
+    "add_judge_options",
     "add_run_dir",
     "console",
     "errors",
     "describe_os_error",
+    "judge_settings",
     "lean_settings",
     "quoted",
     "resolve_run_dirs",
@@ -79,7 +81,7 @@ def add_lean_options(parser: argparse.ArgumentParser, *, backend_flag: str = "--
     parser.add_argument(
         backend_flag,
         dest="backend",
-        choices=["repl", "kimina", "fake"],
+        choices=["repl", "kimina", "recorded", "fake"],
         help="Lean backend (default: the config's lean.backend)",
     )
     parser.add_argument("--config", help="config whose lean: and judge: sections to use")
@@ -103,9 +105,40 @@ def lean_settings(arguments: argparse.Namespace) -> Any:
 
 
 def judge_settings(arguments: argparse.Namespace) -> Any:
-    """The ``judge:`` section of ``--config`` (or the defaults: the judge pinned for each toolchain)."""
+    """The ``judge:`` section of ``--config`` (or the defaults: the judge pinned for each toolchain), with
+    ``--judge-tools`` and ``--judge-factory`` (:func:`add_judge_options`) applied."""
+    from repro.config import JudgeSettings
+
     config = load_config(arguments.config) if getattr(arguments, "config", None) else RunConfig()
-    return config.judge
+    settings = config.judge
+    if getattr(arguments, "judge_tools", None):
+        settings = settings.model_copy(update={"tools_dir": str(arguments.judge_tools)})
+    if getattr(arguments, "judge_backend", None):
+        settings = JudgeSettings(backend=arguments.judge_backend, tools_dir=settings.tools_dir)
+    if getattr(arguments, "judge_factory", None):
+        settings = JudgeSettings(backend="factory", factory=arguments.judge_factory, tools_dir=settings.tools_dir)
+    return settings
+
+
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
+    """``--judge-backend``, ``--judge-factory`` and ``--judge-tools``: what :func:`judge_settings` applies over
+    the config's ``judge:``."""
+    parser.add_argument(
+        "--judge-backend",
+        choices=["auto", "safeverify", "comparator", "recorded"],
+        help="the kernel judge instead of the config's judge.backend (recorded: the offline demo's stored verdicts,"
+        " a stand-in that compiles nothing, so exit 4 at best)",
+    )
+    parser.add_argument(
+        "--judge-factory",
+        metavar="MODULE:FUNCTION",
+        help="the judge that function builds instead of the config's (a stand-in of the tests; exit 4 at best)",
+    )
+    parser.add_argument(
+        "--judge-tools",
+        help="directory with one built judge checkout per toolchain (default: the config's judge.tools_dir,"
+        " $REPRO_SAFEVERIFY_DIR or ~/.cache/repro/safeverify)",
+    )
 
 
 def describe_os_error(error: OSError) -> str:

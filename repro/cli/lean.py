@@ -10,19 +10,21 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from repro.cli._common import add_lean_options, console, errors, lean_settings
+from repro.cli._common import add_judge_options, add_lean_options, console, errors, judge_settings, lean_settings
 from repro.config import JudgeSettings, load_config
 from repro.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
+    from repro.judge.batch import BatchSummary
 
 
 CHECK_PROOF_EXIT_CODES = """\
-exit status: 0 verified by real Lean; 1 rejected (statically or by Lean); 2 usage error (bad
-arguments, unreadable input, a statement that is not one theorem); 3 Lean unavailable, crashed or
-timed out (no verdict); 4 passed, but only a fake backend checked it (never a real verdict).
-With --batch: 3 if any row had an infrastructure failure, else 1 if any was rejected, else 0 or 4."""
+exit status: 0 verified: a real Lean screen passed it and then a real kernel judge did; 1 rejected (by the
+screen or by the judge); 2 usage error (bad arguments, unreadable input, a statement that is not one
+theorem); 3 no verdict (Lean or the judge unavailable, crashed or timed out); 4 passed, but only a fake
+backend or a stand-in judge checked it (never a real verdict).
+With --batch: 3 if any row got no verdict, else 1 if any was rejected, else 0 (every row verified) or 4."""
 
 
 ANSWER_ONLY_EXIT_CODES = """\
@@ -74,11 +76,11 @@ def command_answer_only(arguments: argparse.Namespace) -> int:
 
 def command_check_proof(arguments: argparse.Namespace) -> int:
     from repro.app import check_proof, check_proof_batch
-    from repro.judge.batch import ExitCode, verdict_exit_code
 
     if arguments.answer_only:
         return command_answer_only(arguments)
     lean = lean_settings(arguments)
+    judge = judge_settings(arguments)
     single = arguments.statement is not None or arguments.proof is not None
     if arguments.batch is not None:
         if single or arguments.out is None:
@@ -92,54 +94,75 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
                     lean,
                     progress=lambda done, total: status.update(f"checked {done}/{total}"),
                     salvage=arguments.salvage,
+                    judge=judge,
                 )
             )
         if arguments.json:
             print(summary.model_dump_json(indent=2))
         else:
-            console.print(
-                f"{summary.total} rows ({summary.checked_now} checked now, {summary.kept_from_before} kept):"
-                f" {summary.verified} verified, {summary.rejected} rejected,"
-                f" {summary.infrastructure_failures} infrastructure failures;"
-                f" {summary.static_passed} passed the static layer"
-            )
-            if summary.refused_by_policy:
-                console.print(
-                    "  refused by policy: " + ", ".join(f"{k} {v}" for k, v in summary.refused_by_policy.items())
-                )
-            for reason, count in sorted(summary.reasons.items(), key=lambda item: -item[1]):
-                console.print(f"  {reason}: {count}")
-            if arguments.salvage:
-                console.print(
-                    f"salvage: {summary.salvaged_rows} failed rows gave {summary.salvage_variants} repaired texts,"
-                    f" {summary.salvage_static_passed} passed the static layer, {summary.salvage_verified} rows"
-                    " verified by a repaired text"
-                )
-            console.print(
-                f"backend: {summary.backend}" + ("" if summary.real_lean else " (fake: never a real verdict)")
-            )
+            _print_batch_summary(summary, salvage=bool(arguments.salvage))
         return summary.exit_code
     if arguments.statement is None or arguments.proof is None:
         errors.print("give --statement FILE and --proof FILE, or --batch IN.jsonl --out OUT.jsonl")
         return ExitCode.usage
     statement = Path(arguments.statement).read_text(encoding="utf-8")
     proof = Path(arguments.proof).read_text(encoding="utf-8")
-    verdict = asyncio.run(check_proof(statement, proof, lean))
+    checked = asyncio.run(check_proof(statement, proof, lean, judge))
+    verdict = checked.screen
     backend = verdict.lean.backend_id if verdict.lean else str(lean.backend)
-    real = verdict.lean is not None and verdict.lean.real_lean
     if arguments.json:
-        payload = json.loads(verdict.model_dump_json(exclude={"lean", "lean_steps"}))
-        print(json.dumps({**payload, "backend": backend, "real_lean": real}, indent=2, ensure_ascii=False))
+        payload = json.loads(verdict.model_dump_json(exclude={"lean", "lean_steps", "verified", "reasons"}))
+        payload = {
+            "verified": checked.verified,
+            "passed": checked.passed,
+            "reasons": [reason.value for reason in checked.reasons],
+            "screen_passed": verdict.verified,
+            **payload,
+            "backend": backend,
+            "real_lean": checked.screen_real,
+            "judge": checked.judge.model_dump(mode="json") if checked.judge else None,
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
     else:
-        console.print(f"verified: {verdict.verified}" + ("" if real else "  (not by real Lean: never a real verdict)"))
-        console.print(f"  backend: {backend}")
+        console.print(checked.summary_line())
+        console.print(f"  screen backend: {backend}" + ("" if checked.screen_real else " (fake: never a real verdict)"))
+        if checked.judge is not None and checked.judge.confinement:
+            console.print(f"  judge confinement: {checked.judge.confinement}")
         for detail in verdict.details:
             console.print(f"  reason: {detail}")
+        if checked.judge is not None and not checked.judge.passed and checked.judge.detail:
+            console.print(f"  judge said: {checked.judge.detail[:600]}")
         if verdict.taxonomy:
             console.print("  taxonomy: " + ", ".join(verdict.taxonomy))
         for message in verdict.messages:
             console.print(f"  lean {message.severity} line {message.line}: {message.text[:300]}")
-    return verdict_exit_code(verdict)
+    return checked.exit_code
+
+
+def _print_batch_summary(summary: BatchSummary, *, salvage: bool) -> None:
+    console.print(
+        f"{summary.total} rows ({summary.checked_now} checked now, {summary.kept_from_before} kept):"
+        f" {summary.verified} verified, {summary.passed - summary.verified} passed only with a fake backend or a"
+        f" stand-in judge, {summary.rejected} rejected ({summary.judge_rejected} of them by the judge),"
+        f" {summary.infrastructure_failures} with no verdict; {summary.screen_passed} passed the screen,"
+        f" {summary.static_passed} its static layer"
+    )
+    if summary.refused_by_policy:
+        console.print("  refused by policy: " + ", ".join(f"{k} {v}" for k, v in summary.refused_by_policy.items()))
+    for reason, count in sorted(summary.reasons.items(), key=lambda item: -item[1]):
+        console.print(f"  {reason}: {count}")
+    if salvage:
+        console.print(
+            f"salvage: {summary.salvaged_rows} failed rows gave {summary.salvage_variants} repaired texts,"
+            f" {summary.salvage_static_passed} passed the static layer, {summary.salvage_verified} rows passed by a"
+            " repaired text (screen and judge)"
+        )
+    console.print(
+        f"screen backend: {summary.backend}"
+        + ("" if summary.real_lean else " (fake: never a real verdict)")
+        + f"; judge: {summary.judge}"
+        + ("" if summary.judge_real else " (a stand-in or none: never a real verdict)")
+    )
 
 
 def _check_proof_interrupted(arguments: argparse.Namespace) -> str | None:
@@ -287,7 +310,10 @@ def command_lean_selftest(arguments: argparse.Namespace) -> int:
 def register(commands: Commands) -> None:
     check = commands.add_parser(
         "check-proof",
-        help="run one proof, or a JSONL file of them, through the soundness gate",
+        help="run one proof, or a JSONL file of them, through the screen and then the kernel judge",
+        description="The screen (static layer and Lean REPL check, --backend) first; what it passes goes to the"
+        " kernel judge of --config's judge: section (--judge-factory, --judge-tools), which decides. Only a real"
+        " screen's and a real judge's pass is verified (exit 0).",
         epilog=CHECK_PROOF_EXIT_CODES + "\n" + ANSWER_ONLY_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -315,6 +341,7 @@ def register(commands: Commands) -> None:
         " restated target, repetition, unclosed fence, trailing junk), each through the same gate",
     )
     add_lean_options(check)
+    add_judge_options(check)
     check.add_argument("--json", action="store_true", help="the verdict (or the batch summary) as JSON")
     check.set_defaults(handler=command_check_proof, on_interrupt=_check_proof_interrupted, heartbeat=True)
 

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from repro.cli._common import ExitCode, add_lean_options, add_run_dir, console, errors, judge_settings, lean_settings
+from repro.cli._common import (
+    ExitCode,
+    add_judge_options,
+    add_lean_options,
+    add_run_dir,
+    console,
+    errors,
+    judge_settings,
+    lean_settings,
+)
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
@@ -35,6 +43,13 @@ def command_release(arguments: argparse.Namespace) -> int:
         errors.print(
             f"withheld {summary.withheld_unverified} instances not checked by a real Lean backend and passed by a real"
             " kernel judge; pass --allow-unverified to write them, marked as such",
+            style="yellow",
+        )
+    if summary.withheld_outdated_judge:
+        errors.print(
+            f"of them, {summary.withheld_outdated_judge} were passed by a kernel judge that is not today's (another"
+            f" pinned revision or an older version of repro's checks): repro run --resume --run-dir {arguments.run_dir}"
+            " judges them again",
             style="yellow",
         )
     if summary.withheld_flagged:
@@ -78,17 +93,11 @@ def command_release(arguments: argparse.Namespace) -> int:
 
 
 def command_reverify(arguments: argparse.Namespace) -> int:
-    from repro.config import JudgeSettings
     from repro.judge.kernel import build_judge
     from repro.release import reverify_release
 
     lean = lean_settings(arguments)
-    settings = judge_settings(arguments)
-    if arguments.judge_tools:
-        settings = settings.model_copy(update={"tools_dir": str(Path(arguments.judge_tools))})
-    if arguments.judge_factory:
-        settings = JudgeSettings(backend="factory", factory=arguments.judge_factory, tools_dir=settings.tools_dir)
-    judge = build_judge(settings, sandbox=lean.sandbox)
+    judge = build_judge(judge_settings(arguments), sandbox=lean.sandbox)
     results = asyncio.run(reverify_release(arguments.release_dir, lean, judge))  # LeanUnavailableError: exit 3
     for result in results:
         if not result.passed:
@@ -108,10 +117,16 @@ def command_reverify(arguments: argparse.Namespace) -> int:
             f"{old_form} rows hold verified_code as an older repro released it (the prover's block, its imports in"
             " it): each was screened again and judged as the text Lean checks (imports blanked)"
         )
+    older = [result for result in results if result.older_judge is not None]
+    if older:
+        console.print(
+            f"{len(older)} rows were released as passed by a kernel judge that is not today's (first:"
+            f" {older[0].instance_id}: {older[0].older_judge}); today's judge decided each of them above"
+        )
     fake = any(not result.real_lean for result in results)
     stand_in = any(not result.real_judge for result in results)
     if fake:
-        errors.print("the Lean backend was not real (fake): these verdicts re-verify nothing", style="yellow")
+        errors.print("the Lean backend was a stand-in, not real Lean: these verdicts re-verify nothing", style="yellow")
     if stand_in:
         errors.print(
             "the kernel judge was a stand-in, not Lean's kernel: these verdicts re-verify nothing", style="yellow"
@@ -157,15 +172,5 @@ def register(commands: Commands) -> None:
     )
     reverify.add_argument("release_dir", help="a directory written by repro release")
     add_lean_options(reverify)
-    reverify.add_argument(
-        "--judge-factory",
-        metavar="MODULE:FUNCTION",
-        help="the judge that function builds instead of the config's (the offline demo's: repro.demo:demo_judge,"
-        " a stand-in that compiles nothing, so exit 4 at best)",
-    )
-    reverify.add_argument(
-        "--judge-tools",
-        help="directory with one built judge checkout per toolchain (default: the config's judge.tools_dir,"
-        " $REPRO_SAFEVERIFY_DIR or ~/.cache/repro/safeverify)",
-    )
+    add_judge_options(reverify)
     reverify.set_defaults(handler=command_reverify, heartbeat=True)

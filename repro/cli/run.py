@@ -22,7 +22,7 @@ def _config_from_arguments(arguments: argparse.Namespace, stored: Path | None = 
         path = str(bundled_path("configs/demo.yaml"))
         errors.print(
             "no --config given: running the offline DEMONSTRATION (configs/demo.yaml): scripted"
-            " models and a fake Lean backend; its output is not verified.",
+            " models and recorded Lean answers (not real Lean); its output is not verified.",
             style="yellow",
         )
     config = load_config(path, arguments.set or [])
@@ -107,7 +107,7 @@ def command_run(arguments: argparse.Namespace) -> int:
         run_dir = Path("runs") / f"{config.name}-{datetime.now():%Y%m%d-%H%M%S}"
     arguments.run_dir = str(run_dir)  # an interrupt names the real directory
     if config is not None and config.demonstration:
-        errors.print("demonstration config: scripted models and fake Lean; nothing here is verified", style="yellow")
+        errors.print("demonstration config: scripted models, recorded Lean; nothing here is verified", style="yellow")
     reprove_with = Path(arguments.reprove_with) if arguments.reprove_with else None
     outcome = run(config, run_dir, resume=arguments.resume, console=console, reprove_with=reprove_with)
     rates = outcome.metrics["rates"]
@@ -140,7 +140,7 @@ def command_run(arguments: argparse.Namespace) -> int:
             soft_wrap=True,
         )
     directory = quoted(outcome.run_dir)
-    # a demonstration is checked by fake Lean only: its release must say so to write anything
+    # a demonstration is checked by a stand-in only (recorded Lean): its release must say so to write anything
     unverified = " --allow-unverified" if resolved.demonstration else ""
     console.print(
         f"next: repro status {directory}  |  repro audit {directory}  |  "

@@ -13,6 +13,7 @@ Higher-level users of the judge (``batch``, ``selftest``, ``release``) are impor
 
 from repro.judge.cached import CachedJudge
 from repro.judge.comparator import COMPARATOR_PINS, ComparatorJudge
+from repro.judge.currency import judge_outdated
 from repro.judge.kernel import (
     SAFEVERIFY_PINS,
     ByToolchainJudge,
@@ -53,6 +54,7 @@ __all__ = [
     "build_judge",
     "forbidden_constructs",
     "judge_all",
+    "judge_outdated",
     "reserved_name",
     "scan",
     "tool_for",

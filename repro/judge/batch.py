@@ -1,9 +1,11 @@
-"""Checking many prover outputs through the soundness gate: streamed, resumable, summarised.
+"""Checking many prover outputs through the screen and the kernel judge: streamed, resumable, summarised.
 
 Users audit a prover's published outputs with it (``repro check-proof --batch``); our own tests run
 it on real corpora. Each input row gives ``id``, ``statement``, ``output`` and optionally ``header``
-and ``finish_reason``; each output row is one verdict. A row whose check failed for infrastructure
-reasons (timeout, Lean unavailable) is checked again on resume; every other row is kept.
+and ``finish_reason``; each output row is one verdict. A row the screen passes goes to the kernel judge
+(:mod:`repro.judge.proof`), and a row is ``verified`` only when a real screen and a real judge passed it.
+A row with no verdict (timeout, Lean or the judge unavailable) is checked again on resume; every other
+row is kept.
 """
 
 from __future__ import annotations
@@ -18,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repro.config import StaticLimits
 from repro.exit_codes import ExitCode, ReproError
 from repro.jsonl import BadRows, iter_json_objects
+from repro.judge.proof import ProofCheck, judge_screened_text
 from repro.judge.screen import verify_proof
-from repro.judge.verdict import Verdict
+from repro.judge.verdict import Judge, JudgeVerdict, Verdict
 from repro.lean.protocol import Verifier
 from repro.records import ReasonCode
 from repro.salvage import salvage_variants
@@ -27,6 +30,8 @@ from repro.salvage.policy import worth_salvaging
 from repro.waiting import about
 
 INFRA_REASONS = frozenset({ReasonCode.lean_timeout, ReasonCode.lean_unavailable, ReasonCode.static_timeout})
+# a row with only these reasons got no verdict: the screen's infrastructure, or the judge's (checked again on resume)
+NO_VERDICT_REASONS = INFRA_REASONS | {ReasonCode.judge_unavailable}
 
 
 class BatchInputError(ReproError, ValueError):
@@ -46,39 +51,55 @@ class ProofRow(BaseModel):
 
 class VerdictRow(BaseModel):
     id: str
+    # a real screen and a real kernel judge both passed it: nothing else is verified
     verified: bool
+    # the screen and the judge both passed it, whichever backends (a fake Lean, a stand-in judge)
+    passed: bool
     reasons: list[ReasonCode]
     details: list[str]
     taxonomy: list[str]
     static_passed: bool
+    # the screen (static layer and REPL check) passed it: only a candidate for the judge
+    screen_passed: bool
     policy: list[str]
     axioms: list[str] | None
     backend: str | None
     real_lean: bool
-    # with --salvage: the repaired texts tried (labels), how many passed the static layer, which one verified
+    # the judge's verdict on what the screen passed (None: not asked, the screen did not pass it)
+    judge: JudgeVerdict | None = None
+    # with --salvage: the repaired texts tried (labels), how many passed the static layer, and which one the
+    # screen and the judge passed
     salvage_variants: list[str] = Field(default_factory=list)
     salvage_static_passed: int = 0
     salvage_verified: str | None = None
 
     @property
     def infrastructure_failure(self) -> bool:
-        return bool(self.reasons) and set(self.reasons) <= INFRA_REASONS
+        return bool(self.reasons) and set(self.reasons) <= NO_VERDICT_REASONS
 
 
 class BatchSummary(BaseModel):
     total: int
     checked_now: int
     kept_from_before: int
+    # a real screen and a real kernel judge passed them
     verified: int
+    # the screen and the judge passed them, whichever backends
+    passed: int
     rejected: int
+    # rejected by the judge after the screen passed them (the judge wins)
+    judge_rejected: int
     infrastructure_failures: int
     static_passed: int
+    screen_passed: int
     refused_by_policy: dict[str, int]
     reasons: dict[str, int]
     backend: str
     real_lean: bool
+    judge: str
+    judge_real: bool
     # with --salvage: failed rows that had repaired texts, how many texts, how many passed the static
-    # layer, and rows a repaired text made verified
+    # layer, and rows a repaired text passed (screen and judge)
     salvaged_rows: int = 0
     salvage_variants: int = 0
     salvage_static_passed: int = 0
@@ -86,37 +107,41 @@ class BatchSummary(BaseModel):
 
     @property
     def exit_code(self) -> ExitCode:
+        """repro/exit_codes.py: 3 if any row got no verdict, else 1 if any was rejected, else 0 only when every
+        row was verified (a real screen and a real judge), else 4."""
         if self.infrastructure_failures:
             return ExitCode.infrastructure
         if self.rejected:
             return ExitCode.rejected
-        return ExitCode.verified if self.real_lean else ExitCode.fake_backend
+        return ExitCode.verified if self.verified == self.total else ExitCode.fake_backend
 
 
-def verdict_row(row_id: str, verdict: Verdict, verifier: Verifier | None) -> VerdictRow:
+def verdict_row(row_id: str, checked: ProofCheck | Verdict, verifier: Verifier | None) -> VerdictRow:
+    if isinstance(checked, Verdict):
+        checked = ProofCheck(screen=checked)
+    verdict = checked.screen
     lean = verdict.lean
     return VerdictRow(
         id=row_id,
-        verified=verdict.verified,
-        reasons=verdict.reasons,
-        details=verdict.details,
+        verified=checked.verified,
+        passed=checked.passed,
+        reasons=checked.reasons,
+        details=verdict.details + ([checked.judge_line()] if verdict.verified else []),
         taxonomy=[fact.value for fact in verdict.taxonomy],
         static_passed=bool(verdict.static_passed),
+        screen_passed=verdict.verified,
         policy=verdict.policy,
         axioms=verdict.axioms,
         backend=lean.backend_id if lean else (verifier.backend_id if verifier else None),
         real_lean=bool(lean.real_lean) if lean else False,
+        judge=checked.judge,
     )
 
 
 def verdict_exit_code(verdict: Verdict) -> ExitCode:
-    if verdict.reasons and set(verdict.reasons) <= INFRA_REASONS:
-        return ExitCode.infrastructure
-    if ReasonCode.statement_not_single_theorem in verdict.reasons:
-        return ExitCode.usage
-    if not verdict.verified:
-        return ExitCode.rejected
-    return ExitCode.verified if verdict.lean is not None and verdict.lean.real_lean else ExitCode.fake_backend
+    """The exit status of the screen's verdict alone: never 0, since the screen never decides "verified"
+    (check-proof asks the judge after a screen pass: :attr:`repro.judge.proof.ProofCheck.exit_code`)."""
+    return ProofCheck(screen=verdict).exit_code
 
 
 def read_rows(path: Path) -> list[ProofRow]:
@@ -158,6 +183,8 @@ async def check_batch(
     verifier: Verifier | None,
     *,
     header: str,
+    judge: Judge | None = None,
+    toolchain: str | None = None,
     allow_native_decide: bool = False,
     limits: StaticLimits | None = None,
     concurrency: int = 2,
@@ -166,8 +193,9 @@ async def check_batch(
 ) -> BatchSummary:
     """Check every row of ``in_path`` not already judged in ``out_path``, appending verdicts as they come.
 
+    What the screen passes goes to ``judge`` (on ``toolchain``); without a judge a screen pass is no verdict.
     With ``salvage`` > 0, a failed row that is no cheat also has up to that many repaired texts checked
-    (:mod:`repro.salvage`), each through the same gate, until one is verified.
+    (:mod:`repro.salvage`), each through the same screen and judge, until one passes both.
     """
     rows = read_rows(in_path)
     out_path.parent.mkdir(parents=True, exist_ok=True)
@@ -183,16 +211,16 @@ async def check_batch(
                 await check(row)
 
         async def check(row: ProofRow) -> None:
-            async with gate:
+            async with gate:  # the Lean workers; the judge bounds its own judgements
                 verdict = await _verify_row(
                     row, row.output, verifier, header, allow_native_decide, limits, finish_reason=row.finish_reason
                 )
-            result = verdict_row(row.id, verdict, verifier)
-            if salvage > 0 and worth_salvaging(verdict, without_lean=True):
-                async with gate:
-                    result = await _salvage_row(
-                        row, verdict, result, verifier, header, allow_native_decide, salvage, limits
-                    )
+            checked = await _judge_row(row, verdict, judge, header, toolchain)
+            result = verdict_row(row.id, checked, verifier)
+            if salvage > 0 and not checked.passed and worth_salvaging(verdict, without_lean=True):
+                result = await _salvage_row(
+                    row, verdict, result, verifier, judge, header, toolchain, allow_native_decide, salvage, limits, gate
+                )
             handle.write(result.model_dump_json() + "\n")
             handle.flush()
             results.append(result)
@@ -202,7 +230,7 @@ async def check_batch(
         await asyncio.gather(*(one(row) for row in todo))
     wanted = {row.id for row in rows}
     everything = [row for row in kept if row.id in wanted] + results
-    return summarize(everything, checked_now=len(results), verifier=verifier)
+    return summarize(everything, checked_now=len(results), verifier=verifier, judge=judge)
 
 
 async def _verify_row(
@@ -215,7 +243,7 @@ async def _verify_row(
     *,
     finish_reason: str = "stop",
 ) -> Verdict:
-    """``text`` through the gate against the row's statement, under the row's own header if it has one."""
+    """``text`` through the screen against the row's statement, under the row's own header if it has one."""
     return await verify_proof(
         row.statement,
         text,
@@ -227,24 +255,37 @@ async def _verify_row(
     )
 
 
+async def _judge_row(
+    row: ProofRow, verdict: Verdict, judge: Judge | None, header: str, toolchain: str | None, *, key: str | None = None
+) -> ProofCheck:
+    return await judge_screened_text(
+        verdict, judge, key=key or row.id, header=header, statement=row.statement, toolchain=toolchain
+    )
+
+
 async def _salvage_row(
     row: ProofRow,
     verdict: Verdict,
     result: VerdictRow,
     verifier: Verifier | None,
+    judge: Judge | None,
     header: str,
+    toolchain: str | None,
     allow_native_decide: bool,
     limit: int,
-    limits: StaticLimits | None = None,
+    limits: StaticLimits | None,
+    gate: asyncio.Semaphore,
 ) -> VerdictRow:
     original = verdict.prover_code if verdict.lean_steps else None  # the variants are the prover's text too
     labels, static, verified = [], 0, None
     for variant in salvage_variants(row.statement, row.output, row.finish_reason, limit=limit, original_code=original):
         labels.append(variant.label)
         # a repaired text is checked as a finished reply: salvage allowed for a cut-off when it made the text
-        checked = await _verify_row(row, variant.text, verifier, header, allow_native_decide, limits)
-        static += bool(checked.static_passed)
-        if checked.verified:
+        async with gate:
+            screened = await _verify_row(row, variant.text, verifier, header, allow_native_decide, limits)
+        static += bool(screened.static_passed)
+        checked = await _judge_row(row, screened, judge, header, toolchain, key=f"{row.id}/{variant.label}")
+        if checked.passed:
             verified = variant.label
             break
     return result.model_copy(
@@ -252,23 +293,30 @@ async def _salvage_row(
     )
 
 
-def summarize(rows: list[VerdictRow], *, checked_now: int, verifier: Verifier | None) -> BatchSummary:
+def summarize(
+    rows: list[VerdictRow], *, checked_now: int, verifier: Verifier | None, judge: Judge | None = None
+) -> BatchSummary:
     reasons: Counter[str] = Counter(reason.value for row in rows for reason in row.reasons)
     policy: Counter[str] = Counter(label for row in rows for label in row.policy)
     infra = sum(1 for row in rows if row.infrastructure_failure)
-    verified = sum(1 for row in rows if row.verified)
+    passed = sum(1 for row in rows if row.passed)
     return BatchSummary(
         total=len(rows),
         checked_now=checked_now,
         kept_from_before=len(rows) - checked_now,
-        verified=verified,
-        rejected=len(rows) - verified - infra,
+        verified=sum(1 for row in rows if row.verified),
+        passed=passed,
+        rejected=len(rows) - passed - infra,
+        judge_rejected=sum(1 for row in rows if ReasonCode.judge_rejected in row.reasons),
         infrastructure_failures=infra,
         static_passed=sum(1 for row in rows if row.static_passed),
+        screen_passed=sum(1 for row in rows if row.screen_passed),
         refused_by_policy=dict(policy),
         reasons=dict(reasons),
         backend=verifier.backend_id if verifier else "none",
         real_lean=bool(verifier and verifier.real_lean),
+        judge=judge.name if judge is not None else "none",
+        judge_real=bool(judge is not None and judge.real),
         salvaged_rows=sum(1 for row in rows if row.salvage_variants),
         salvage_variants=sum(len(row.salvage_variants) for row in rows),
         salvage_static_passed=sum(row.salvage_static_passed for row in rows),

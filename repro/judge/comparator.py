@@ -45,7 +45,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeSettings
-from repro.judge.kernel import judge_environment, step_failure, submission_source, target_source, toolchain_key
+from repro.judge.integrity import tool_problem
+from repro.judge.kernel import (
+    JUDGE_CHECKS,
+    judge_environment,
+    step_failure,
+    submission_source,
+    target_source,
+    toolchain_key,
+)
 from repro.judge.runner import Confinement, Slots, run_step
 from repro.judge.verdict import (
     STANDARD_AXIOMS,
@@ -206,7 +214,8 @@ class ComparatorJudge:
         sandbox = self.confined.problem()
         if sandbox is not None:
             return JudgeCause.unconfined, sandbox
-        return None
+        status = self.confined.status()
+        return tool_problem(home, real=self.real, writes_confined=status is not None and status.writes_confined)
 
     def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
         toolchain = toolchain_key(request.toolchain)
@@ -215,6 +224,7 @@ class ComparatorJudge:
             status=status,
             tool=self.name,
             tool_revision=self.revision(toolchain),
+            checks=JUDGE_CHECKS,
             toolchain=toolchain,
             real=self.real,
             confinement=self.confinement,

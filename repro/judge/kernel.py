@@ -17,7 +17,10 @@ Which tool, and why (read from the sources, not assumed):
   ``Environment.replay`` (lean4checker's code), then checks that every target theorem exists in the
   submission with the same kind, type and universe parameters (``equivThm``: ``tval₁.type ==
   tval₂.type``, structural), that it uses only ``propext``, ``Quot.sound`` and ``Classical.choice``
-  (``checkAxioms``, ``CollectAxioms.collect``), and refuses ``partial``/``unsafe`` definitions. Usage, as
+  (``checkAxioms``, ``CollectAxioms.collect``). Its refusal of ``partial``/``unsafe`` definitions never
+  fires at the pins: it looks at the constants ``Environment.replay`` added, and replay skips unsafe and
+  partial ones (Lean ``src/Lean/Replay.lean``, "We skip unsafe constants, and also partial constants";
+  upstream moved the check before the replay in d2df831, after both pins). Usage, as
   its ``verify.py`` runs it: ``lake env lean -o X.olean X.lean`` for both files, then ``lake env
   safe_verify target.olean submission.olean``; exit 0 after ``Finished with no errors.`` is acceptance,
   every refusal is an ``IO.userError`` that the runtime prints as ``uncaught exception: ...`` (exit 1).
@@ -30,15 +33,21 @@ What the judge does on our side (issue 27 §1, §3; audit B2, M1, M9):
    fresh sub-directories: the submission (trusted header + the text the screen's Lean check compiled,
    verbatim) is compiled in ``submission/``, sandboxed with only ``submission/`` writable, so nothing the
    prover's code can write reaches our target, the tool checkout, or anything run later.
-2. Both ``.olean`` files are copied into ``replay/`` (plain files only, never through a link); the copy of
-   the target is hashed again and must match the hash taken right after its compile, or there is no
-   verdict (and the target is compiled afresh next time). Our own ``lean/ImportsOf.lean`` reads the
-   modules each file imports: the submission's must be the target's (the header's), or prover code wrote
-   the file (SafeVerify's own check of this, bea2fbd, came after the pinned commits). ``safe_verify`` then
-   runs sandboxed in ``replay/``.
+2. Both ``.olean`` files are copied into ``inputs/`` (plain files only, never through a link), which every
+   later step sees read-only; each step runs in an empty directory of its own, and before each one both
+   copies must still hash as copied (the target's as right after its compile), or there is no verdict (and
+   the target is compiled afresh next time). Our own ``lean/ImportsOf.lean`` reads the modules each file
+   imports: the submission's must be the target's (the header's), or prover code wrote the file
+   (SafeVerify's own check of this, bea2fbd, came after the pinned commits). ``safe_verify`` then runs.
+   Last, our own ``lean/Rebuild.lean``: every constant of the submission rebuilt node by node (no cached
+   hash, flag or number object of the file survives), unsafe and partial constants refused (but the code
+   generator's own), the rebuilt declarations replayed by the kernel from the header's environment, and our
+   theorem's rebuilt type and axioms checked again. That is SafeVerify's March 2026 answer (73196d3, f06ecb5,
+   29ef514, 5cafc55) to objects forged with ``unsafeCast`` while the submission was elaborated, which the
+   kernel accepts as read from the file; the pinned commits have none of it.
 3. Only SafeVerify's own refusals (the ``throw`` sites of ``Main.lean``, after ``found a problem in
-   <submission>``) and Lean *errors* in the submission's compile (``<file>:l:c: error:``) are
-   ``rejected``. A tool never built, a signal or an out-of-memory kill, no output, a sandbox error,
+   <submission>``), our rebuild check's, and Lean *errors* in the submission's compile (``<file>:l:c:
+   error:``) are ``rejected``. A tool never built, a signal or an out-of-memory kill, no output, a sandbox error,
    output we cannot read, or a timeout (the whole process group is killed) is ``unavailable`` with a
    :class:`~repro.judge.verdict.JudgeCause`: no verdict, resumable.
 4. Every verdict records the tool, its pinned revision, the toolchain and the confinement; the judge
@@ -65,6 +74,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeBackendName, JudgeSettings
+from repro.judge.integrity import tool_problem
 from repro.judge.runner import Confinement, Slots, StepResult, run_step, signal_name
 from repro.judge.verdict import (
     STRUCTURAL_NOTE,
@@ -108,15 +118,18 @@ SAFEVERIFY_PINS: dict[str, SafeVerifyPin] = {
 SAFEVERIFY_BINARY = Path(".lake") / "build" / "bin" / "safe_verify"
 FINISHED = "Finished with no errors."  # Main.lean:145, printed last, then ``return 0``
 COMPARATOR_FIRST = "v4.21.0-rc3"  # leanprover/comparator@437574b lean-toolchain
-# Bumped whenever our side of a judgement checks more (2: the imports of the submission's output), so a
-# verdict kept by an older, weaker judge never answers for this one (part of the cache key)
-JUDGE_CHECKS = 2
+# Bumped whenever our side of a judgement checks more (2: the imports of the submission's output; 3: our
+# rebuild of the submission's constants, replayed from scratch, and our unsafe/partial check), so a verdict
+# kept by an older, weaker judge never answers for this one (part of the cache key)
+JUDGE_CHECKS = 3
 
 # SafeVerify's own refusals: the ``throw <| IO.userError s!"..."`` sites of Main.lean (both pinned
 # branches; line numbers at 577e953), as the runtime prints them after ``uncaught exception: ``.
 _REFUSALS: tuple[tuple[re.Pattern[str], JudgeRefusal], ...] = (
     (re.compile(r"^(?P<name>.+) is not in the allowed set of standard axioms$"), JudgeRefusal.axiom),  # :33
-    (re.compile(r"^unsafe/partial function (?P<name>.+) detected$"), JudgeRefusal.unsafe),  # :104
+    # :104, unreachable at the pins: it looks only at constants after ``Environment.replay``, which skips unsafe
+    # and partial ones (src/Lean/Replay.lean); our Rebuild.lean refuses them instead
+    (re.compile(r"^unsafe/partial function (?P<name>.+) detected$"), JudgeRefusal.unsafe),
     (
         re.compile(r"^\w+ (?P<name>.+) is not the same kind as the requirement \w+ .+$"),
         JudgeRefusal.kind_mismatch,
@@ -274,6 +287,20 @@ def step_failure(result: StepResult, what: str, timeout_s: float) -> tuple[Judge
 
 IMPORTS_SCRIPT = Path(__file__).resolve().parent / "lean" / "ImportsOf.lean"
 IMPORTS_DONE = "repro-imports-done"
+REBUILD_SCRIPT = Path(__file__).resolve().parent / "lean" / "Rebuild.lean"
+REBUILD_PASSED = "repro-rebuild-passed"
+REBUILD_REFUSED = "repro-rebuild-refused"
+REBUILD_EXIT_REFUSED = 2  # Rebuild.lean's exit status with a refusal (0: passed; anything else: no answer)
+# Rebuild.lean's refusal kinds, as the judge records them
+_REBUILD_KINDS: dict[str, JudgeRefusal] = {
+    "unsafe": JudgeRefusal.unsafe,
+    "corrupted": JudgeRefusal.corrupted,
+    "kernel": JudgeRefusal.kernel,
+    "not_found": JudgeRefusal.not_found,
+    "type_mismatch": JudgeRefusal.type_mismatch,
+    "kind_mismatch": JudgeRefusal.kind_mismatch,
+    "axiom": JudgeRefusal.axiom,
+}
 MAX_OLEAN_BYTES = 1 << 30  # a compiled proof is kilobytes to megabytes; past this it is no honest output
 
 
@@ -316,6 +343,22 @@ def read_imports(output: str, files: Sequence[Path]) -> dict[str, list[str]] | N
             continue  # anything else Lean printed (a warning) is not an import
         found[path].append(module)
     return found
+
+
+def read_rebuild(output: str, returncode: int | None) -> bool | tuple[JudgeRefusal, str] | None:
+    """``Rebuild.lean``'s answer: True (passed), (refusal kind, its words), or None when it gave no answer
+    (its last line is neither of its two answers with the exit status that goes with it)."""
+    lines = [line.rstrip("\r") for line in output.splitlines() if line.strip()]
+    if not lines:
+        return None
+    last = lines[-1]
+    if returncode == 0 and last == REBUILD_PASSED:
+        return True
+    marker, _, rest = last.partition("\t")
+    kind, _, message = rest.partition("\t")
+    if returncode == REBUILD_EXIT_REFUSED and marker == REBUILD_REFUSED and kind in _REBUILD_KINDS and message:
+        return _REBUILD_KINDS[kind], message
+    return None
 
 
 class TargetCache:
@@ -440,7 +483,8 @@ class SafeVerifyJudge:
         sandbox = self.confined.problem()
         if sandbox is not None:
             return JudgeCause.unconfined, sandbox
-        return None
+        status = self.confined.status()
+        return tool_problem(checkout, real=self.real, writes_confined=status is not None and status.writes_confined)
 
     def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
         toolchain = toolchain_key(request.toolchain)
@@ -449,6 +493,7 @@ class SafeVerifyJudge:
             status=status,
             tool=self.name,
             tool_revision=self.revision(toolchain),
+            checks=JUDGE_CHECKS,
             toolchain=toolchain,
             real=self.real,
             confinement=self.confinement,
@@ -479,7 +524,7 @@ class SafeVerifyJudge:
         def unavailable(cause: JudgeCause, detail: str) -> JudgeVerdict:
             return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
 
-        spaces = {name: root / name for name in ("submission", "replay")}
+        spaces = {name: root / name for name in ("submission", "inputs", "imports", "replay", "rebuild")}
         for space in spaces.values():
             space.mkdir()
         target_text = target_source(request.header, request.statement)
@@ -538,49 +583,62 @@ class SafeVerifyJudge:
         if not compiled.exists() and not compiled.is_symlink():
             return unavailable(JudgeCause.crashed, "compiling the submission exited 0 but wrote no .olean")
 
-        # 3. both outputs copied into a fresh directory; our target's copy must be what our compile wrote
-        target_copy, submission_copy = spaces["replay"] / "Target.olean", spaces["replay"] / "Submission.olean"
+        # 3. both outputs copied into a fresh directory that no step may write (each reading step gets an empty
+        # directory of its own): our target's copy must be what our compile wrote, and before each step both
+        # copies must still be what was copied, so no step (a loader exploit in one) changes what the next reads
+        inputs = spaces["inputs"]
+        target_copy, submission_copy = inputs / "Target.olean", inputs / "Submission.olean"
         try:
             await asyncio.to_thread(copy_regular, olean, target_copy)
             await asyncio.to_thread(copy_regular, compiled, submission_copy)
         except NotRegular as error:
             # Lean writes a plain file; a link (to /dev/zero, to another module) or a device is prover code's
             return unavailable(JudgeCause.sandbox, f"the submission's compile left {error}: no verdict")
-        if file_digest(target_copy) != target_hash:
-            self._targets.forget(key)  # compiled afresh next time
-            return unavailable(
-                JudgeCause.sandbox,
-                "our target's compiled output changed between its compile and the replay: the sandbox did not hold",
+        copied = {target_copy: target_hash, submission_copy: file_digest(submission_copy)}
+
+        def changed_inputs() -> JudgeVerdict | None:
+            for path, digest in copied.items():
+                if not path.is_file() or path.is_symlink() or file_digest(path) != digest:
+                    if path == target_copy:
+                        self._targets.forget(key)  # compiled afresh next time
+                    what = "our target's" if path == target_copy else "the submission's"
+                    return unavailable(
+                        JudgeCause.sandbox,
+                        f"{what} compiled output changed between its compile and the replay: the sandbox did not hold",
+                    )
+            return None
+
+        async def reading_step(name: str, command: list[str], extra: Sequence[Path] = ()) -> StepResult | JudgeVerdict:
+            changed = changed_inputs()
+            if changed is not None:
+                return changed
+            return await run_step(
+                [*lake, "-d", checkout, "env", *command],
+                spaces[name],
+                sandbox,
+                deadline,
+                read_only=[*tool, inputs, *extra],
+                env=judge_environment(),
             )
+
         # 4. the modules each file imports, read by our own script: for a text that begins with our header
         # Lean records exactly the header's imports, so any other list was written by prover code
         # (a module importing nothing could define its own `Nat`, and SafeVerify compares by name)
-        result = await run_step(
-            [
-                *lake,
-                "-d",
-                checkout,
-                "env",
-                "lean",
-                "--run",
-                str(IMPORTS_SCRIPT),
-                str(target_copy),
-                str(submission_copy),
-            ],
-            spaces["replay"],
-            sandbox,
-            deadline,
-            read_only=[*tool, IMPORTS_SCRIPT.parent],
-            env=judge_environment(),
+        ran = await reading_step(
+            "imports",
+            ["lean", "--run", str(IMPORTS_SCRIPT), str(target_copy), str(submission_copy)],
+            [IMPORTS_SCRIPT.parent],
         )
-        failure = step_failure(result, "reading the modules' imports", timeout)
+        if isinstance(ran, JudgeVerdict):
+            return ran
+        failure = step_failure(ran, "reading the modules' imports", timeout)
         if failure is not None:
             return unavailable(*failure)
-        imports = read_imports(result.output, [target_copy, submission_copy])
-        if result.returncode != 0 or imports is None:
+        imports = read_imports(ran.output, [target_copy, submission_copy])
+        if ran.returncode != 0 or imports is None:
             return unavailable(
                 JudgeCause.unreadable,
-                f"could not read the compiled modules' imports (exit {result.returncode}): {_tail(result.output)}",
+                f"could not read the compiled modules' imports (exit {ran.returncode}): {_tail(ran.output)}",
             )
         if imports[str(submission_copy)] != imports[str(target_copy)]:
             return unavailable(
@@ -589,15 +647,45 @@ class SafeVerifyJudge:
                 f" {imports[str(target_copy)]}: Lean did not write it from the submitted text",
             )
         # 5. the tool
-        result = await run_step(
-            [*lake, "-d", checkout, "env", "safe_verify", str(target_copy), str(submission_copy)],
-            spaces["replay"],
-            sandbox,
-            deadline,
-            read_only=tool,
-            env=judge_environment(),
+        ran = await reading_step("replay", ["safe_verify", str(target_copy), str(submission_copy)])
+        if isinstance(ran, JudgeVerdict):
+            return ran
+        verdict = self._read_replay(request, ran, submission_copy, started)
+        if verdict.status != JudgeStatus.passed:
+            return verdict
+        # 6. our own rebuild of every constant of the submission, checked by the kernel from scratch: the
+        # pinned tool refuses no unsafe or partial constant and replays the objects as read from the file
+        ran = await reading_step(
+            "rebuild",
+            ["lean", "--run", str(REBUILD_SCRIPT), str(target_copy), str(submission_copy)],
+            [REBUILD_SCRIPT.parent],
         )
-        return self._read_replay(request, result, submission_copy, started)
+        if isinstance(ran, JudgeVerdict):
+            return ran
+        return self._read_rebuild(request, ran, started)
+
+    def _read_rebuild(self, request: JudgeRequest, result: StepResult, started: float) -> JudgeVerdict:
+        failure = step_failure(result, "repro's rebuild check", self.settings.timeout_s)
+        if failure is not None:
+            cause, detail = failure
+            return self._verdict(request, JudgeStatus.unavailable, started, cause=cause, detail=detail)
+        answer = read_rebuild(result.output, result.returncode)
+        if answer is None:
+            lines = result.output.strip()
+            return self._verdict(
+                request,
+                JudgeStatus.unavailable,
+                started,
+                cause=JudgeCause.no_output if not lines else JudgeCause.unreadable,
+                detail=f"repro's rebuild check gave no answer (exit {result.returncode}): {_tail(result.output)}",
+            )
+        if not isinstance(answer, tuple):
+            return self._verdict(request, JudgeStatus.passed, started)
+        kind, message = answer
+        detail = f"repro's rebuild check (not SafeVerify's): {message}"
+        if kind == JudgeRefusal.type_mismatch:
+            detail += f" ({STRUCTURAL_NOTE})"
+        return self._verdict(request, JudgeStatus.rejected, started, refusal=kind, detail=detail)
 
     def _read_replay(self, request: JudgeRequest, result: StepResult, submission: Path, started: float) -> JudgeVerdict:
         failure = step_failure(result, "safe_verify", self.settings.timeout_s)
@@ -679,7 +767,10 @@ def build_judge(settings: JudgeSettings, *, sandbox: str = "bwrap") -> Judge:
     judge runs where it works and, for ``bwrap``, confines writes; ``unshare`` or ``none`` named there is the
     opt-in to run unconfined (else such a judge answers ``unavailable``, cause ``unconfined``)."""
     from repro.judge.comparator import ComparatorJudge
+    from repro.judge.recorded import recorded_judge
 
+    if settings.backend == JudgeBackendName.recorded:
+        return recorded_judge(settings.recording)
     if settings.backend == JudgeBackendName.factory:
         assert settings.factory is not None  # JudgeSettings validates it
         judge = load_factory(settings.factory)(settings)

@@ -22,7 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from repro.lean.sandbox import SandboxStatus, SandboxUnavailable, confinement, kill_process_group, sandboxed
+from repro.lean.sandbox import (
+    LauncherChanged,
+    SandboxStatus,
+    SandboxUnavailable,
+    confinement,
+    kill_process_group,
+    sandboxed,
+)
 
 OUTPUT_CAP = 1 << 20  # bytes kept of one step's output (half from its start, half from its end)
 
@@ -156,8 +163,13 @@ async def run_step(
     ``read_only`` are the tool's own paths it must see (shown read-only even under a private ``/tmp``)."""
     started = time.monotonic()
     try:
+        # under bwrap: only the system view, what ``command`` runs from, ``read_only`` and ``work`` are visible
+        confined = sandboxed(command, work, sandbox, read_only=read_only)
+    except (SandboxUnavailable, LauncherChanged) as error:
+        return StepResult(None, "", start_error=f"the sandbox refused to start {command[0]}: {error}")
+    try:
         process = await asyncio.create_subprocess_exec(
-            *sandboxed(command, work, sandbox, read_only=read_only),
+            *confined,
             cwd=cwd or work,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,

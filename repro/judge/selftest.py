@@ -30,6 +30,7 @@ from repro.judge.screen import verify_proof
 from repro.judge.selftest_answers import ANSWER_CASES, AnswerCheck
 from repro.judge.verdict import STANDARD_AXIOMS, Judge, JudgeRequest
 from repro.lean.protocol import InfraStatus, Verifier, axioms_reported
+from repro.lean.sandbox import EXTRA_READ_ONLY_VARIABLE
 from repro.lean.toolchains import get_toolchain, lean_version_of
 from repro.records import ReasonCode
 
@@ -88,10 +89,24 @@ class SelfTestFailed(RuntimeError):
         names = ", ".join(f"{o.name} ({o.detail[:200]})" for o in report.failed)
         # the backend answered nothing (no toolchain, no REPL, no sandbox): that reason is the message (M4)
         why = names or f"the backend answered no check: {(report.unreachable or '')[:600]}"
+        hint = sandbox_hint(report)
         super().__init__(
             f"the Lean self-test failed on {report.backend_id} ({report.toolchain}): {why}. "
-            "Nothing was run; `repro lean selftest` shows every case."
+            "Nothing was run; `repro lean selftest` shows every case." + (f" {hint}" if hint else "")
         )
+
+
+def sandbox_hint(report: SelfTestReport) -> str | None:
+    """Under bubblewrap Lean sees only the system view and the paths repro knows it needs (the toolchain,
+    ``ELAN_HOME``, the project and its packages, the REPL and tool checkouts): a node that keeps one elsewhere
+    fails the honest cases with Lean's own "file not found"/"unknown package" message, said here as such."""
+    if report.passed or not (report.confinement or "").startswith("lean.sandbox bwrap"):
+        return None
+    return (
+        "Under bwrap Lean sees only the system view and the paths repro shows it (docs/trust.md, assumption 3):"
+        f" if Lean could not find a file or package, name its directory in {EXTRA_READ_ONLY_VARIABLE}"
+        " (colon-separated, shown read-only) and run the self-test again."
+    )
 
 
 @dataclass
@@ -544,5 +559,8 @@ def render_report(report: SelfTestReport) -> list[str]:
     if judge_only:
         lines.append(f"only a real kernel judge (SafeVerify or comparator) can answer: {', '.join(judge_only)}")
     failed = ", ".join(o.name for o in report.failed) or "backend unreachable"
+    hint = sandbox_hint(report)
+    if hint:
+        lines.append(hint)
     lines.append("self-test " + ("passed" if report.passed else f"FAILED: {failed}"))
     return lines

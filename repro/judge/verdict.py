@@ -66,6 +66,7 @@ class JudgeCause(StrEnum):
     no_output = "no_output"  # ended without printing anything
     unreadable = "unreadable"  # printed something that is neither a pass nor one of the tool's refusals
     target = "target"  # our own target (header + statement) did not compile: the trusted side failed
+    not_recorded = "not_recorded"  # the recorded judge (the offline demo's) holds no verdict for this text
 
 
 class JudgeRefusal(StrEnum):
@@ -76,9 +77,12 @@ class JudgeRefusal(StrEnum):
     not_found = "not_found"  # our theorem's name is not in the submission
     kind_mismatch = "kind_mismatch"  # declared as another kind (a def, an axiom)
     axiom = "axiom"  # depends on an axiom outside propext, Classical.choice, Quot.sound (sorryAx, ofReduceBool, ...)
-    unsafe = "unsafe"  # an unsafe or partial definition
+    unsafe = "unsafe"  # an unsafe or partial definition (repro's own check: the pinned SafeVerify never refuses one)
     definition_mismatch = "definition_mismatch"
-    kernel = "kernel"  # the kernel refused a declaration on replay
+    kernel = "kernel"  # the kernel refused a declaration on replay (SafeVerify's, or our rebuilt one)
+    # the compiled module holds an object Lean does not write from text (a number that is not the numeral it
+    # prints as, two constants of one name): prover code made it while the submission was elaborated
+    corrupted = "corrupted"
 
 
 # What the verdict's detail says when the judge refused a type the screen's bridge accepted: the bridge
@@ -111,6 +115,9 @@ class JudgeVerdict(BaseModel):
     status: JudgeStatus
     tool: str  # "SafeVerify", "comparator", or a stand-in's name
     tool_revision: str | None = None
+    # the version of repro's own checks around the tool (repro.judge.kernel.JUDGE_CHECKS) that gave this verdict;
+    # None for a stand-in that has none, and for every verdict stored before it was recorded
+    checks: int | None = None
     toolchain: str | None = None
     real: bool  # False for every stand-in (a fake tool, a recording): such a pass never makes a row verified
     confinement: str = ""  # how the compiles and the replay were confined (the sandbox's own description)

@@ -47,13 +47,14 @@ def lean_sequence_key(verifier: Verifier, commands: list[str], header: str) -> s
     return lean_cache_key(verifier, "\x00sequence\x00" + "\x00command\x00".join(commands), header)
 
 
-def _encode(results: list[LeanResult], single: bool) -> dict[str, Any]:
+def encode_results(results: list[LeanResult], single: bool) -> dict[str, Any]:
+    """What the store (and a recording, :mod:`repro.lean.recorded`) keeps for one key."""
     if single:
         return results[0].model_dump(mode="json")
     return {"sequence": [result.model_dump(mode="json") for result in results]}
 
 
-def _decode(stored: dict[str, Any], single: bool) -> list[LeanResult] | None:
+def decode_results(stored: dict[str, Any], single: bool) -> list[LeanResult] | None:
     if single:
         return None if "sequence" in stored else [LeanResult.model_validate(stored)]
     sequence = stored.get("sequence")
@@ -126,7 +127,7 @@ class CachedVerifier:
             return [result.model_copy(update={"cached": True}) for result in self._memory[key]]
         if self.store is not None:
             stored = self.store.cached_lean_result(key)
-            decoded = _decode(stored, single) if stored is not None else None
+            decoded = decode_results(stored, single) if stored is not None else None
             if decoded is not None:
                 self.hits += 1
                 self._remember(key, decoded)
@@ -145,7 +146,7 @@ class CachedVerifier:
             if len(results) == expected and all(result.infra_status == InfraStatus.ok for result in results):
                 self._remember(key, results)
                 if self.store is not None:
-                    self.store.cache_lean_result(key, _encode(results, single))
+                    self.store.cache_lean_result(key, encode_results(results, single))
             future.set_result(results)
             return results
         except BaseException as error:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import Any
 
 from repro.config import LeanBackendName, LeanSettings
 from repro.lean.cached import CachedVerifier
@@ -10,10 +12,35 @@ from repro.lean.fake_backend import fake_repl_verifier
 from repro.lean.fleet import KiminaFleet, split_urls
 from repro.lean.kimina import KiminaVerifier
 from repro.lean.project import SetupError, toolchain_mismatch
+from repro.lean.protocol import Verifier
+from repro.lean.recorded import recorded_verifier
 from repro.lean.repl_pool import ReplPoolVerifier
 from repro.lean.sandbox import SandboxUnavailable, WorkerSandbox, confinement
 from repro.lean.toolchains import get_toolchain
 from repro.store import RunStore
+
+
+def load_factory(spec: str, setting: str = "lean.factory") -> Any:
+    """``package.module:function`` -> the function (``lean.factory``)."""
+    module_name, _, attribute = spec.partition(":")
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"{setting}: cannot load {spec!r}: {error}") from None
+
+
+def factory_verifier(settings: LeanSettings) -> Verifier:
+    """``lean.backend: factory``: the verifier ``lean.factory`` builds from these settings (a test's stand-in).
+
+    It must say it is not real Lean: a stand-in that claimed ``real_lean`` would make its passes verified.
+    """
+    assert settings.factory is not None  # LeanSettings validates it
+    built = load_factory(settings.factory)(settings, **settings.factory_options)
+    if not isinstance(built, Verifier):
+        raise ValueError(f"lean.factory: {settings.factory} returned {type(built).__name__}, not a Verifier")
+    if built.real_lean:
+        raise ValueError(f"lean.factory: {settings.factory} built a verifier claiming real Lean; a stand-in never is")
+    return built
 
 
 def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> CachedVerifier:
@@ -31,6 +58,10 @@ def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> Cac
             recycle_after=settings.recycle_after,
             toolchain=toolchain,
         )
+    elif settings.backend == LeanBackendName.recorded:
+        inner = recorded_verifier(settings.recording, toolchain=toolchain.elan_toolchain)
+    elif settings.backend == LeanBackendName.factory:
+        inner = factory_verifier(settings)
     elif settings.backend == LeanBackendName.kimina:
         servers = [
             KiminaVerifier(

@@ -37,11 +37,15 @@ def project_toolchain(project: Path) -> str | None:
 
 @dataclass
 class LeanHealth:
+    """What a run on ``project`` would start: the toolchain's own ``lean`` and ``lake`` for it (never elan's
+    shims, which resolve from wherever repro was started), its ``lean-toolchain`` and whether Mathlib is built."""
+
     lean: str | None
     lake: str | None
     toolchain: str | None
     mathlib_built: bool
     problems: list[str]
+    binaries: tuple[ToolchainBinary, ...] = ()
 
 
 def toolchain_mismatch(project: Path, toolchain: Toolchain) -> str | None:
@@ -56,11 +60,20 @@ def toolchain_mismatch(project: Path, toolchain: Toolchain) -> str | None:
 
 
 def lean_health(project: Path, toolchain: Toolchain | None = None) -> LeanHealth:
-    lean = shutil.which("lean")
-    lake = shutil.which("lake")
+    """``lean`` and ``lake`` as :func:`resolve_toolchain_binary` finds them in ``project`` (what the REPL pool,
+    setup and the judge run), not ``shutil.which``: on PATH stand elan's shims, whose toolchain depends on the
+    current directory, so a path found there says nothing about the binary a run gets (lean audit B1)."""
     problems = []
-    if not lean or not lake:
-        problems.append(f"lean/lake not on PATH: {ELAN_INSTALL_HINT}")
+    binaries: tuple[ToolchainBinary, ...] = ()
+    if not project.is_dir():
+        problems.append(f"{project} does not exist: run `repro lean setup`")
+    else:
+        binaries = tuple(resolve_toolchain_binary(name, str(project.resolve())) for name in ("lean", "lake"))
+        for binary in binaries:
+            if binary.path is None:
+                hint = f": {ELAN_INSTALL_HINT}" if binary.source == "PATH" else ""
+                problems.append(f"{binary.describe()}{hint}")
+    lean, lake = (binary.path for binary in binaries) if binaries else (None, None)
     found = project_toolchain(project)
     if found is None:
         problems.append(f"{project}/lean-toolchain missing")
@@ -69,7 +82,7 @@ def lean_health(project: Path, toolchain: Toolchain | None = None) -> LeanHealth
     mathlib = project / ".lake" / "packages" / "mathlib" / ".lake" / "build"
     if not mathlib.is_dir():
         problems.append(f"Mathlib is not built in {project}: run `repro lean setup`")
-    return LeanHealth(lean, lake, found, mathlib.is_dir(), problems)
+    return LeanHealth(lean, lake, found, mathlib.is_dir(), problems, binaries)
 
 
 class SetupError(ReproError, RuntimeError):

@@ -18,6 +18,8 @@ class InfraStatus(StrEnum):
     crash = "crash"
     out_of_memory = "out_of_memory"
     unavailable = "unavailable"
+    # the recorded backend (repro.lean.recorded) holds no answer for this code: no verdict, never a pass
+    not_recorded = "not_recorded"
 
 
 class LeanMessage(BaseModel):
@@ -157,3 +159,19 @@ class Verifier(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+async def preflight_check(verifier: Verifier, header: str, code: str | None = None) -> LeanResult:
+    """Whether ``verifier`` can check code now, before any model call: ``code``, by default trivial code under a
+    fresh theorem name (so no cache answers for the backend). A backend that checks nothing itself says so
+    through its own ``ready(header)`` (the recorded backend: whether its recording holds answers)."""
+    import secrets
+
+    layer: object = verifier
+    while layer is not None:  # a cache in front: the backend behind it may say
+        ready = getattr(layer, "ready", None)
+        if callable(ready):
+            answer: LeanResult = await ready(header)
+            return answer
+        layer = getattr(layer, "inner", None)
+    return await verifier.check(code or f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial", header)

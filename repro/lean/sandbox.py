@@ -30,9 +30,11 @@ private ``/tmp`` would otherwise hide (lean audit M8).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
+import platform
 import re
 import shutil
 import signal
@@ -40,13 +42,15 @@ import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
+
+from repro.lean import seccomp
 
 SandboxKind = Literal["bwrap", "unshare", "none"]
 SANDBOX_KINDS: tuple[str, ...] = get_args(SandboxKind)
@@ -59,12 +63,18 @@ class SandboxStatus(BaseModel):
     network_blocked: bool
     writes_confined: bool
     detail: str
+    # bwrap: only the system view and the paths Lean needs are visible (no home directory, /run, host /tmp)
+    host_hidden: bool = False
+    # bwrap with the system call filter: no UNIX socket can be opened, so no host service reached
+    sockets_refused: bool = False
 
     def describe(self) -> str:
         if self.kind == "none":
             return f"no sandbox: Lean processes have network and write access ({self.detail})"
         confined = "writes confined to a scratch directory" if self.writes_confined else "writes NOT confined"
-        return f"{self.kind}: network {'blocked' if self.network_blocked else 'OPEN'}, {confined}"
+        shown = "only what Lean needs shown" if self.host_hidden else "user files readable"
+        sockets = "UNIX sockets refused" if self.sockets_refused else "UNIX sockets OPEN"
+        return f"{self.kind}: network {'blocked' if self.network_blocked else 'OPEN'}, {confined}, {shown}, {sockets}"
 
 
 class SandboxUnavailable(RuntimeError):
@@ -87,33 +97,164 @@ def _works(command: list[str]) -> str | None:
     return None
 
 
-def _under_tmp(paths: Iterable[str | Path]) -> list[str]:
-    """Those of ``paths`` that lie under ``/tmp`` (resolved): the private ``/tmp`` would hide them."""
-    tmp = Path("/tmp").resolve()
+# What every bubblewrap sandbox shows of the host, read-only (issue 27 §3, red team finding R8): programs and
+# libraries, the dynamic loader's configuration, users and groups, the time zone, the CPU list. Nothing else of
+# the host is there: no /home, /root, /run, /var (so no /var/run, no docker.sock, no D-Bus, no
+# $XDG_RUNTIME_DIR), /mnt, /opt, /srv, the host's /tmp, nor the rest of /etc (pip.conf, npmrc, environment may
+# hold tokens); a path Lean needs beyond these is shown by name (:func:`lean_read_paths`, ``read_only``).
+SYSTEM_DIRECTORIES = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/nix/store")
+SYSTEM_FILES = (
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/localtime",
+    "/etc/alternatives",
+    "/sys/devices/system/cpu",
+)
+# an operator's extra read-only paths (colon-separated), for what a node's Lean needs beyond the list above
+EXTRA_READ_ONLY_VARIABLE = "REPRO_SANDBOX_READ_ONLY"
+
+
+def _system_view() -> list[str]:
+    arguments: list[str] = []
+    for directory in SYSTEM_DIRECTORIES:
+        if os.path.islink(directory):
+            arguments += ["--symlink", os.readlink(directory), directory]
+        elif os.path.isdir(directory):
+            arguments += ["--ro-bind", directory, directory]
+    for path in [*SYSTEM_FILES, *sorted(str(found) for found in Path("/etc").glob("python3*"))]:
+        if os.path.exists(path):
+            arguments += ["--ro-bind", path, path]
+    return arguments
+
+
+def _homes() -> set[Path]:
+    homes = {Path("/home"), Path("/root")}
+    for home in (os.environ.get("HOME"), os.path.expanduser("~")):
+        if home and os.path.isabs(home):
+            homes.add(Path(home))
+    return homes
+
+
+def _never_shown() -> list[Path]:
+    """What no bind may contain: home directories, the runtime directories that hold host services' sockets,
+    the host's temporary directories, and the system trees the sandbox replaces or curates."""
+    places = {*_homes(), *(Path(p) for p in ("/run", "/var/run", "/var/tmp", "/tmp", "/etc", "/proc", "/sys", "/dev"))}
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        places.add(Path(runtime))
     found = set()
-    for path in paths:
-        try:
-            resolved = Path(path).resolve()
-        except (OSError, RuntimeError):
-            continue
-        if resolved.exists() and resolved.is_relative_to(tmp) and resolved != tmp:
-            found.add(str(resolved))
-    # a path inside another listed one is already shown by it
-    ordered = sorted(found)
-    return [
-        path for path in ordered if not any(other != path and Path(path).is_relative_to(other) for other in ordered)
-    ]
+    for place in places:
+        found.add(place)
+        with contextlib.suppress(OSError, RuntimeError):
+            found.add(place.resolve())
+    return sorted(found)
+
+
+def check_shown(path: Path, what: str) -> None:
+    """Refuse to show ``path`` inside the sandbox when that would show a home directory, ``/run``, ``/tmp``
+    (a path equal to one of them or above one): a configuration that asks for it names the wrong directory."""
+    for place in _never_shown():
+        if place.is_relative_to(path):
+            raise SandboxUnavailable(
+                f"{what} {path} would show {place} inside the sandbox (user files, host services' sockets);"
+                " name a directory below it (the toolchain, the project) instead"
+            )
+
+
+def _install_root(program: Path) -> Path:
+    """The installation a program belongs to: ``<root>/bin/<program>`` -> ``<root>`` (a toolchain, a virtual
+    environment, ``/usr``), else the program alone."""
+    return program.parent.parent if program.parent.name == "bin" else program
 
 
 def _own_runtime() -> list[Path]:
-    """What this process runs from (its Python environment, its checkout, its working directory)."""
-    here = Path(__file__).resolve().parents[2]
-    return [Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).parent, Path(os.getcwd()), here]
+    """The Python repro runs from and repro's package (its Lean scripts; the stand-ins the tests run are
+    Python programs of this interpreter). Not the working directory nor the checkout around the package:
+    either may be a home directory, or hold a run's store and configuration."""
+    executable = Path(sys.executable)
+    paths = [Path(p) for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}]
+    paths += [_install_root(executable), Path(__file__).resolve().parents[1]]
+    with contextlib.suppress(OSError, RuntimeError):
+        paths.append(_install_root(executable.resolve()))
+    return paths
 
 
-def _hidden_by_private_tmp(extra: Iterable[str | Path] = ()) -> list[str]:
-    """Paths to show read-only over the private ``/tmp``: this process's runtime and ``extra``."""
-    return _under_tmp([*_own_runtime(), *extra])
+def program_paths(command: Sequence[str]) -> list[Path]:
+    """What a command runs from: its program's installation (``lake`` -> its toolchain) and, for an
+    interpreter, the scripts named right after it (every leading argument that is an existing file) with the
+    directory each lies in (the modules a script imports from beside it)."""
+    paths: list[Path] = []
+    for index, part in enumerate(command):
+        found = shutil.which(part) if index == 0 and os.sep not in part else part
+        if not found or not os.path.isabs(found) or not os.path.exists(found):
+            break
+        path = Path(found)
+        paths.extend([_install_root(path)] if index == 0 else [path, path.parent])
+        if index == 0:
+            with contextlib.suppress(OSError, RuntimeError):
+                paths.append(_install_root(path.resolve()))
+    return paths
+
+
+def _extra_read_only() -> list[Path]:
+    named = os.environ.get(EXTRA_READ_ONLY_VARIABLE, "")
+    return [Path(part) for part in named.split(os.pathsep) if part.strip()]
+
+
+def _packages_of(project: Path) -> list[Path]:
+    packages = project / ".lake" / "packages"
+    try:
+        return [entry.resolve() for entry in sorted(packages.iterdir())] if packages.is_dir() else []
+    except (OSError, RuntimeError):
+        return []
+
+
+def _read_only_binds(paths: Iterable[str | Path], guessed: Iterable[str | Path] = ()) -> list[tuple[str, str]]:
+    """(source, destination) pairs for ``paths``: each shown at its resolved place, and also where it was named
+    when that is a link in a real directory (``ELAN_HOME=~/.elan`` linked elsewhere); pairs already visible
+    through the system view or a larger pair are dropped, and paths that do not exist. A named path that would
+    show a home directory, ``/run`` or ``/tmp`` is refused (:func:`check_shown`); a ``guessed`` one (what a
+    program runs from, repro's own runtime) is left out instead."""
+    pairs: set[tuple[Path, Path]] = set()
+    # a Lake project named (the judge's tool checkout, a REPL's project) brings its packages where they really
+    # lie: a package linked to a Mathlib shared elsewhere is read by Lean there
+    named_paths = [Path(found) for path in paths for found in [path, *_packages_of(Path(path))]]
+    for path, named_by_caller in [*((path, True) for path in named_paths), *((path, False) for path in guessed)]:
+        named = Path(os.path.abspath(path))
+        try:
+            resolved = named.resolve()
+        except (OSError, RuntimeError):
+            continue
+        if not resolved.exists():
+            continue
+        candidates = [(resolved, resolved)]
+        if named != resolved and named.parent.resolve() == named.parent:
+            candidates.append((resolved, named))
+        try:
+            for _, destination in candidates:
+                check_shown(destination, "a read-only path of the sandbox,")
+        except SandboxUnavailable:
+            if named_by_caller:
+                raise
+            continue
+        pairs.update(candidates)
+    shown = [Path(d) for d in SYSTEM_DIRECTORIES if os.path.isdir(d) and not os.path.islink(d)]
+    kept: list[tuple[Path, Path]] = []
+    for source, destination in sorted(pairs, key=lambda pair: (len(pair[1].parts), str(pair[1]))):
+        if source == destination and any(destination.is_relative_to(root) for root in shown):
+            continue
+        if any(
+            destination.is_relative_to(other_destination)
+            and source == other_source / destination.relative_to(other_destination)
+            for other_source, other_destination in kept
+        ):
+            continue
+        kept.append((source, destination))
+    return [(str(source), str(destination)) for source, destination in kept]
 
 
 # what a REPL started through `lake env` may see of repro's environment (everything else, API keys among it,
@@ -131,6 +272,26 @@ def _environment_arguments(keep_env: Iterable[str] | None) -> list[str]:
     return arguments
 
 
+@lru_cache(maxsize=4)
+def _bwrap_options(binary: str) -> frozenset[str]:
+    """The options this bubblewrap knows (``--disable-userns`` came in 0.8.0)."""
+    try:
+        done = subprocess.run([binary, "--help"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(re.findall(r"--[a-z][a-z0-9-]*", done.stdout + done.stderr))
+
+
+def _setuid(binary: str) -> bool:
+    try:
+        return bool(os.stat(binary).st_mode & stat.S_ISUID)
+    except OSError:
+        return False
+
+
+SECCOMP_FD = "3"
+
+
 def _bwrap_prefix(
     binary: str,
     work_dir: Path | str,
@@ -138,30 +299,110 @@ def _bwrap_prefix(
     chdir: bool = True,
     read_only: Iterable[str | Path] = (),
     keep_env: Iterable[str] | None = None,
+    command: Sequence[str] = (),
+    syscall_filter: bool = True,
 ) -> list[str]:
-    work = str(Path(work_dir).resolve()) if not str(work_dir).startswith("$") else str(work_dir)
+    """bubblewrap's arguments: an empty root with the system view, ``read_only`` and what ``command`` runs from
+    shown read-only, ``work_dir`` writable, a private ``/tmp``, the root itself read-only; new user (no
+    capabilities, no further user namespaces where bubblewrap can refuse them), network, PID, IPC and UTS
+    namespaces and a new session; killed with its parent; with ``syscall_filter``, the filter of
+    :mod:`repro.lean.seccomp` read from file descriptor 3 (:func:`filtered` opens it there).
+
+    Running as root, bubblewrap without ``--unshare-user`` keeps every capability of the caller for the
+    sandboxed process (``bubblewrap.c`` ``drop_all_caps``: nothing is dropped when the real uid is 0 and no
+    ``--cap-add``/``--cap-drop`` was given), which can then remount ``/`` writable: so the user namespace and
+    ``--cap-drop ALL`` are always asked for (a setuid bubblewrap drops capabilities itself and may not
+    create user namespaces)."""
+    dynamic = str(work_dir).startswith("$")
+    work = str(work_dir) if dynamic else str(Path(work_dir).resolve())
+    if not dynamic:
+        check_shown(Path(work), "the sandbox's writable directory")
+    options = _bwrap_options(binary)
+    users: list[str] = []
+    if not _setuid(binary):
+        users.append("--unshare-user")
+        if "--disable-userns" in options:
+            users.append("--disable-userns")
+    shown = _read_only_binds([*read_only, *_extra_read_only()], [*_own_runtime(), *program_paths(command)])
     prefix = [
         binary,
-        "--ro-bind",
-        "/",
-        "/",
+        *_system_view(),
         "--dev",
         "/dev",
         "--proc",
         "/proc",
         "--tmpfs",
         "/tmp",
-        *[argument for path in _hidden_by_private_tmp(read_only) for argument in ("--ro-bind", path, path)],
+        *[argument for source, destination in shown for argument in ("--ro-bind", source, destination)],
         "--bind",
         work,
         work,
+        "--remount-ro",
+        "/",
+        *users,
         "--unshare-net",
         "--unshare-pid",
         "--unshare-ipc",
+        "--unshare-uts",
+        "--new-session",
         "--die-with-parent",
+        "--cap-drop",
+        "ALL",
+        *(["--seccomp", SECCOMP_FD] if syscall_filter and seccomp.abi_for() is not None else []),
         *_environment_arguments(keep_env),
     ]
     return prefix + (["--chdir", work, "--"] if chdir else ["--"])
+
+
+class _FilterFile:
+    """The compiled filter, written once per process into a read-only directory of its own (outside every
+    sandbox's writable directory; under bubblewrap the host's /tmp is not even visible), checked byte for byte
+    before every use."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self.program: bytes | None = None
+
+    def get(self) -> Path | None:
+        abi = seccomp.abi_for()
+        if abi is None:
+            return None
+        if self.path is None:
+            self.program = seccomp.filter_program(abi)
+            directory = Path(tempfile.mkdtemp(prefix="repro-seccomp-"))
+            self.path = directory / "filter.bpf"
+            self.path.write_bytes(self.program)
+            self.path.chmod(0o444)
+            directory.chmod(0o555)
+            atexit.register(self.remove)
+        try:
+            found = self.path.read_bytes()
+        except OSError as error:
+            raise LauncherChanged(f"the sandbox's system call filter {self.path} is gone ({error})") from None
+        if found != self.program:
+            raise LauncherChanged(
+                f"the sandbox's system call filter {self.path} changed since repro wrote it: no sandbox starts"
+            )
+        return self.path
+
+    def remove(self) -> None:
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                self.path.parent.chmod(0o755)
+            shutil.rmtree(self.path.parent, ignore_errors=True)
+
+
+_FILTER = _FilterFile()
+
+
+def filtered(bwrap_command: list[str], filter_path: Path | None = None) -> list[str]:
+    """``bwrap_command`` (from :func:`_bwrap_prefix`) started with the filter on file descriptor 3, through
+    ``sh`` (``exec`` keeps one process, so signals and exit statuses are bubblewrap's own)."""
+    if "--seccomp" not in bwrap_command:
+        return bwrap_command
+    path = filter_path or _FILTER.get()
+    assert path is not None
+    return ["/bin/sh", "-c", f'exec "$@" {SECCOMP_FD}<"$0"', str(path), *bwrap_command]
 
 
 def _unshare_prefix(binary: str) -> list[str]:
@@ -169,7 +410,26 @@ def _unshare_prefix(binary: str) -> list[str]:
 
 
 def _status(kind: SandboxKind, detail: str) -> SandboxStatus:
-    return SandboxStatus(kind=kind, network_blocked=kind != "none", writes_confined=kind == "bwrap", detail=detail)
+    bwrap = kind == "bwrap"
+    return SandboxStatus(
+        kind=kind,
+        network_blocked=kind != "none",
+        writes_confined=bwrap,
+        host_hidden=bwrap,
+        sockets_refused=bwrap and seccomp.abi_for() is not None,
+        detail=detail,
+    )
+
+
+# the probe's program: its scratch directory is writable, a UNIX socket is refused where the filter is in force
+_PROBE = (
+    "import pathlib, socket, sys\n"
+    "pathlib.Path(sys.argv[1], 'ok').write_text('1')\n"
+    "try:\n"
+    "    socket.socket(socket.AF_UNIX).close()\n"
+    "except PermissionError:\n"
+    "    pathlib.Path(sys.argv[1], 'refused').write_text('1')\n"
+)
 
 
 @lru_cache(maxsize=4)
@@ -185,14 +445,22 @@ def probe_sandbox(kind: SandboxKind) -> SandboxStatus | str:
         bwrap = shutil.which("bwrap")
         if not bwrap:
             return "bwrap (bubblewrap) is not on PATH"
+        command = [sys.executable, "-c", _PROBE]
+        filtering = seccomp.abi_for() is not None
         with tempfile.TemporaryDirectory(prefix="repro-sandbox-probe-") as probe:
-            check = "import pathlib, sys; pathlib.Path(sys.argv[1], 'ok').write_text('1')"
-            problem = _works(_bwrap_prefix(bwrap, Path(probe)) + [sys.executable, "-c", check, probe])
+            try:
+                problem = _works(filtered(_bwrap_prefix(bwrap, Path(probe), command=command)) + [*command, probe])
+            except (SandboxUnavailable, LauncherChanged) as error:
+                problem = str(error)
             if problem is None and not (Path(probe) / "ok").is_file():
                 problem = "bwrap ran, but the scratch directory was not writable inside it"
+            if problem is None and filtering and not (Path(probe) / "refused").is_file():
+                problem = "bwrap ran, but its system call filter did not refuse a UNIX socket"
         if problem is not None:
             return problem
-        return _status("bwrap", f"{bwrap} (bubblewrap)")
+        users = "" if "--disable-userns" in _bwrap_options(bwrap) else "; nested user namespaces allowed (bwrap < 0.8)"
+        calls = "" if filtering else f"; no system call filter for {platform.machine()}: UNIX sockets not refused"
+        return _status("bwrap", f"{bwrap} (bubblewrap){users}{calls}")
     unshare = shutil.which("unshare")
     if not unshare:
         return "unshare is not on PATH"
@@ -263,17 +531,22 @@ def sandboxed(
     keep_env: Iterable[str] | None = None,
 ) -> list[str]:
     """``command`` wrapped so that it runs without network and writes only under ``work_dir``
-    (started in ``work_dir`` unless ``chdir`` is False: then in the caller's directory, read-only).
+    (started in ``work_dir`` unless ``chdir`` is False: then in the caller's directory, which must be shown).
 
-    ``read_only`` names further paths the command needs to read that lie under ``/tmp`` (a project, an
-    ``ELAN_HOME``); everything else is visible read-only anyway. With ``status.kind == "none"`` the command
-    is returned unchanged: callers record ``status`` with what they ran, so an unconfined run is never
-    mistaken for a confined one. ``keep_env`` (bwrap only): the command sees only these environment variables.
+    Under ``bwrap`` the command sees the system view (programs, libraries, the loader's configuration), what
+    it runs from (:func:`program_paths`: ``lake`` shows its toolchain), repro's own Python, ``read_only``
+    (a project, a tool checkout, an ``ELAN_HOME``) and ``work_dir``; nothing else of the host, and it
+    cannot open a UNIX socket (:mod:`repro.lean.seccomp`). A ``read_only`` path that would show a home
+    directory, ``/run`` or ``/tmp`` is refused with :class:`SandboxUnavailable`. With ``status.kind == "none"``
+    the command is returned unchanged: callers record ``status`` with what they ran, so an unconfined run is
+    never mistaken for a confined one. ``keep_env`` (bwrap only): the command sees only these environment
+    variables.
     """
     status = status or detect_sandbox()
     if status.kind == "bwrap":
         bwrap = shutil.which("bwrap") or "bwrap"
-        return _bwrap_prefix(bwrap, work_dir, chdir=chdir, read_only=read_only, keep_env=keep_env) + command
+        prefix = _bwrap_prefix(bwrap, work_dir, chdir=chdir, read_only=read_only, keep_env=keep_env, command=command)
+        return filtered(prefix) + command
     if status.kind == "unshare":
         return _unshare_prefix(shutil.which("unshare") or "unshare") + command
     return list(command)
@@ -303,16 +576,19 @@ def _elan_home() -> Path:
     return Path(os.environ.get("ELAN_HOME") or Path.home() / ".elan")
 
 
+def project_paths(project: str | Path) -> list[str]:
+    """A Lake project as Lean reads it: the directory, and each package of ``.lake/packages`` where it really
+    lies (a package linked to a shared Mathlib elsewhere is shown there too)."""
+    return [str(project), *(str(package) for package in _packages_of(Path(project)))]
+
+
 def lean_read_paths(config: Any, lake: str) -> list[str]:
     """What a REPL started through ``lake env`` reads: the toolchain, ``ELAN_HOME``, the project (its
     ``.lake`` and packages, symlinks resolved) and LeanInteract's REPL checkout."""
-    paths = [str(Path(lake).resolve().parents[1]), str(_elan_home())]
+    paths = [str(_install_root(Path(lake).resolve())), str(_elan_home())]
     working = getattr(config, "working_dir", None)
     if working:
-        paths.append(str(working))
-        packages = Path(working) / ".lake" / "packages"
-        if packages.is_dir():
-            paths.extend(str(entry.resolve()) for entry in packages.iterdir())
+        paths.extend(project_paths(working))
     repl_dir = getattr(config, "_cache_repl_dir", None)
     if repl_dir:
         paths.append(str(repl_dir))
@@ -335,6 +611,8 @@ class WorkerSandbox:
     digest: str | None = None
     scratch_root: Path | None = None
     real_lake: str | None = None
+    syscall_filter: Path | None = None
+    filter_digest: str | None = None
     _launch_dir: Path | None = None
 
     def prepare(self, config: Any, real_lake: str) -> None:
@@ -347,6 +625,12 @@ class WorkerSandbox:
         self.scratch_root = Path(tempfile.mkdtemp(prefix="repro-scratch-"))
         assert not self._launch_dir.is_relative_to(self.scratch_root)
         script = self._launch_dir / "lake"
+        abi = seccomp.abi_for() if self.status.kind == "bwrap" else None
+        if abi is not None:
+            self.syscall_filter = self._launch_dir / "filter.bpf"
+            self.syscall_filter.write_bytes(seccomp.filter_program(abi))
+            self.syscall_filter.chmod(0o444)
+            self.filter_digest = file_digest(self.syscall_filter)
         script.write_text(self._script(config, real_lake), encoding="utf-8")
         script.chmod(0o555)
         self._launch_dir.chmod(0o555)
@@ -357,6 +641,7 @@ class WorkerSandbox:
     def _script(self, config: Any, real_lake: str) -> str:
         assert self.scratch_root is not None
         root = str(self.scratch_root.resolve())
+        redirect = ""
         if self.status.kind == "bwrap":
             read_only = lean_read_paths(config, real_lake)
             # "$scratch" stays a shell variable: quoted apart so the shell expands it at start
@@ -366,8 +651,12 @@ class WorkerSandbox:
                 chdir=False,
                 read_only=read_only,
                 keep_env=LEAN_ENVIRONMENT,
+                command=[real_lake],
+                syscall_filter=self.syscall_filter is not None,
             )
             quoted = " ".join('"$scratch"' if part == "$scratch" else _shell_quote(part) for part in parts)
+            if self.syscall_filter is not None:
+                redirect = f" {SECCOMP_FD}<{_shell_quote(str(self.syscall_filter))}"
         else:
             quoted = " ".join(_shell_quote(part) for part in _unshare_prefix(shutil.which("unshare") or "unshare"))
         return (
@@ -376,7 +665,7 @@ class WorkerSandbox:
             f"({self.status.kind}); written read-only, SHA-256 checked before every start\n"
             f"scratch={_shell_quote(root)}/$$\n"
             'mkdir -m 700 "$scratch" || exit 97\n'
-            f'exec {quoted} {_shell_quote(real_lake)} "$@"\n'
+            f'exec {quoted} {_shell_quote(real_lake)} "$@"{redirect}\n'
         )
 
     def verify(self) -> None:
@@ -395,6 +684,16 @@ class WorkerSandbox:
                 f"the sandbox launcher {self.launcher} changed since repro wrote it (sha256 {self.digest}, now"
                 f" {found}, mode {oct(mode & 0o777)}): something wrote outside the sandbox; no Lean worker starts"
             )
+        if self.syscall_filter is not None:
+            try:
+                found = file_digest(self.syscall_filter)
+            except OSError as error:
+                found = f"unreadable ({error})"
+            if found != self.filter_digest:
+                raise LauncherChanged(
+                    f"the sandbox's system call filter {self.syscall_filter} changed since repro wrote it (sha256"
+                    f" {self.filter_digest}, now {found}): something wrote outside the sandbox; no Lean worker starts"
+                )
 
     def scratch_of(self, pid: int) -> Path | None:
         return None if self.scratch_root is None else self.scratch_root / str(pid)

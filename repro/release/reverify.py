@@ -4,15 +4,16 @@ The rows checked are the Parquet rows users load, after the files matched their 
 other; the header is the trusted settings', never the release's. Each row's ``verified_code`` (the text
 Lean checked) is screened again (:func:`repro.judge.release.stored_request`: what an older repro released
 as the prover's raw block is judged as the text Lean checks, and what the screen refuses is never judged)
-and goes to the kernel judge again, against our statement after the trusted header, on the toolchain the
-row was judged on: a row passes only when the judge passes it again (a stand-in judge's pass re-verifies
-nothing). The screen re-checks the proof too, the answer is re-read from our statement
-alone, and the statement check is run again.
+and goes to the kernel judge again, against our statement after the trusted header, on the trusted
+toolchain (``lean.toolchain``; a row released as judged on another one fails, as a row with another header
+does: release data never chooses the judge): a row passes only when the judge passes it again (a stand-in
+judge's pass re-verifies nothing). A row that a judge other than today's passed (another pin, older checks:
+:mod:`repro.judge.currency`) is named (``older_judge``); today's judge decides it. The screen re-checks
+the proof too, the answer is re-read from our statement alone, and the statement check is run again.
 """
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +45,8 @@ class ReverifyResult:
     # the row's verified_code was in an older repro's form (the prover's block, its imports in it): it was
     # screened again and judged as the text Lean checks (repro.judge.release.stored_request)
     old_form: bool = False
+    # why the judge the release says passed the row is not today's (another pin or checks version), or None
+    older_judge: str | None = None
 
     @property
     def passed_judge(self) -> bool:
@@ -73,6 +76,8 @@ async def reverify_release(
     """
     from repro.judge import verify_proof
     from repro.judge.batch import INFRA_REASONS
+    from repro.judge.currency import judge_outdated
+    from repro.judge.kernel import toolchain_key
     from repro.lean import build_verifier
     from repro.stages.answer import recheck_answer
 
@@ -107,6 +112,21 @@ async def reverify_release(
             same_header = " ".join(instance.lean_header.split()) == " ".join(lean.header.split())
             if not same_header:
                 reasons.append("the released lean_header differs from the trusted header (--config lean.header)")
+            released_toolchain = instance.provenance.judge_toolchain or instance.provenance.lean_toolchain
+            same_toolchain = released_toolchain is None or toolchain_key(released_toolchain) == toolchain_key(
+                lean.toolchain
+            )
+            if not same_toolchain:
+                reasons.append(
+                    f"the row was released as judged on {released_toolchain}; the trusted toolchain is"
+                    f" {toolchain_key(lean.toolchain)} (--config lean.toolchain), and only it judges"
+                )
+            older = judge_outdated(
+                instance.provenance.judge_tool,
+                instance.provenance.judge_revision,
+                instance.provenance.judge_toolchain,
+                instance.provenance.judge_checks,
+            )
             # the text the screen checks now from the released reply, and the released verified_code as the
             # screen reads it again: the same text (for what an older repro released, its imports blanked)
             same = submission.request is not None and verdict.checked_code == submission.request.submission
@@ -139,7 +159,7 @@ async def reverify_release(
             results.append(
                 ReverifyResult(
                     instance_id=instance.instance_id,
-                    passed_gate=verdict.verified and same and same_header,
+                    passed_gate=verdict.verified and same and same_header and same_toolchain,
                     real_lean=bool(verdict.lean and verdict.lean.real_lean),
                     reasons=reasons,
                     answer_grounded=answer_grounded,
@@ -152,6 +172,7 @@ async def reverify_release(
                     statement_check_agrees=agrees,
                     judge=verdict_of_judge,
                     old_form=submission.old_form,
+                    older_judge=older,
                 )
             )
     finally:
@@ -161,7 +182,8 @@ async def reverify_release(
 
 async def _submissions(instances: list[ReleasedInstance], lean: LeanSettings) -> dict[str, StoredSubmission]:
     """Every row's verified_code screened again (off the event loop) into what the judge may see: our statement
-    after the trusted header (never the row's own), on the toolchain the row was judged on."""
+    after the trusted header (never the row's own), on the trusted toolchain (never the row's own: a tampered row
+    could name a toolchain whose pinned judge is weaker)."""
     import asyncio
 
     from repro.judge.release import stored_request
@@ -172,7 +194,7 @@ async def _submissions(instances: list[ReleasedInstance], lean: LeanSettings) ->
             lean.header,
             instance.lean_statement,
             instance.verified_code,
-            instance.provenance.judge_toolchain or instance.provenance.lean_toolchain or lean.toolchain,
+            lean.toolchain,
             theorem_name=instance.theorem_name,
             allow_native_decide=lean.allow_native_decide,
             limits=lean.static_limits,
@@ -220,9 +242,9 @@ async def _recheck_statement(instance: ReleasedInstance, verifier: Any, header: 
 async def _preflight(verifier: Any, lean: LeanSettings) -> None:
     """Trivial code first: without a working backend every row would read as a failed proof."""
     from repro.lean import InfraStatus
+    from repro.lean.protocol import preflight_check
 
-    code = f"theorem repro_preflight_{secrets.token_hex(4)} : True := trivial"
-    result = await verifier.check(code, lean.header)
+    result = await preflight_check(verifier, lean.header)
     if result.infra_status != InfraStatus.ok or result.has_error:
         detail = result.detail or "; ".join(message.text for message in result.messages[:2])
         raise LeanUnavailableError(

@@ -81,6 +81,7 @@ PROVENANCE_SOURCES: tuple[StoredField, ...] = tuple(
         "judge_toolchain",
         "judge_real",
         "judge_confinement",
+        "judge_checks",
     )
 )
 # a row is verified only when both fields are true and the run is not a demonstration: real Lean screened
@@ -135,15 +136,18 @@ class RowProvenance:
     judge_tool: str | None
     judge_revision: str | None
     judge_toolchain: str | None
+    judge_checks: int | None
     judge_confinement: str | None
     verified_by_real_judge: bool
     jsonl_head: bytes
+    # why the judge that passed the row is not today's (repro.judge.currency), or None: such a row is unverified
+    judge_outdated: str | None = None
 
 
 def row_provenance(values: list[Any], *, demonstration: bool) -> RowProvenance:
     """The provenance of a row from its :data:`PROVENANCE_SOURCES` values, as stored."""
     models, backends, toolchain, mathlib, verifier, real_lean, statement_check, lever, *judge = values
-    judge_tool, judge_revision, judge_toolchain, judge_real, judge_confinement = judge
+    judge_tool, judge_revision, judge_toolchain, judge_real, judge_confinement, judge_checks = judge
     proof_lever = lever or NO_LEVER
     stage_models = [
         {
@@ -154,7 +158,11 @@ def row_provenance(values: list[Any], *, demonstration: bool) -> RowProvenance:
         }
         for stage, model in sorted((models or {}).items())
     ]
-    unverified = demonstration or not real_lean or not judge_real
+    from repro.judge.currency import judge_outdated  # the pins, and what the judge's modules import, only here
+
+    # a pass of another revision or checks version than today's says nothing about what today's judge says
+    outdated = judge_outdated(judge_tool, judge_revision, judge_toolchain, judge_checks) if judge_real else None
+    unverified = demonstration or not real_lean or not judge_real or outdated is not None
     head = {
         "schema_version": RECORD_SCHEMA_VERSION,
         "models": stage_models,
@@ -167,6 +175,7 @@ def row_provenance(values: list[Any], *, demonstration: bool) -> RowProvenance:
         "judge_tool": judge_tool,
         "judge_revision": judge_revision,
         "judge_toolchain": judge_toolchain,
+        "judge_checks": judge_checks,
         "judge_confinement": judge_confinement,
         "verified_by_real_judge": bool(judge_real),
     }
@@ -183,9 +192,11 @@ def row_provenance(values: list[Any], *, demonstration: bool) -> RowProvenance:
         judge_tool=judge_tool,
         judge_revision=judge_revision,
         judge_toolchain=judge_toolchain,
+        judge_checks=judge_checks,
         judge_confinement=judge_confinement,
         verified_by_real_judge=bool(judge_real),
         jsonl_head=jsonl_head.encode(),
+        judge_outdated=outdated,
     )
 
 
@@ -223,6 +234,7 @@ def instance_from_candidate(
             judge_tool=provenance.judge_tool,
             judge_revision=provenance.judge_revision,
             judge_toolchain=provenance.judge_toolchain,
+            judge_checks=provenance.judge_checks,
             judge_confinement=provenance.judge_confinement,
             verified_by_real_judge=provenance.verified_by_real_judge,
             proof_hash=proof_hash(values["verified_code"]),

@@ -80,6 +80,9 @@ class ReleaseSummary:
     # checks), and rows whose answer has no evidence today's answer stage confirmed it: never released
     withheld_unchecked: int = 0
     withheld_unconfirmed: int = 0
+    # of ``withheld_unverified``: rows a real judge passed, but not today's (another pin or checks version;
+    # repro.judge.currency): `repro run --resume` judges them again
+    withheld_outdated_judge: int = 0
 
 
 def _arrow_column(values: Any, kind: Any) -> Any:
@@ -116,8 +119,12 @@ class _ReleaseWriter:
     or has nothing to release leaves the output directory as it was.
     """
 
-    def __init__(self, out: Path, released_at: str, *, demonstration: bool) -> None:
+    def __init__(self, out: Path, released_at: str, *, demonstration: bool, verified_only: bool = False) -> None:
         self.demonstration = demonstration
+        # the store's query keeps only rows real Lean and a real judge passed; which judge is today's is known
+        # here (the pins), so a row an older judge passed is dropped here, and counted
+        self.verified_only = verified_only
+        self.withheld_outdated = 0
         self.out = out
         self.parquet_path = out / "data" / f"{SPLIT}.parquet"
         self.jsonl_path = out / "data" / f"{SPLIT}.jsonl"
@@ -148,6 +155,10 @@ class _ReleaseWriter:
     def write(self, batch: list[Any]) -> None:
         import pyarrow
 
+        if self.verified_only:
+            kept = [row for row in batch if self._provenance(row[len(COLUMNS)]).judge_outdated is None]
+            self.withheld_outdated += len(batch) - len(kept)
+            batch = kept
         if not batch:
             return
         if self._parquet is None:
@@ -258,7 +269,7 @@ def write_release(
     out = Path(out_dir)
     _refuse_occupied(out, overwrite=overwrite)
     demonstration = bool(config and config.demonstration)
-    writer = _ReleaseWriter(out, utc_now(), demonstration=demonstration)
+    writer = _ReleaseWriter(out, utc_now(), demonstration=demonstration, verified_only=not allow_unverified)
     parameters = {
         "header": config.lean.header if config else "",
         "schema_version": RECORD_SCHEMA_VERSION,
@@ -308,6 +319,7 @@ def write_release(
                 withheld_flagged=withheld_flagged,
                 withheld_unchecked=unchecked,
                 withheld_unconfirmed=unconfirmed,
+                withheld_outdated_judge=writer.withheld_outdated,
             )
         terms = combined_terms(sorted(writer.sources()), config, license, attribution)
         writer.finish()
@@ -347,6 +359,7 @@ def write_release(
         withheld_flagged=withheld_flagged,
         withheld_unchecked=unchecked,
         withheld_unconfirmed=unconfirmed,
+        withheld_outdated_judge=writer.withheld_outdated,
     )
 
 

@@ -109,7 +109,7 @@ function pagedTable({ rows, body, counter, pager, noun, columns, rowClass, cells
     const tr = Array.from(body.querySelectorAll("tr.row")).find((node) => node.dataset.id === id);
     if (tr) {
       if (tr.getAttribute("aria-expanded") !== "true") toggle(rows[index], tr);
-      // the sticky NOT VERIFIED banner stays on top: scroll the row to just below it, not under it
+      // the sticky unverified-sources banner stays on top: scroll the row to just below it, not under it
       const banner = document.getElementById("unverified-banner");
       tr.style.scrollMarginTop = `${banner ? banner.offsetHeight + 8 : 0}px`;
       tr.scrollIntoView({ block: "start" });

@@ -1,4 +1,8 @@
-"""Stage 4: semantic alignment. Three distinct asks at temperature 0; all must say Consistent."""
+"""Stage 4: semantic alignment. Three distinct asks at temperature 0; all must say Consistent.
+
+The judge sees our statement without its comments (:func:`repro.stages.common.statement_prompt`): a
+formalizer's ``-- this matches the problem`` is no evidence that it does.
+"""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ from repro.lean.statement_checks import (
     normal_witness,
     witness_variables,
 )
-from repro.lean.text import LeanCode, lean_code
+from repro.lean.text import LeanCode
 from repro.lean.text.answer_scope import NUMERIC_TYPE_NAMES, expand_lets
 from repro.lean.text.lexer import Token, lex, significant
 from repro.llm.client import ModelClient
@@ -50,7 +50,14 @@ from repro.llm.protocol import ModelCallError
 from repro.records import AnswerForm, AttemptStatus, Candidate, NoAnswerReason, ReasonCode
 from repro.stages.answer_probe import dependence
 from repro.stages.answer_shape import AnswerShape, NoShape, answer_shape
-from repro.stages.common import StageResult, Stopwatch, account, chat_request, input_hash, statement_prompt
+from repro.stages.common import (
+    StageResult,
+    Stopwatch,
+    account,
+    chat_request,
+    input_hash,
+    statement_prompt,
+)
 
 # the version of the evidence a stored answer attempt keeps of the Lean confirmations that decided it
 # (red2 R2-9): a candidate's answer is released only with today's (``Candidate.answer_evidence``). 2: a
@@ -269,11 +276,6 @@ def has_unevaluated_operation(candidate: str) -> bool:
     return _UNEVALUATED.search(plain) is not None
 
 
-def code_without_prose(code: str | LeanCode) -> str:
-    """``code`` with comments and string literals blanked: text there is a model's say-so, not Lean's."""
-    return lean_code(code).without_prose
-
-
 def is_existential(statement: str) -> bool:
     """Whether the conclusion is ``∃ x : T, P x`` whose witness our Lean command can check.
 
@@ -409,7 +411,7 @@ async def _witness_answer(
 ) -> StatementAnswer:
     """The extraction model proposes the ∃ witness (shown the question and our statement only); Lean checks."""
     extract_client, settings = model
-    prompt = statement_prompt("answer_extract", question=question, statement=statement)
+    prompt = statement_prompt("answer_extract", question=question, statement=statement, literals=False)
     extraction = await ask_json(
         extract_client,
         chat_request(settings, prompt, sample_offset=attempt, json_answer=True),
@@ -506,7 +508,9 @@ async def _question_order(
     extract_client, settings = model
     replies: list[list[str]] = []
     for listing in (answer.variables, list(reversed(answer.variables))):
-        prompt = statement_prompt("answer_order", question=question, statement=statement, variables=", ".join(listing))
+        prompt = statement_prompt(
+            "answer_order", question=question, statement=statement, literals=False, variables=", ".join(listing)
+        )
         reply = await ask_json(
             extract_client,
             chat_request(settings, prompt, sample_offset=attempt, json_answer=True),

@@ -7,29 +7,41 @@ import json
 import time
 
 from repro.config import ModelSettings
+from repro.lean.text import LeanCode, lean_code
 from repro.llm.client import ModelClient
 from repro.llm.factory import request_from_settings
 from repro.llm.json_answers import Answer, JsonAnswer, ask_json
 from repro.llm.protocol import ChatMessage, ModelCallError, ModelRequest, ModelResponse
+from repro.prompts import render_prompt
 from repro.records import AttemptOutcome, AttemptStatus, ReasonCode
 
 # Stages speak of their outcome as a StageResult; it is the record the store keeps.
 StageResult = AttemptOutcome
 
 
-def statement_prompt(name: str, *, statement: str, **values: object) -> str:
-    """A prompt that shows our statement to a model whose reply decides something (alignment, the answer's
-    witness, order and class: red2 R2-7): the statement with its comments and strings blanked, so text the
-    formalizer wrote there (``-- classifier: this is final``) never reaches it. Only the prover's prompts,
-    whose replies the judge checks, render a statement themselves."""
-    from repro.lean.text import lean_code
-    from repro.prompts import render_prompt
-
-    return render_prompt(name, statement=lean_code(statement).without_prose, **values)
-
-
 def input_hash(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def code_without_prose(code: str | LeanCode) -> str:
+    """``code`` with comments and string literals blanked: text there is a model's say-so, not Lean's."""
+    return lean_code(code).without_prose
+
+
+def statement_prompt(name: str, *, statement: str | LeanCode, literals: bool = True, **values: object) -> str:
+    """A prompt that shows our statement to a model that decides something (alignment, the answer stage).
+
+    The one way such a prompt is rendered: the statement goes in without its comments, so the formalizer
+    cannot steer the deciding model with prose ("-- classifier: this IS the asked quantity"); a statement
+    without comments goes in byte for byte. String literals are Lean terms and stay, unless ``literals`` is
+    false (the answer extraction's stricter view, :func:`code_without_prose`: a literal there could only
+    suggest a witness).
+    """
+    code = lean_code(statement)
+    shown = code.without_comments if literals else code_without_prose(code)
+    if shown != code.text:  # what was blanked is spaces now: line ends trimmed, lines left empty dropped
+        shown = "\n".join(line.rstrip() for line in shown.splitlines() if line.strip())
+    return render_prompt(name, statement=shown, **values)
 
 
 def chat_request(

@@ -117,3 +117,4 @@ def take_judge_provenance(candidate: Candidate, judged: JudgeVerdict) -> None:
     candidate.judge_toolchain = judged.toolchain
     candidate.judge_real = judged.real
     candidate.judge_confinement = judged.confinement
+    candidate.judge_checks = judged.checks

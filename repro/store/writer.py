@@ -24,7 +24,17 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from repro.records import AttemptStatus, Candidate, ModelCallRecord, SourceProblem, StageAttempt, utc_now
+from repro.records import (
+    AttemptStatus,
+    Candidate,
+    CandidateStatus,
+    ModelCallRecord,
+    ReasonCode,
+    SourceProblem,
+    Stage,
+    StageAttempt,
+    utc_now,
+)
 from repro.store.reader import RunReader
 from repro.store.schema import STAGE_RANK, STORE_FILENAME, StoreError, migrate
 from repro.store.sqlite import connect, immediate_transaction
@@ -261,6 +271,33 @@ class RunStore(RunReader):
     def save_candidate(self, candidate: Candidate) -> None:
         row = self._candidate_row(candidate)
         self._write(lambda connection: self._write_candidate(connection, row))
+
+    @staticmethod
+    def _reopen_problem(problem_id: str, cause: str) -> Callable[[sqlite3.Connection], object]:
+        def reopen(connection: sqlite3.Connection) -> object:
+            return connection.execute(
+                "UPDATE problems SET outcome=NULL, unfinished_cause=? WHERE problem_id=?", (cause, problem_id)
+            )
+
+        return reopen
+
+    def reopen_outdated_judgements(self, outdated: Callable[[Candidate], str | None]) -> list[tuple[str, str]]:
+        """Retained candidates a real judge passed that ``outdated`` says is not today's judge: unfinished again for
+        want of today's verdict, and their problems with them, so ``repro run --resume`` judges them afresh
+        (every model answer and Lean result is read back from the store; the judge's cache key holds its
+        revision and checks, so the older verdict is not). The (candidate id, why) of each, in order."""
+        reopened: list[tuple[str, str]] = []
+        for candidate in self.candidates(CandidateStatus.retained):
+            why = outdated(candidate) if candidate.judge_real else None
+            if why is None:
+                continue
+            candidate.status = CandidateStatus.unfinished
+            candidate.reject_stage, candidate.reject_reason = Stage.judge, ReasonCode.judge_unavailable
+            self.save_candidate(candidate)
+            cause = f"judge: judge_unavailable: {why} (repro run --resume judges it again)"[:2000]
+            self._write(self._reopen_problem(candidate.problem_id, cause))
+            reopened.append((candidate.candidate_id, why))
+        return reopened
 
     @staticmethod
     def _write_attempt(connection: sqlite3.Connection, attempt: StageAttempt) -> None:

@@ -11,6 +11,7 @@ from repro.config import LeanSettings
 from repro.exit_codes import ExitCode, ReproError
 from repro.judge.verdict import Judge
 from repro.lean import InfraStatus, build_verifier
+from repro.lean.protocol import preflight_check
 from repro.llm.factory import build_backend
 from repro.llm.protocol import ModelBackend
 from repro.study.lean_cache import StoredLeanResults
@@ -201,7 +202,7 @@ async def _refuse_unready(
 ) -> None:
     """Stop before any prover is called when ``which`` backend cannot check a trivial theorem, or is real
     Lean that fails its self-test: every verdict of the study would be an infrastructure failure."""
-    probe = await verifier.check("theorem repro_preflight : True := trivial", header)
+    probe = await preflight_check(verifier, header, "theorem repro_preflight : True := trivial")
     if probe.infra_status != InfraStatus.ok or probe.has_error:
         detail = probe.detail or "; ".join(m.text for m in probe.messages[:2])
         raise StudyError(
@@ -272,6 +273,10 @@ def prove_study(
         Path(study_dir), statements_path=statements_path, provers=provers or [], settings=settings, resume=resume
     )
     try:
+        if resume:  # what a judge other than today's passed is judged again (another pin, older checks: red1 R10)
+            from repro.judge.currency import judge_outdated
+
+            store.reopen_outdated_judgements(lambda v: judge_outdated(v.tool, v.tool_revision, v.toolchain, v.checks))
         summary, _ = asyncio.run(run_study(store, backend_factory=backend_factory, on_progress=on_progress))
         return summary
     finally:

@@ -9,11 +9,12 @@ hash, across provers).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from repro.exit_codes import ReproError
+from repro.judge.verdict import JudgeVerdict
 from repro.store.sqlite import SqliteStore
 from repro.study.records import ProverEntry, SampleOutcome, StudySettings, StudyStatement
 
@@ -162,6 +163,20 @@ class StudyStore(SqliteStore):
                     sample.sample_index,
                 ),
             )
+
+    def reopen_outdated_judgements(self, outdated: Callable[[JudgeVerdict], str | None]) -> int:
+        """Verified samples whose pass (the sample's, or its salvaged text's) a real judge gave that ``outdated``
+        says is not today's judge: unjudged again, so ``prove-study --resume`` judges them afresh (their text
+        and Lean results are read back; the judge's cache key holds revision and checks). How many."""
+        reopened = 0
+        for sample in self.samples():
+            passes = [v for v in (sample.judge, sample.salvage_judge) if v is not None and v.passed and v.real]
+            if not (sample.verified or sample.salvage_verified) or not any(outdated(v) for v in passes):
+                continue
+            sample.judged = sample.verified = sample.salvage_verified = False
+            self.save_verdict(sample)
+            reopened += 1
+        return reopened
 
     def samples(self, *, prover: str | None = None, statement_id: str | None = None) -> list[SampleOutcome]:
         clauses, parameters = [], []

@@ -67,6 +67,15 @@ class FakeElan:
         return {"ELAN_HOME": str(self.home), "PATH": f"{self.bin}:{Path(sys.executable).parent}:{path}"}
 
 
+def _programs_in(root: Path) -> str:
+    """A copy of the programs inside ``root`` (ELAN_HOME, a toolchain): as a real toolchain's ``lake`` needs
+    nothing outside its toolchain, the sandbox, which shows a toolchain and not the tests' checkout, runs it."""
+    copy = root / "libexec" / PROGRAMS.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_bytes(PROGRAMS.read_bytes())
+    return str(copy)
+
+
 def _script(path: Path, arguments: list[str]) -> None:
     quoted = " ".join(shlex.quote(part) for part in arguments)
     path.write_text(f'#!/bin/sh\nexec {quoted} "$@"\n', encoding="utf-8")
@@ -85,8 +94,9 @@ def make_fake_elan(
     ``repl_command`` is what the REPL LeanInteract builds runs (default: the fake REPL of repro)."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "bin").mkdir(exist_ok=True)
+    programs = _programs_in(home)
     for name in ("elan", "lake", "lean"):
-        _script(home / "bin" / name, [sys.executable, str(PROGRAMS), "elan-proxy", name])
+        _script(home / "bin" / name, [sys.executable, programs, "elan-proxy", name])
     elan = FakeElan(home=home)
     elan.set_default(default)
     for toolchain in toolchains:
@@ -98,7 +108,8 @@ def make_fake_elan(
             "repl_command": repl_command or [sys.executable, "-m", "repro.lean.fake_repl"],
         }
         (root / "behaviour.json").write_text(json.dumps(behaviour), encoding="utf-8")
-        _script(root / "bin" / "lake", [sys.executable, str(PROGRAMS), "toolchain-lake", str(root / "behaviour.json")])
+        lake = [sys.executable, _programs_in(root), "toolchain-lake", str(root / "behaviour.json")]
+        _script(root / "bin" / "lake", lake)
         _script(root / "bin" / "lean", [sys.executable, "-c", f"print('Lean (version {version}, stand-in)')"])
         elan.toolchains[toolchain] = root / "bin"
     return elan

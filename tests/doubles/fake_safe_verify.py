@@ -11,11 +11,18 @@ What it imitates (read at the pins of ``repro.judge.kernel.SAFEVERIFY_PINS``):
   ``------------------`` / ``Replaying F`` / ``Finished imports`` / ``Finished replay`` for each
   (``replayFile``, 69-84), ``found a problem in SUBMISSION`` on stderr before re-throwing a refusal
   (143), and ``Finished with no errors.`` last on success (145). Refusals, in its words: ``{a} is not
-  in the allowed set of standard axioms`` (33), ``unsafe/partial function {n} detected`` (104),
-  ``{kind} {n} is not the same kind as the requirement {kind} {n}`` (110), ``theorem {n} does not have
-  the same type as the requirement`` (113), ``{n} not found in submission`` (121), ``object file '{f}'
-  does not exist`` (73). The Lean runtime prints an uncaught ``IO.userError`` as ``uncaught exception:
-  MSG`` and exits 1.
+  in the allowed set of standard axioms`` (33), ``{kind} {n} is not the same kind as the requirement
+  {kind} {n}`` (110), ``theorem {n} does not have the same type as the requirement`` (113), ``{n} not
+  found in submission`` (121), ``object file '{f}' does not exist`` (73). The Lean runtime prints an
+  uncaught ``IO.userError`` as ``uncaught exception: MSG`` and exits 1. Never ``unsafe/partial function
+  {n} detected`` (104): that check reads the constants ``Environment.replay`` added, and replay skips
+  unsafe and partial ones (Lean ``src/Lean/Replay.lean``), so an unused ``partial``/``unsafe`` definition
+  passes the pinned tool, and so does a module whose objects prover code forged (``corrupt`` below): the
+  pinned replay takes them as read from the file.
+- repro's own ``Rebuild.lean`` (``lake env lean --run Rebuild.lean T.olean S.olean``), its command line,
+  answers and exit codes: ``repro-rebuild-passed`` (exit 0) or ``repro-rebuild-refused<TAB>KIND<TAB>WHY``
+  (exit 2): ``unsafe`` for a ``partial``/``unsafe`` definition, ``corrupted`` for a forged output, else the
+  stand-in tool's own comparison of the texts as ``not_found``/``kind_mismatch``/``type_mismatch``/``axiom``.
 - Lean's compile errors it reproduces, as ``FILE:LINE:COL: error: MSG``: an ``import`` after the file's
   first command ("invalid 'import' command, it must be used in the beginning of the file"), an
   unterminated block comment ("unterminated comment"), and a second top-level declaration of one name
@@ -33,8 +40,11 @@ Failures, chosen by the options before lake's own arguments (``--fail STEP:HOW``
 noise, exits 0), ``silent`` (exits 1 without a word), ``crash`` (a Lake-style error, exit 1), ``tamper``
 (a compile that first rewrites our target's ``.olean`` and the checkout, as prover code could), ``forge``
 (the submission's output rewritten as a module with the same theorem and no imports), ``symlink`` (the
-output left as a link to ``/dev/zero``)), STEP ``imports`` also (repro's ``ImportsOf.lean``, which the
-stand-in answers from each file's header), so each
+output left as a link to ``/dev/zero``), ``corrupt`` (the output holds an object prover code forged with
+``unsafeCast``: a ``Nat`` literal that prints as a negative number, which the kernel's replay of the file
+accepts), and for ``safe_verify`` ``rewrite`` (an exploit of its loader: it rewrites the files it was given,
+then passes)), STEP ``imports`` also (repro's ``ImportsOf.lean``, which the stand-in answers from each file's
+header) and STEP ``rebuild`` (repro's ``Rebuild.lean``), so each
 classification of :mod:`repro.judge.kernel` is exercised. ``--log FILE`` appends each command line as JSON;
 ``--cost S`` makes each step take S seconds more (``benchmarks/judge_cost.py``).
 
@@ -135,10 +145,8 @@ def compile_errors(source: str) -> list[tuple[int, int, str]]:
 
 
 def _problem(target: str, submission: str) -> str | None:
+    """SafeVerify's refusal at the pins (Main.lean ``replayFile``), in its words, or None."""
     declared = _declarations(submission)
-    for modifiers, kind, name, _, _ in declared:
-        if kind == "def" and modifiers & {"partial", "unsafe"}:
-            return f"unsafe/partial function {name} detected"
     by_name = {name: (kind, signature) for _, kind, name, signature, _ in declared if name}
     code = _strip_comments(submission)
     for _, kind, name, signature, _ in _declarations(target):
@@ -165,6 +173,31 @@ def _problem(target: str, submission: str) -> str | None:
     return None
 
 
+FORGED_LITERAL = -(2**100)  # what ``corrupt`` stands for: a negative big number stored as a ``Nat`` literal
+_KINDS = (
+    ("not found in submission", "not_found"),
+    ("is not the same kind", "kind_mismatch"),
+    ("does not have the same type", "type_mismatch"),
+    ("allowed set of standard axioms", "axiom"),
+)
+
+
+def _rebuild_refusal(target: str, submission: str, corrupted: bool) -> tuple[str, str] | None:
+    """repro's Rebuild.lean, as (kind, why) or None (passed): the checks the pinned tool lacks, then its own."""
+    if corrupted:
+        return "corrupted", f"a natural number object that prints as {FORGED_LITERAL}"
+    for modifiers, kind, name, _, _ in _declarations(submission):
+        if "unsafe" in modifiers:
+            return "unsafe", f"unsafe constant {name}: repro's check refuses unsafe code"
+        if kind == "def" and "partial" in modifiers:
+            return "unsafe", f"partial definition {name}: repro's check refuses partial definitions"
+    problem = _problem(target, submission)
+    if problem is None:
+        return None
+    kind = next(kind for words, kind in _KINDS if words in problem)
+    return kind, problem.replace("in submission", "in the rebuilt submission") + " (rebuilt)"
+
+
 def _imports(source: str) -> list[str]:
     """The modules a source's header imports (its leading ``import`` lines), as Lean records them."""
     found = []
@@ -179,6 +212,10 @@ def _imports(source: str) -> list[str]:
 def _read_olean(path: Path) -> str:
     payload = json.loads(path.read_text(encoding="utf-8"))
     return str(payload["source"])
+
+
+def _forged(path: Path) -> bool:
+    return bool(json.loads(path.read_text(encoding="utf-8")).get("corrupted"))
 
 
 def _fail(how: str, pids: Path | None) -> int:
@@ -234,7 +271,7 @@ def main(arguments: list[str]) -> int:
         print(f"fake lake: unsupported command line {arguments}", file=sys.stderr)
         return 2
     program, rest = arguments[3], arguments[4:]
-    if program == "lean" and len(rest) >= 2 and rest[0] == "--run":
+    if program == "lean" and len(rest) >= 2 and rest[0] == "--run" and Path(rest[1]).name == "ImportsOf.lean":
         # repro's own ImportsOf.lean: each file's imports (readModuleData ... mod.imports), then its marker
         if "imports" in failures:
             return _fail(failures["imports"], pids)
@@ -243,13 +280,26 @@ def main(arguments: list[str]) -> int:
                 print(f"{path}\t{module}")
         print("repro-imports-done")
         return 0
+    if program == "lean" and len(rest) == 4 and rest[0] == "--run" and Path(rest[1]).name == "Rebuild.lean":
+        if not Path(rest[1]).is_file():
+            print(f"file not found: {rest[1]}", file=sys.stderr)
+            return 1
+        if "rebuild" in failures:
+            return _fail(failures["rebuild"], pids)
+        target, submission = Path(rest[2]), Path(rest[3])
+        refusal = _rebuild_refusal(_read_olean(target), _read_olean(submission), _forged(submission))
+        if refusal is None:
+            print("repro-rebuild-passed")
+            return 0
+        print(f"repro-rebuild-refused\t{refusal[0]}\t{refusal[1]}")
+        return 2
     if program == "lean" and len(rest) == 3 and rest[0] == "-o":
         out, source = Path(rest[1]), Path(rest[2])
         step = "target" if source.stem == "Target" else "submission"
         how = failures.get(step)
         if how == "tamper":
             _tamper(source, Path(arguments[1]))
-        elif how is not None and how not in ("forge", "symlink"):
+        elif how is not None and how not in ("forge", "symlink", "corrupt"):
             return _fail(how, pids)
         if not source.is_file():
             print(f"file not found: {source}", file=sys.stderr)
@@ -267,11 +317,22 @@ def main(arguments: list[str]) -> int:
         if how == "forge":  # prover code rewrote the output: a module with the same theorem and no imports
             body = "\n".join(line for line in text.splitlines() if not line.startswith("import "))
             out.write_text(json.dumps({"fake_olean": True, "source": body}), encoding="utf-8")
+        if how == "corrupt":  # prover code forged an object of the module (unsafeCast at elaboration)
+            out.write_text(json.dumps({"fake_olean": True, "source": text, "corrupted": True}), encoding="utf-8")
         if how == "symlink":  # prover code left a link where Lean writes a file
             out.unlink()
             out.symlink_to("/dev/zero")
         return 0
     if program == "safe_verify":
+        if failures.get("safe_verify") == "rewrite":  # a loader exploit: rewrite what later steps read, then pass
+            for path in rest[:2]:
+                try:
+                    Path(path).write_text(json.dumps({"fake_olean": True, "source": "theorem t : True := trivial"}))
+                    print(f"rewrote {path}")
+                except OSError as error:
+                    print(f"could not write {path}: {error}")
+            print(FINISHED)
+            return 0
         if "safe_verify" in failures:
             return _fail(failures["safe_verify"], pids)
         if len(rest) < 2:

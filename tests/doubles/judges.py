@@ -21,6 +21,7 @@ from typing import Any
 
 from repro.config import JudgeSettings
 from repro.judge.comparator import COMPARATOR_BINARY, COMPARATOR_PINS, LEAN4EXPORT_BINARY, ComparatorJudge
+from repro.judge.integrity import seal_tools
 from repro.judge.kernel import SAFEVERIFY_BINARY, SAFEVERIFY_PINS, SafeVerifyJudge
 
 HERE = Path(__file__).resolve().parent
@@ -42,6 +43,7 @@ def lay_out_safeverify(tools_dir: Path, *, built: bool = True) -> None:
             binary.write_text("#!/bin/sh\nexit 99  # never run: the stand-in lake answers for it\n", encoding="utf-8")
         elif binary.exists():
             binary.unlink()
+        seal_tools(checkout)  # the setup's last step, as the real one's (repro.judge.integrity)
 
 
 def safeverify(settings: JudgeSettings, *extra: str, built: bool = True, **options: Any) -> SafeVerifyJudge:
@@ -96,6 +98,7 @@ def lay_out_comparator(tools_dir: Path) -> None:
             "lakeDir": ".lake",
         }
         (workspace / "lake-manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        seal_tools(home)
     landrun = tools_dir / "bin" / "landrun"
     landrun.parent.mkdir(parents=True, exist_ok=True)
     landrun.write_text("#!/bin/sh\nexit 99  # stand-in landrun: the stand-in comparator never runs it\n")

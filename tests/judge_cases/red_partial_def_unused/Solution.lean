@@ -1,0 +1,12 @@
+import Mathlib
+import Aesop
+
+set_option maxHeartbeats 400000
+
+open BigOperators Real Nat Topology Rat
+
+partial def reproSpin (n : ℕ) : ℕ := reproSpin n
+
+theorem robe_total (x : ℕ) (h₀ : x = 3600) : x / 12 = 300 := by
+  subst h₀
+  norm_num
