@@ -804,8 +804,8 @@ def judge_check(code: str, declarations: dict[str, str]) -> Judgement | None:
 
 
 def _judge_unique(binders: str, conclusion: str, tactic: str) -> Judgement:
-    """Our uniqueness command (:func:`repro.lean.statement_checks.unique_commands`): ``∀ x : T, (body) → x = (w)``
-    under the statement's binders, closed by ``intros`` and one tactic.
+    """Our uniqueness command (:func:`repro.lean.statement_checks.unique_commands`):
+    ``∀ x : T, (P₁) → (P₂) → x = (w)`` under the statement's binders, closed by ``intros`` and one tactic.
 
     Real Lean's ``intros`` puts every binder, hypothesis and the body in the context and the goal is
     ``x = w`` (Lean 4 core ``Lean.Elab.Tactic.evalIntros``); ``omega``/``linarith`` then decide it from that
@@ -816,7 +816,7 @@ def _judge_unique(binders: str, conclusion: str, tactic: str) -> Judgement:
     """
     try:
         world = read_world(f"theorem _unique{binders} : {conclusion} := by sorry")
-        if world.haves or world.exists or len(world.premises) != 1 or not world.bound:
+        if world.haves or world.exists or not world.premises or not world.bound:
             raise Unmodelled("a uniqueness command of another shape")
         final = world.final
         if final[0] != "rel" or final[1] != "=" or final[2][0] != "var" or final[2][1] not in world.bound:

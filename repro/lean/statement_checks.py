@@ -686,7 +686,8 @@ UNIQUE_TACTICS = ("omega", "linarith", "nlinarith")
 
 def unique_commands(statement: str, witness: list[str]) -> list[tuple[str, str, str]] | None:
     """Our commands proving that every value satisfying the ∃ body is the witness, one component at a time:
-    ``example BINDERS : ∀ x : T, ∀ y : U, (body) → x = (w₁) := by intros; TAC`` (and ``y = (w₂)``).
+    ``example BINDERS : ∀ x : T, ∀ y : U, (P₁) → (P₂) → x = (w₁) := by intros; TAC`` (and ``y = (w₂)``), the
+    body's conjuncts ``P₁ ∧ P₂`` each a premise.
 
     Red2 R2-5: the body of ``∃ n : ℕ, n % 7 = 3 ∧ n > 20`` holds at 24, 31, 38, ...: a witness Lean accepts is
     *a* value, not *the* answer, unless Lean also proves that it is the only one. None (no command, so no
@@ -712,13 +713,23 @@ def unique_commands(statement: str, witness: list[str]) -> list[tuple[str, str, 
     comma = next((i for i, t in enumerate(tokens) if level[i] == 0 and t.text == ","), None)
     if comma is None:
         return None
-    body = proposition[tokens[comma].end :].strip()
+    # the body's conjuncts as premises of their own (``P₁ → P₂ → x = w``): ``intros`` then gives linarith each
+    # conjunct as a hypothesis (linarith reads comparisons among the hypotheses, and splits no ∧; Mathlib
+    # ``Mathlib/Tactic/Linarith/Frontend.lean``)
+    conjuncts, start = [], comma + 1
+    for index in range(comma + 1, len(tokens) + 1):
+        if index == len(tokens) or (level[index] == 0 and tokens[index].text in ("∧", "/\\")):
+            if index == start:
+                return None
+            conjuncts.append(proposition[tokens[start].start : tokens[index - 1].end].strip())
+            start = index + 1
+    premises = "".join(f"({conjunct}) → " for conjunct in conjuncts)
     binders = "".join(f" {binder}" for binder in parsed.binders)
     quantified = "".join(f"∀ {name} : {kind}, " for name, kind in variables)
     commands = []
     for (name, _), value in zip(variables, normal, strict=True):
         for tactic in UNIQUE_TACTICS:
-            command = f"example{binders} :\n    {quantified}({body}) → {name} = ({value}) := by\n  intros\n  {tactic}"
+            command = f"example{binders} :\n    {quantified}{premises}{name} = ({value}) := by\n  intros\n  {tactic}"
             commands.append(("uniqueness", tactic, command))
     return commands
 
