@@ -178,15 +178,20 @@ def judge_figures(store: RunReader) -> dict[str, Any]:
     for stage, state, reason, count in store.stage_status_counts():
         if stage == Stage.judge.value:
             counts[reason or state] += count
+    from repro.judge.currency import judge_outdated
+
     tools: dict[str, int] = {}
-    verified = unjudged = 0
-    for tool, real, count in store.retained_judges():
+    verified = unjudged = outdated = 0
+    for tool, real, revision, toolchain, checks, count in store.retained_judge_pins():
         if tool is None:
             unjudged += count
             continue
         label = f"{tool}{'' if real else ' (stand-in)'}"
         tools[label] = tools.get(label, 0) + count
-        verified += count if real else 0
+        if real and judge_outdated(tool, revision, toolchain, checks) is not None:
+            outdated += count  # not today's judge's pass: never released as verified; a resume judges it again
+        elif real:
+            verified += count
     return {
         "judged": sum(counts.values()),
         "passed": counts["passed"],
@@ -194,6 +199,7 @@ def judge_figures(store: RunReader) -> dict[str, Any]:
         "unavailable": counts["judge_unavailable"],
         "retained_verified": verified,
         "retained_unjudged": unjudged,
+        "retained_outdated_judge": outdated,
         "retained_by_tool": tools,
     }
 
@@ -210,6 +216,11 @@ def judge_lines(judge: dict[str, Any], retained: int) -> list[str]:
         f"verified (retained on a real judge's pass) {judge['retained_verified']} of {retained} retained"
         + (f"; judged by {tools}" if tools else "")
     )
+    if judge.get("retained_outdated_judge"):
+        lines.append(
+            f"{judge['retained_outdated_judge']} retained were passed by a kernel judge that is not today's (another"
+            " pinned revision or an older version of repro's checks): `repro run --resume` judges them again"
+        )
     if retained and judge["retained_verified"] < retained:
         lines.append("NOT VERIFIED: retained rows that no real kernel judge passed verify nothing")
     return lines

@@ -193,6 +193,16 @@ def test_real_prover_outputs_pass_the_static_layer(tmp_path: Path, capsys: pytes
     assert len(rows) == 321
     batch = _write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
+    # a row's own header is never run; two rows bring lines the configured header lacks: named, nothing checked
+    assert main(["check-proof", "--batch", str(batch), "--out", str(out), "--backend", "fake"]) == ExitCode.usage
+    captured = capsys.readouterr()
+    said = "".join((captured.out + captured.err).split())  # however the console wrapped it
+    refused = [number for number, row in enumerate(rows, start=1) if f"in.jsonl:{number}:field'header'" in said]
+    assert [rows[number - 1]["header"].split("\n")[2] for number in refused] == ["open Real Set", "open Finset in"]
+    assert not out.exists()
+    for number in refused:  # without their headers they run under the configured one, as every other row does
+        rows[number - 1]["header"] = None
+    batch = _write_jsonl(tmp_path / "in.jsonl", rows)
     main(["check-proof", "--batch", str(batch), "--out", str(out), "--backend", "fake", "--json"])
     summary = json.loads(capsys.readouterr().out)
     verdicts = list(_rows(out).values())

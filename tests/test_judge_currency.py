@@ -229,3 +229,18 @@ def test_a_resumed_study_judges_again_the_samples_an_older_judge_passed(tmp_path
         after = {sample.sample_index: sample for sample in store.samples()}
     assert not after[0].judged and not after[0].verified
     assert after[1].judged and after[1].verified and after[2].judged and after[3].judged
+
+
+def test_status_counts_an_older_judge_s_pass_apart_from_the_verified(tmp_path: Path) -> None:
+    """``repro status`` says verified only of today's judge's passes, and says how many a resume judges again."""
+    from repro.metrics import judge_figures, judge_lines
+
+    synthetic_run(tmp_path / "run", real_lean=True)
+    with RunReader(tmp_path / "run") as reader:
+        today = judge_figures(reader)
+    assert (today["retained_verified"], today["retained_outdated_judge"]) == (2, 0)
+    _age(tmp_path / "run", judge_checks=None)
+    with RunReader(tmp_path / "run") as reader:
+        older = judge_figures(reader)
+    assert (older["retained_verified"], older["retained_outdated_judge"]) == (0, 2)
+    assert any("not today's" in line and "--resume" in line for line in judge_lines(older, 2))

@@ -55,7 +55,7 @@ def failed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_statements_export_every_aligned_candidate(failed_run: Path, tmp_path: Path) -> None:
-    written = export_statements(failed_run, tmp_path / "statements.jsonl")
+    written, _ = export_statements(failed_run, tmp_path / "statements.jsonl")
     rows = read_statements(tmp_path / "statements.jsonl")
     # the retained problem aligned once; each rejected one aligned in both formalization rounds, but the world's
     # formalizer wrote the same statement twice, and an identical statement is exported once
@@ -106,9 +106,9 @@ def test_a_failed_run_retains_candidates_from_a_study_without_new_upstream_calls
     altered = []
     for row in rows:
         if row.id.startswith("world:2#"):
-            # problem 2: the study proves a different statement text, and its exact text under another header
+            # problem 2: the study proves a different statement text (a statement file's own header is no longer
+            # one: the study checks it against, and runs, its trusted header: test_data_headers_are_not_trusted.py)
             altered.append(row.model_copy(update={"statement": row.statement.replace("= 300", "= 300 + 0")}))
-            altered.append(row.model_copy(update={"id": row.id + "/h", "header": "import Mathlib\n"}))
         else:
             altered.append(row)
     write_statements(altered, tmp_path / "study_statements.jsonl")
@@ -129,7 +129,7 @@ def test_a_failed_run_retains_candidates_from_a_study_without_new_upstream_calls
     assert rescued.status == CandidateStatus.retained and rescued.new_answer == "300"
     assert rescued.models["prove"] == "statement-prover" and rescued.backends["prove"] == "study:good"
     assert rescued.verifier_is_real_lean is False  # the study and this run used the fake REPL
-    # a proof verified for another text (or the same text under another header) is never reused
+    # a proof verified for another text is never reused
     assert by_problem["world:2"].status == CandidateStatus.rejected and outcomes["world:2"] == "rejected"
     assert {a.candidate_id for a in reused_attempts} == {"world:1#r0"}
     # the study's proof is in no lever's rate, and counted apart so the lever figures add up

@@ -4,13 +4,16 @@ Users audit a prover's published outputs with it (``repro check-proof --batch``)
 it on real corpora. Each input row gives ``id``, ``statement``, ``output`` and optionally ``header``
 and ``finish_reason``; each output row is one verdict. A row the screen passes goes to the kernel judge
 (:mod:`repro.judge.proof`), and a row is ``verified`` only when a real screen and a real judge passed it.
-A row with no verdict (timeout, Lean or the judge unavailable) is checked again on resume; every other
-row is kept.
+A row with no verdict (timeout, Lean or the judge unavailable) is checked again on resume, and so is a
+row whose verdict was given for another text, header, screen backend or judge (:func:`resume_key`); every
+other row is kept. A row's own ``header`` is data: checked against the trusted header, never run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from repro.config import StaticLimits
 from repro.exit_codes import ExitCode, ReproError
 from repro.jsonl import BadRows, iter_json_objects
+from repro.judge.header import header_refusal
 from repro.judge.proof import ProofCheck, judge_screened_text
 from repro.judge.screen import verify_proof
 from repro.judge.verdict import Judge, JudgeVerdict, Verdict
@@ -45,6 +49,7 @@ class ProofRow(BaseModel):
     id: str
     statement: str
     output: str
+    # checked against the trusted header, never run (read_rows)
     header: str | None = None
     finish_reason: str = "stop"
 
@@ -72,6 +77,9 @@ class VerdictRow(BaseModel):
     salvage_variants: list[str] = Field(default_factory=list)
     salvage_static_passed: int = 0
     salvage_verified: str | None = None
+    # what this verdict was given for (:func:`resume_key`): the row's text, the header, the screen's backend and
+    # the judge's identity; a resume keeps the verdict only when today's row and checkers have the same key
+    checked_for: str | None = None
 
     @property
     def infrastructure_failure(self) -> bool:
@@ -144,23 +152,69 @@ def verdict_exit_code(verdict: Verdict) -> ExitCode:
     return ProofCheck(screen=verdict).exit_code
 
 
-def read_rows(path: Path) -> list[ProofRow]:
+def read_rows(path: Path, *, trusted_header: str | None = None) -> list[ProofRow]:
     """All rows of a JSONL file, validated up front so a bad row stops nothing half-way; the error
-    names every bad row (line, field, reason), not only the first."""
+    names every bad row (line, field, reason), not only the first.
+
+    With ``trusted_header``, a row's own ``header`` must fall within it (:func:`repro.judge.header.header_refusal`):
+    it is never run, the trusted header is, so a row whose header says more is refused rather than checked
+    under a header it did not ask for."""
     rows: list[ProofRow] = []
     bad = BadRows(path, BatchInputError)
     for number, data in iter_json_objects(path, BatchInputError, bad=bad):
         if "id" in data and data["id"] is not None and not isinstance(data["id"], str):
             data["id"] = str(data["id"])
         row = bad.validated(number, ProofRow, data)
-        if row is not None and bad.first_use(number, row.id):
-            rows.append(row)
+        if row is None or not bad.first_use(number, row.id):
+            continue
+        refusal = header_refusal(row.header, trusted_header) if row.header and trusted_header is not None else None
+        if refusal is not None:
+            bad.add(number, refusal, field="header")
+            continue
+        rows.append(row)
     bad.raise_if_any()
     return rows
 
 
-def _kept_rows(out_path: Path) -> list[VerdictRow]:
-    """Rows of a previous (possibly interrupted) run worth keeping; the file is rewritten to them."""
+def resume_key(
+    row: ProofRow,
+    *,
+    header: str,
+    verifier: Verifier | None,
+    judge: Judge | None,
+    toolchain: str | None,
+    allow_native_decide: bool,
+    salvage: int,
+    limits: StaticLimits | None,
+) -> str:
+    """What a verdict row was given for, as the Lean and judge caches key theirs: the row's statement, output,
+    header and finish reason, the trusted header, the screen's backend identity and the judge's (name, real,
+    tool revision), the options that change a verdict. A verdict kept by id alone counted a fake backend's
+    pass as real on a rerun with the real one, and kept a changed row's old verdict (red team red1, R3)."""
+    revision = None
+    if judge is not None:
+        try:
+            revision = judge.revision(toolchain or "")
+        except Exception:  # noqa: BLE001 - an unknown toolchain: the judge says so when asked
+            revision = None
+    parts = {
+        "row": [row.statement, row.output, row.header, row.finish_reason],
+        "header": header,
+        "screen": None
+        if verifier is None
+        else [verifier.backend_id, verifier.real_lean, verifier.toolchain, verifier.mathlib_revision],
+        "judge": None if judge is None else [judge.name, judge.real, revision],
+        "toolchain": toolchain,
+        "options": [allow_native_decide, salvage, limits.model_dump(mode="json") if limits is not None else None],
+    }
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _kept_rows(out_path: Path, keys: dict[str, str]) -> list[VerdictRow]:
+    """Rows of a previous (possibly interrupted) run worth keeping; the file is rewritten to them.
+
+    ``keys``: today's :func:`resume_key` of each input row by id; a verdict is kept only for its own key (a row
+    with no verdict, a row changed since, or one checked by another backend or judge is checked again)."""
     if not out_path.exists():
         return []
     kept: list[VerdictRow] = []
@@ -169,8 +223,11 @@ def _kept_rows(out_path: Path) -> list[VerdictRow]:
             row = VerdictRow.model_validate_json(line)
         except ValidationError:
             continue  # a line cut short by an interruption
-        if not row.infrastructure_failure:
-            kept.append(row)
+        if row.infrastructure_failure:
+            continue
+        if row.id in keys and row.checked_for != keys[row.id]:
+            continue
+        kept.append(row)
     temporary = out_path.with_suffix(out_path.suffix + ".tmp")
     temporary.write_text("".join(row.model_dump_json() + "\n" for row in kept), encoding="utf-8")
     temporary.replace(out_path)
@@ -197,9 +254,22 @@ async def check_batch(
     With ``salvage`` > 0, a failed row that is no cheat also has up to that many repaired texts checked
     (:mod:`repro.salvage`), each through the same screen and judge, until one passes both.
     """
-    rows = read_rows(in_path)
+    rows = read_rows(in_path, trusted_header=header)
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    kept = _kept_rows(out_path)
+    keys = {
+        row.id: resume_key(
+            row,
+            header=header,
+            verifier=verifier,
+            judge=judge,
+            toolchain=toolchain,
+            allow_native_decide=allow_native_decide,
+            salvage=salvage,
+            limits=limits,
+        )
+        for row in rows
+    }
+    kept = _kept_rows(out_path, keys)
     done = {row.id for row in kept}
     todo = [row for row in rows if row.id not in done]
     results: list[VerdictRow] = []
@@ -221,6 +291,7 @@ async def check_batch(
                 result = await _salvage_row(
                     row, verdict, result, verifier, judge, header, toolchain, allow_native_decide, salvage, limits, gate
                 )
+            result = result.model_copy(update={"checked_for": keys[row.id]})
             handle.write(result.model_dump_json() + "\n")
             handle.flush()
             results.append(result)
@@ -243,12 +314,13 @@ async def _verify_row(
     *,
     finish_reason: str = "stop",
 ) -> Verdict:
-    """``text`` through the screen against the row's statement, under the row's own header if it has one."""
+    """``text`` through the screen against the row's statement, under the trusted ``header``: never the row's
+    own, which :func:`read_rows` only checked (red team red1, R2: a row's header ran unscreened in Lean)."""
     return await verify_proof(
         row.statement,
         text,
         verifier,
-        header=row.header if row.header is not None else header,
+        header=header,
         allow_native_decide=allow_native_decide,
         finish_reason=finish_reason,
         limits=limits,

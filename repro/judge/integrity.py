@@ -15,8 +15,9 @@ trusts. Two answers:
   checked before each judgement. Where no seal was recorded (tools set up by an older repro, or by hand),
   the first judge records it: trust on first use, as the docs say.
 * **No unconfined judgement on tools the user can write** (:func:`writable_path`): a real judge that would
-  run prover code unconfined refuses (``unconfined``) unless the tools are read-only to this user (owned
-  by another one, as a root-built image run as a user leaves them), so no run can write them at all.
+  run prover code unconfined refuses (``unconfined``) unless the tools, and repro's own package (our check
+  scripts, the judge's code), are read-only to this user (owned by another one, as a root-built image run
+  as a user leaves them), so no judgement can write them at all.
 
 The seal itself is a file of the user's; it protects against a tool changed by something that does not
 know to rewrite the seal too, and the refusal against what would.
@@ -33,9 +34,10 @@ from pathlib import Path
 
 from repro.judge.verdict import JudgeCause
 
-__all__ = ["SEAL_SUFFIX", "check_seal", "seal_path", "seal_tools", "tool_problem", "writable_path"]
+__all__ = ["SEAL_SUFFIX", "check_seal", "seal_path", "seal_tools", "tool_problem", "toolchain_root", "writable_path"]
 
 SEAL_SUFFIX = ".repro-seal.json"
+REPRO_PACKAGE = Path(__file__).resolve().parent.parent  # repro/, with repro/judge/lean/*.lean
 _SKIPPED = frozenset({".git"})  # git's own files: never executed or read by the judge
 
 
@@ -180,7 +182,17 @@ def writable_path(home: Path) -> Path | None:
     return None
 
 
-def tool_problem(home: Path, *, real: bool, writes_confined: bool) -> tuple[JudgeCause, str] | None:
+def toolchain_root(program: str) -> Path | None:
+    """The toolchain directory a resolved ``lake``/``lean`` lies in (``<root>/bin/<program>``), or None (elan's
+    shim, or nothing found)."""
+    path = Path(program).resolve()
+    root = path.parent.parent
+    return root if path.parent.name == "bin" and (root / "bin" / "lean").exists() and (root / "lib").is_dir() else None
+
+
+def tool_problem(
+    home: Path, *, real: bool, writes_confined: bool, toolchain: Path | None = None
+) -> tuple[JudgeCause, str] | None:
     """Why the tools under ``home`` must not be used for this judgement, or None: changed since they were sealed
     (``sandbox``: a sandbox, earlier, did not hold), or writable by this user while a real judge would run prover
     code unconfined (``unconfined``)."""
@@ -188,12 +200,17 @@ def tool_problem(home: Path, *, real: bool, writes_confined: bool) -> tuple[Judg
     if changed is not None:
         return JudgeCause.sandbox, changed
     if real and not writes_confined:
-        writable = writable_path(home)
-        if writable is not None:
-            return JudgeCause.unconfined, (
-                f"writes are not confined and this user can change the judge's tools ({writable}): the prover code"
-                " of this judgement could rewrite them for every later judge. Confine the judge (lean.sandbox:"
-                " bwrap), or make the tools read-only to this user (owned by another, as a root-built image run"
-                " as a user leaves them)"
-            )
+        # what decides "verified" later: the tools, and repro itself (our check scripts, this very code)
+        roots = [("the judge's tools", home), ("repro's own code", REPRO_PACKAGE)]
+        if toolchain is not None:
+            roots.append(("the Lean toolchain", toolchain))
+        for what, root in roots:
+            writable = writable_path(root)
+            if writable is not None:
+                return JudgeCause.unconfined, (
+                    f"writes are not confined and this user can change {what} ({writable}): the prover code of"
+                    " this judgement could rewrite it for every later judge. Confine the judge (lean.sandbox:"
+                    " bwrap), or make it read-only to this user (owned by another, as a root-built image run as"
+                    " a user leaves it)"
+                )
     return None

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+# a lone UTF-16 surrogate: what ``json.loads`` makes of the valid JSON string "\\ud800" a server may send; no
+# UTF-8 encoder (SQLite's, pydantic's JSON, a file's) accepts it (a real pair arrives as one code point)
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_model_text(text: str) -> str:
+    """Model text as every later reader can store and encode it: each lone surrogate becomes U+FFFD.
+
+    Applied where every backend's answer becomes a :class:`ModelResponse`, so no stage, store or cache ever
+    holds text that cannot be written (red team red1, R7: one such reply failed the store's write queue)."""
+    return _LONE_SURROGATE.sub("\ufffd", text)
 
 
 class ChatMessage(BaseModel):
@@ -67,6 +80,12 @@ class ModelResponse(BaseModel):
     scripted: bool = False
     cache_hits: int = 0
     retries: int = 0
+
+    @field_validator("texts")
+    @classmethod
+    def _encodable(cls, texts: list[str]) -> list[str]:
+        """Every backend's reply passes here: the client boundary (:func:`clean_model_text`)."""
+        return [clean_model_text(text) for text in texts]
 
 
 class ModelCallError(RuntimeError):

@@ -10,10 +10,18 @@ leaves the event loop and a commit costs once per batch instead of once per atte
 applied in the order they were made and a batch commits whole or not at all, so a killed process
 leaves a prefix of its writes: never an attempt without its candidate row, never a cached answer
 without its accounting. Reads go through a second connection and see what has been committed.
+
+A write that fails is reported to the caller that made it, never to whoever writes next: every row is
+serialized and checked for encodability on the caller's thread (what cannot be stored raises there, as a
+:class:`StoreError` naming the record), and a queued write that still fails in the writer thread is kept
+for the task (or thread) that queued it, raised at its next write or flush; one no caller claimed is raised
+when the writer stops. One reply holding a lone surrogate failed an innocent concurrent problem's next write
+(red team red1, R7).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import queue
 import sqlite3
@@ -53,6 +61,35 @@ class _Flush:
 _STOP = object()
 
 
+def _caller() -> object:
+    """Who makes a write: the asyncio task, else the thread; a queued write's failure is kept for it."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    return task if task is not None else threading.get_ident()
+
+
+def _storable(what: str, *values: object) -> None:
+    """Raise, on the caller's thread, for a text that no UTF-8 encoder (SQLite's) accepts."""
+    for value in values:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as error:
+                raise StoreError(f"cannot store {what}: {error}") from None
+
+
+def _json(what: str, dump: Callable[[], str]) -> str:
+    """A record's JSON, made on the caller's thread; what cannot be encoded is that caller's error."""
+    try:
+        text = dump()
+    except (ValueError, TypeError) as error:  # pydantic's PydanticSerializationError is a ValueError
+        raise StoreError(f"cannot store {what}: {error}") from None
+    _storable(what, text)
+    return text
+
+
 class RunStore(RunReader):
     """All persistent state of one run, read and written. Safe to share between the event loop and
     worker threads."""
@@ -71,7 +108,9 @@ class RunStore(RunReader):
         migrate(self.path, self.schema_version(), self.transaction)
         self._queue: queue.Queue[object] | None = None
         self._writer: threading.Thread | None = None
-        self._failure: StoreError | None = None
+        # the failures of queued writes, by the caller (task or thread) that queued each
+        self._failures: dict[object, StoreError] = {}
+        self._failures_lock = threading.Lock()
         self.batches_written = 0
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -119,7 +158,7 @@ class RunStore(RunReader):
             marker = _Flush()
             self._queue.put(marker)
             marker.done.wait()
-        self._raise_failure()
+        self._raise_failure(_caller())
 
     def stop_writer(self) -> None:
         """Commit what is queued and go back to writing synchronously."""
@@ -130,15 +169,19 @@ class RunStore(RunReader):
             self._writer.join()
         self._writer, self._queue = None, None
         self._fresh = {}
-        self._raise_failure()
+        self._raise_failure(None)  # a failure no caller claimed is not lost
 
     @property
     def writer_running(self) -> bool:
         return self._writer is not None
 
-    def _raise_failure(self) -> None:
-        if self._failure is not None:
-            failure, self._failure = self._failure, None
+    def _raise_failure(self, owner: object | None) -> None:
+        """Raise the failure of a write ``owner`` queued (None: any caller's)."""
+        with self._failures_lock:
+            if owner is None:
+                owner = next(iter(self._failures), None)
+            failure = self._failures.pop(owner, None) if owner is not None else None
+        if failure is not None:
             raise failure
 
     def _write_loop(self) -> None:
@@ -150,7 +193,7 @@ class RunStore(RunReader):
                     batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
-            operations: list[WriteOperation] = [item for item in batch if callable(item)]
+            operations = [item for item in batch if isinstance(item, tuple)]
             if operations:
                 self._commit(operations)
             for item in batch:
@@ -159,28 +202,29 @@ class RunStore(RunReader):
             if batch[-1] is _STOP:
                 return
 
-    def _commit(self, operations: list[WriteOperation]) -> None:
+    def _commit(self, operations: list[tuple[object, WriteOperation]]) -> None:
         try:
             with self.transaction() as connection:
-                for operation in operations:
+                for _, operation in operations:
                     operation(connection)
             self.batches_written += 1
             return
         except Exception:
             pass  # find the write that fails; every other one still lands, in order
-        for operation in operations:
+        for owner, operation in operations:
             try:
                 with self.transaction() as connection:
                     operation(connection)
             except Exception as error:
-                if self._failure is None:
-                    self._failure = StoreError(f"{self.path}: a queued write failed: {type(error).__name__}: {error}")
+                failure = StoreError(f"{self.path}: a queued write failed: {type(error).__name__}: {error}")
+                with self._failures_lock:
+                    self._failures.setdefault(owner, failure)
 
     def _write(self, operation: WriteOperation) -> None:
-        if self._failure is not None:
-            self._raise_failure()
+        owner = _caller()
+        self._raise_failure(owner)
         if self._queue is not None:
-            self._queue.put(operation)
+            self._queue.put((owner, operation))
             return
         with self.transaction() as connection:
             operation(connection)
@@ -200,7 +244,10 @@ class RunStore(RunReader):
     # -- problems ------------------------------------------------------------------------------------
     @staticmethod
     def _problem_rows(problems: Iterable[SourceProblem]) -> list[tuple[str, str, str | None, str | None]]:
-        return [(p.problem_id, p.model_dump_json(), p.level, p.type) for p in problems]
+        rows = [(p.problem_id, _json(f"problem {p.problem_id}", p.model_dump_json), p.level, p.type) for p in problems]
+        for row in rows:
+            _storable(f"problem {row[0]}", *row)
+        return rows
 
     @staticmethod
     def _insert_problems(connection: sqlite3.Connection, rows: list[tuple[str, str, str | None, str | None]]) -> int:
@@ -235,6 +282,7 @@ class RunStore(RunReader):
 
     def mark_unfinished(self, problem_id: str, cause: str) -> None:
         """Record why a problem was left for ``--resume`` (an endpoint, Lean, or an unexpected error)."""
+        cause = cause.encode("utf-8", "replace").decode("utf-8")  # a cause quoting model text is still stored
         self._write(
             lambda connection: connection.execute(
                 "UPDATE problems SET unfinished_cause=? WHERE problem_id=? AND outcome IS NULL",
@@ -246,16 +294,18 @@ class RunStore(RunReader):
     @staticmethod
     def _candidate_row(candidate: Candidate) -> tuple[Any, ...]:
         """Serialized now, on the caller's thread: the pipeline keeps mutating the object."""
-        return (
+        row = (
             candidate.candidate_id,
             candidate.problem_id,
             candidate.status.value,
             candidate.reject_stage.value if candidate.reject_stage else None,
             candidate.reject_reason.value if candidate.reject_reason else None,
-            candidate.model_dump_json(),
+            _json(f"candidate {candidate.candidate_id}", candidate.model_dump_json),
             utc_now(),
             candidate.proof_attempt_number,
         )
+        _storable(f"candidate {candidate.candidate_id}", *row)
+        return row
 
     @staticmethod
     def _write_candidate(connection: sqlite3.Connection, row: tuple[Any, ...]) -> None:
@@ -300,7 +350,7 @@ class RunStore(RunReader):
         return reopened
 
     @staticmethod
-    def _write_attempt(connection: sqlite3.Connection, attempt: StageAttempt) -> None:
+    def _write_attempt(connection: sqlite3.Connection, attempt: StageAttempt, payload: str) -> None:
         key = (attempt.candidate_id, attempt.stage.value, attempt.attempt_number)
         previous = connection.execute(
             "SELECT lean_seconds, status, reason FROM attempts WHERE candidate_id=? AND stage=? AND attempt_number=?",
@@ -316,7 +366,7 @@ class RunStore(RunReader):
                 attempt.attempt_number,
                 attempt.status.value,
                 attempt.reason.value if attempt.reason else None,
-                attempt.model_dump_json(),
+                payload,
                 attempt.lean_seconds,
             ),
         )
@@ -349,11 +399,13 @@ class RunStore(RunReader):
         the row instead of duplicating it.
         """
         row = self._candidate_row(candidate) if candidate is not None else None
+        what = f"the {attempt.stage.value} attempt {attempt.attempt_number} of {attempt.candidate_id}"
+        payload = _json(what, attempt.model_dump_json)  # now, on the caller's thread (see module doc)
 
         def write(connection: sqlite3.Connection) -> None:
             if row is not None:
                 self._write_candidate(connection, row)
-            self._write_attempt(connection, attempt)
+            self._write_attempt(connection, attempt, payload)
 
         self._write(write)
 
@@ -366,10 +418,10 @@ class RunStore(RunReader):
                 recent.popitem(last=False)
 
     @staticmethod
-    def _account(connection: sqlite3.Connection, call: ModelCallRecord) -> None:
+    def _account(connection: sqlite3.Connection, call: ModelCallRecord, payload: str) -> None:
         connection.execute(
             "INSERT INTO model_calls(stage, model_id, backend_id, cache_hit, payload) VALUES (?, ?, ?, ?, ?)",
-            (call.stage, call.model_id, call.backend_id, int(call.cache_hit), call.model_dump_json()),
+            (call.stage, call.model_id, call.backend_id, int(call.cache_hit), payload),
         )
         fresh = not call.cache_hit
         connection.execute(
@@ -397,6 +449,8 @@ class RunStore(RunReader):
         can never keep the answer while losing the record that it was paid for (or the reverse)."""
         created = utc_now()
         rows = [(key, json.dumps(response, ensure_ascii=False), created) for key, response in entries.items()]
+        _storable(f"a response of {call.model_id}", *(text for _, text, _ in rows))
+        call_payload = _json(f"the call record of {call.model_id}", call.model_dump_json)
         for key, text, _ in rows:
             self._remember("response_cache", key, text)
 
@@ -404,16 +458,18 @@ class RunStore(RunReader):
             connection.executemany(
                 "INSERT OR REPLACE INTO response_cache(cache_key, response, created_at) VALUES (?, ?, ?)", rows
             )
-            self._account(connection, call)
+            self._account(connection, call, call_payload)
 
         self._write(write)
 
     def record_model_call(self, call: ModelCallRecord) -> None:
-        self._write(lambda connection: self._account(connection, call))
+        payload = _json(f"the call record of {call.model_id}", call.model_dump_json)
+        self._write(lambda connection: self._account(connection, call, payload))
 
     # -- Lean results -------------------------------------------------------------------------------
     def cache_lean_result(self, code_hash: str, result: dict[str, Any]) -> None:
         text = json.dumps(result, ensure_ascii=False)
+        _storable("a Lean result", text)
         self._remember("lean_cache", code_hash, text)
         self._write(
             lambda connection: connection.execute(
@@ -425,6 +481,7 @@ class RunStore(RunReader):
     def cache_judge_verdict(self, cache_key: str, verdict: dict[str, Any]) -> None:
         """Keep a verdict of the kernel judge (the caller keeps only passed and rejected ones)."""
         text = json.dumps(verdict, ensure_ascii=False)
+        _storable("a judge verdict", text)
         self._remember("judge_cache", cache_key, text)
         created = utc_now()
         self._write(

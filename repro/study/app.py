@@ -71,12 +71,15 @@ def open_study(
             raise StudyError("a new study needs at least one --prover NAME=MODEL@BASE_URL or NAME=FILE.yaml")
         if settings is None:
             raise StudyError("a new study needs its settings (k, strategy)")
-    statements = read_statements(statements_path) if statements_path is not None else []
     store = StudyStore(study_dir)
     try:
         if settings is not None and not resume:
             store.save_settings(settings)
-        store.add_statements(statements)
+        # a statement file's header is data: checked against the study's trusted header, then replaced by it,
+        # so the screen, the judge and reprove all use the configured header (red team red1, R2)
+        trusted = store.settings().lean.header
+        statements = read_statements(statements_path, trusted_header=trusted) if statements_path is not None else []
+        store.add_statements([statement.model_copy(update={"header": trusted}) for statement in statements])
         for prover in provers:
             store.add_prover(prover)
     except Exception:
@@ -157,7 +160,7 @@ async def run_study(
     verifier = StoredLeanResults(build_verifier(lean_settings), store)
     opened: list[StoredLeanResults] = []
     try:
-        header = statements[0].header if statements else lean_settings.header
+        header = settings.lean.header  # the trusted header, never a statement file's
         await _refuse_unready(
             verifier,
             lean_settings,

@@ -106,6 +106,8 @@ class StudyRunner:
         self.verifiers = verifiers or {}
         self._compatible: dict[tuple[str, str], str | None] = {}
         self.settings = settings
+        # the trusted header: a statement's own (data) is never run (open_study replaced it by this one)
+        self.header = settings.lean.header
         # per prover: the requests in flight its server's KV cache holds (repro.study.app.served_workers)
         self.workers = workers or {}
         self.on_progress = on_progress or (lambda prover, statement, covered: None)
@@ -127,7 +129,7 @@ class StudyRunner:
             except StatementError:
                 return None  # the gate names this for every sample
             code = f"theorem {reserved_name(statement.statement)} {parsed.signature} := by sorry"
-            result = await verifier.check(code, statement.header)
+            result = await verifier.check(code, self.header)
             if result.infra_status != InfraStatus.ok:
                 return None
             errors = [m.text for m in result.messages if m.severity == "error"]
@@ -164,7 +166,7 @@ class StudyRunner:
         the screen's Lean check saw, the prover's toolchain."""
         request = judge_request(
             key,
-            header=statement.header,
+            header=self.header,
             statement=statement.statement,
             theorem_name=statement.theorem_name,
             verdict=verdict,
@@ -181,7 +183,7 @@ class StudyRunner:
             statement.statement,
             sample.text,
             self._verifier_for(sample.prover),
-            header=statement.header,
+            header=self.header,
             allow_native_decide=self.settings.allow_native_decide,
             finish_reason=sample.finish_reason,
         )
@@ -235,7 +237,7 @@ class StudyRunner:
             outcome.finish_reason,
             verdict,
             self._verifier_for(outcome.prover),
-            header=statement.header,
+            header=self.header,
             allow_native_decide=self.settings.allow_native_decide,
             limit=self.settings.salvage_variants,
         )
