@@ -489,12 +489,17 @@ def status(run_dir: Path) -> dict[str, Any]:
 
 
 def audit(
-    run_dir: Path, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
+    run_dir: Path,
+    *,
+    stage: str | None = None,
+    reason: str | None = None,
+    limit: int | None = None,
+    candidate_id: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every rejected attempt with its evidence (see :mod:`repro.audit`)."""
     from repro.audit import audit_rows
 
-    return audit_rows(run_dir, stage=stage, reason=reason, limit=limit)
+    return audit_rows(run_dir, stage=stage, reason=reason, limit=limit, candidate_id=candidate_id)
 
 
 @dataclass
@@ -577,7 +582,7 @@ def doctor(config: RunConfig | None) -> list[DoctorLine]:
     lines.append(
         DoctorLine(
             health.mathlib_built,
-            f"Mathlib project {project} ({health.toolchain})",
+            f"Mathlib project {project}" + (f" ({health.toolchain})" if health.toolchain else " (not set up)"),
             "built" if health.mathlib_built else "MISSING: run `repro lean setup` (needs network once)",
             required=needs_local_lean,
         )

@@ -10,6 +10,7 @@ it shows.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -25,11 +26,21 @@ class AuditError(ReproError, ValueError):
     """An audit filter that can never match (a stage or reason that does not exist)."""
 
 
+def _close(value: str, known: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(value, known, n=1)
+    return f"did you mean {close[0]!r}? " if close else ""
+
+
 def validate_filters(stage: str | None, reason: str | None, limit: int | None) -> None:
     if stage is not None and stage not in STAGES:
-        raise AuditError(f"--stage {stage!r}: unknown stage; expected one of {', '.join(STAGES)}")
+        raise AuditError(
+            f"--stage {stage!r}: unknown stage; {_close(stage, STAGES)}expected one of {', '.join(STAGES)}"
+        )
     if reason is not None and reason not in REASONS:
-        raise AuditError(f"--reason {reason!r}: unknown reason code; see `repro reasons` for the {len(REASONS)} codes")
+        raise AuditError(
+            f"--reason {reason!r}: unknown reason code; {_close(reason, REASONS)}see `repro reasons` for the"
+            f" {len(REASONS)} codes"
+        )
     if limit is not None and limit < 0:
         raise AuditError(f"--limit {limit}: expected 0 or more")
 
@@ -79,15 +90,21 @@ def _statement(attempt: StageAttempt, pointed: str | None) -> dict[str, Any]:
 
 
 def audit_rows(
-    run_dir: Path, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
+    run_dir: Path,
+    *,
+    stage: str | None = None,
+    reason: str | None = None,
+    limit: int | None = None,
+    candidate_id: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Rejected (and infrastructure-failed) attempts, oldest first, each with its evidence."""
+    """Rejected (and infrastructure-failed) attempts, oldest first, each with its evidence; ``candidate_id``
+    keeps one candidate's (or, given a problem id, its candidates')."""
     validate_filters(stage, reason, limit)
     if limit == 0:
         return []
     store = RunReader(run_dir)
     try:
-        rows = store.rejected_attempt_rows(stage=stage, reason=reason, limit=limit)
+        rows = store.rejected_attempt_rows(stage=stage, reason=reason, limit=limit, candidate=candidate_id)
     finally:
         store.close()
     result = []

@@ -492,6 +492,9 @@ class RunConfig(_Strict):
 
 
 def _read_file(path: Path) -> dict[str, Any]:
+    from repro.prompts import user_or_bundled
+
+    path = user_or_bundled(path)  # configs/demo.yaml works from any directory, as `repro --help` shows it
     if not path.is_file():
         raise ConfigError(f"config file {path}: not found")
     text = path.read_text(encoding="utf-8")

@@ -13,6 +13,7 @@ cover gets a reply without JSON, which the rewrite stage rejects.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from fractions import Fraction
@@ -62,6 +63,11 @@ class ScriptedRewrite(BaseModel):
 class ScriptedProblem(BaseModel):
     original: str
     rewrites: list[ScriptedRewrite]
+
+
+def covered_problems() -> int:
+    """How many problems of the shipped sample the script covers (its first ones, in order)."""
+    return len(script())
 
 
 def _text_key(text: str) -> str:
@@ -375,3 +381,66 @@ def responder(request: ModelRequest, sample_index: int) -> str | tuple[str, Fini
     if "Rewrite ONLY that output" in prompt:
         return "{}"
     raise LookupError("the demo responder has no answer for this prompt")
+
+
+# -- scripted models for the other offline journeys: a coverage study and an evaluation ----------------
+# (configs/demo_models/*.yaml select them; like everything here they are scripted, never a result)
+
+
+def _stable_bit(text: str) -> bool:
+    """A fixed pseudo-random split of texts (the same on every machine and run)."""
+    return int(hashlib.sha256(_text_key(text).encode("utf-8")).hexdigest(), 16) % 2 == 0
+
+
+def weak_prover(request: ModelRequest, sample_index: int) -> str | tuple[str, FinishReason]:
+    """A second prover for ``repro prove-study``: the demo prover on about half the statements, and a
+    proof that leaves a ``sorry`` on the others (the gate refuses it), so two provers' coverage differs."""
+    prompt = request.prompt_text()
+    if "Complete the following Lean 4 code" in prompt:
+        code = _between(prompt, "```lean4\n", "```")
+        theorem = code[code.index("theorem") :] if "theorem" in code else code
+        matched = _rewrite_for_statement(theorem)
+        if matched is not None and _stable_bit(theorem):
+            return prover_reply("sorry", matched[0], theorem.split()[1])
+    return responder(request, sample_index)
+
+
+@cache
+def _original_answers() -> dict[str, str]:
+    from repro.data.answers import parse_gsm8k_answer
+
+    rows = [json.loads(line) for line in bundled_path("data/gsm8k_sample.jsonl").read_text("utf-8").splitlines()]
+    return {_text_key(row["question"]): parse_gsm8k_answer(row["answer"]) for row in rows}
+
+
+def _evaluated_answer(request: ModelRequest) -> tuple[str, bool] | None:
+    """(the right answer, whether the question is a rewrite) of an evaluation prompt the demo knows."""
+    question = _between(request.prompt_text(), "Problem:\n", "\u0000")
+    key = _text_key(question)
+    if key in _original_answers():
+        return _original_answers()[key], False
+    rewrite = _rewrites_by_question().get(key)
+    return (rewrite.answer, True) if rewrite is not None else None
+
+
+def solver(request: ModelRequest, sample_index: int) -> str:
+    """A model for ``repro evaluate`` on a demo release that answers every question right."""
+    known = _evaluated_answer(request)
+    if known is None:
+        return "I am the demonstration script and do not know this problem. \\boxed{0}"
+    return f"Working through the quantities step by step gives {known[0]}.\n\\boxed{{{known[0]}}}"
+
+
+def memorizer(request: ModelRequest, sample_index: int) -> str:
+    """A model for ``repro evaluate`` that answers every original right and about half the rewrites wrong:
+    the drop from original to rewritten questions that a model which memorized the source shows."""
+    known = _evaluated_answer(request)
+    if known is None:
+        return "I do not know this problem. \\boxed{0}"
+    answer, rewritten = known
+    if rewritten and _stable_bit(request.prompt_text()):
+        try:
+            answer = str(Fraction(answer) + 1)
+        except ValueError:
+            answer = answer + "1"
+    return f"I recall this one: the answer is {answer}.\n\\boxed{{{answer}}}"

@@ -23,6 +23,16 @@ def bundled_path(relative: str) -> Path:
     return bundled if bundled.exists() else _PACKAGE_DIR.parent / relative
 
 
+def user_or_bundled(path: str | Path) -> Path:
+    """``path`` as given when it exists, else the shipped file of that relative name (``configs/demo.yaml``
+    from any directory, as ``repro --help`` shows it), else ``path`` (whose absence the caller reports)."""
+    given = Path(path)
+    if given.exists() or given.is_absolute():
+        return given
+    shipped = bundled_path(str(given))
+    return shipped if shipped.exists() else given
+
+
 @cache
 def prompt_template(name: str) -> str:
     path = prompts_dir() / f"{name}.md"

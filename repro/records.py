@@ -107,7 +107,9 @@ class ReasonCode(StrEnum):
 
 REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ReasonCode.rewrite_invalid_json: "The rewriter's reply held no valid JSON object, even after one format retry.",
-    ReasonCode.rewrite_empty: "The rewriter returned an empty or unchanged question.",
+    ReasonCode.rewrite_empty: (
+        "The rewriter returned an empty question, the original unchanged, or the same rewrite as before."
+    ),
     ReasonCode.infeasible: "The feasibility screen judged the rewritten problem ambiguous, ill-posed or unrealistic.",
     ReasonCode.screen_unparseable: "The screen's reply could not be parsed into a verdict, even after a format retry.",
     ReasonCode.no_lean_block: "The model's reply contained no fenced Lean block after its reasoning section.",
@@ -121,7 +123,7 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
         "A study statement does not elaborate under this prover's Lean toolchain: the prover was not asked, "
         "and the pair is counted apart from the prover's failures."
     ),
-    ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in all three asks.",
+    ReasonCode.semantic_mismatch: "The alignment judge did not say Consistent in every ask (align.asks, 3 by default).",
     ReasonCode.statement_vacuous: (
         "Our own Lean command derived False from the statement's hypotheses alone, or its conclusion is one of"
         " its hypotheses: it is provable whatever its answer says."

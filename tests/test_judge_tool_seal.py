@@ -155,3 +155,18 @@ def test_tools_this_user_cannot_write_are_found_so(tmp_path: Path) -> None:
     elif system.stat().st_uid != os.geteuid() and not system.stat().st_mode & 0o022:
         found = writable_path(system)
         assert found is None or found.stat().st_uid == os.geteuid() or found.stat().st_mode & 0o022
+
+
+def test_the_toolchain_a_resolved_lake_lies_in_is_found_and_elan_s_shim_is_not(tmp_path: Path) -> None:
+    from repro.judge.integrity import toolchain_root
+
+    root = tmp_path / "toolchains" / "leanprover--lean4---v4.15.0"
+    (root / "bin").mkdir(parents=True)
+    (root / "lib").mkdir()
+    for program in ("lake", "lean"):
+        (root / "bin" / program).write_text("#!/bin/sh\n", encoding="utf-8")
+    assert toolchain_root(str(root / "bin" / "lake")) == root.resolve()
+    shim = tmp_path / "elan" / "bin" / "lake"
+    shim.parent.mkdir(parents=True)
+    shim.write_text("#!/bin/sh\n", encoding="utf-8")
+    assert toolchain_root(str(shim)) is None

@@ -112,3 +112,49 @@ def test_lm_eval_evaluates_the_exported_tasks_end_to_end_with_its_dummy_model(re
         assert len(samples) == world.INSTANCES and all("math_verify" in sample for sample in samples)
         # the dummy model's reply carries no boxed answer: every sample is scored, and scored wrong
         assert results["results"][name]["math_verify,none"] == 0.0
+
+
+def _half_unverified(release: Path) -> int:
+    """Marks every other row unverified (as a --allow-unverified release holds them); returns how many stay."""
+    import json
+
+    path = release / "data" / "test.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for index, row in enumerate(rows):
+        row["unverified"] = index % 2 == 1
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return sum(not row["unverified"] for row in rows)
+
+
+def test_the_exported_tasks_leave_unverified_rows_out_as_repro_evaluate_does(
+    release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("inspect_ai", reason="inspect_ai is in the dev extra")
+    pytest.importorskip("lm_eval", reason="lm-eval is in the dev extra")
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+    from lm_eval.tasks import TaskManager
+
+    verified = _half_unverified(release)
+    monkeypatch.chdir(release)
+    model = get_model("mockllm/model", custom_outputs=_steady_output)
+    by_default = inspect_eval("task.py@repro_rewritten", model=model, log_dir=str(tmp_path / "a"), display="none")
+    asked = inspect_eval(
+        "task.py@repro_rewritten",
+        model=model,
+        log_dir=str(tmp_path / "b"),
+        display="none",
+        task_args={"include_unverified": True},
+    )
+    assert len(by_default[0].samples or []) == verified and len(asked[0].samples or []) == world.INSTANCES
+    assert (
+        f"left out {world.INSTANCES - verified} of {world.INSTANCES} rows marked unverified" in capfd.readouterr().err
+    )
+
+    def docs() -> int:
+        manager = TaskManager(include_path=str(release / "lm_eval"), include_defaults=False)
+        return len(list(manager.load(["repro_rewritten"])["tasks"]["repro_rewritten"].test_docs()))
+
+    assert docs() == verified
+    monkeypatch.setenv("REPRO_INCLUDE_UNVERIFIED", "1")
+    assert docs() == world.INSTANCES

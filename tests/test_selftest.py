@@ -59,7 +59,7 @@ async def test_the_fake_backend_passes_and_names_what_only_real_lean_can_answer(
     assert len(report.outcomes) == len(CASES)
     lines = render_report(report)
     assert any(line.startswith("only a real Lean backend") and "sentinel_position" in line for line in lines)
-    assert lines[-1] == "self-test passed"
+    assert lines[-1] == "self-test passed on a backend that is not real Lean (no real verdict; exit 4)"
 
 
 async def test_a_healthy_backend_passes_every_case_and_the_pass_is_cached(

@@ -55,7 +55,7 @@ def failed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_statements_export_every_aligned_candidate(failed_run: Path, tmp_path: Path) -> None:
-    written = export_statements(failed_run, tmp_path / "statements.jsonl")
+    written, _ = export_statements(failed_run, tmp_path / "statements.jsonl")
     rows = read_statements(tmp_path / "statements.jsonl")
     # the retained problem aligned once; each rejected one aligned in both formalization rounds, but the world's
     # formalizer wrote the same statement twice, and an identical statement is exported once

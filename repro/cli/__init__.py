@@ -8,6 +8,7 @@ share (consoles, exit codes, interrupts, error lines).
 from __future__ import annotations
 
 import argparse
+import sys
 import warnings
 
 from repro import __version__
@@ -47,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for group in _GROUPS:
         group.register(commands)
+    for choice in commands._choices_actions:  # `repro status --help` opens with what `repro --help` says of it
+        sub = commands.choices[choice.dest]
+        if not sub.description and choice.help:
+            sub.description = choice.help[0].upper() + choice.help[1:] + "."
     _document_exit_codes([parser, *commands.choices.values()])
     return parser
 
@@ -67,7 +72,11 @@ def _document_exit_codes(parsers: list[argparse.ArgumentParser]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    arguments = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not (argv if argv is not None else sys.argv[1:]):  # bare `repro`: the help, not a usage error (n15)
+        parser.print_help()
+        return ExitCode.ok
+    arguments = parser.parse_args(argv)
     resolve_run_dirs(arguments)
     with warnings.catch_warnings():
         # pydantic's serializer warnings speak of our internals (a field's declared type), not of

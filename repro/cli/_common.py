@@ -42,12 +42,20 @@ __all__ = [
 PIPE_WIDTH = 100_000
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """The reader went away (``repro status | head``): stop quietly with 0, as ``--json`` does, not
+        rich's exit 1 (a failed result in our scheme, which fails a ``set -o pipefail`` script)."""
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def _make_console(*, stderr: bool = False) -> Console:
     """Printed content is data: brackets must survive. Piped output (logs, ``| grep``) is never
     wrapped at 80 columns nor are table cells cut: a copied command or URL must stay whole."""
-    console = Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True)
+    console = _Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True)
     if not console.is_terminal:
-        console = Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True, width=PIPE_WIDTH)
+        console = _Console(stderr=stderr, markup=False, highlight=False, soft_wrap=True, width=PIPE_WIDTH)
     return console
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from rich.table import Table
 
 from repro.cli._common import add_run_dir, console
-from repro.records import REASON_DESCRIPTIONS
+from repro.records import REASON_DESCRIPTIONS, Stage
 
 if TYPE_CHECKING:
     from repro.cli._common import Commands
@@ -163,14 +163,21 @@ def _print_block(label: str, text: str | None, *, indent: str = "    ") -> None:
 def command_audit(arguments: argparse.Namespace) -> int:
     from repro.audit import audit_rows
 
-    rows = audit_rows(Path(arguments.run_dir), stage=arguments.stage, reason=arguments.reason, limit=arguments.limit)
+    rows = audit_rows(
+        Path(arguments.run_dir),
+        stage=arguments.stage,
+        reason=arguments.reason,
+        limit=arguments.limit,
+        candidate_id=arguments.candidate,
+    )
     if arguments.json:
         print(json.dumps(rows, indent=2, default=str, ensure_ascii=False))
         return 0
     for row in rows:
+        taxonomy = f"; taxonomy: {', '.join(row['taxonomy'])}" if row["taxonomy"] else ""
         console.print(
             f"== {row['candidate_id']} ({row['candidate_status']})  {row['reject_stage']} #{row['attempt']}:"
-            f" {row['status']} {row['reject_reason'] or ''} {' '.join(row['taxonomy'])}".rstrip()
+            f" {row['status']}" + (f": {row['reject_reason']}" if row["reject_reason"] else "") + taxonomy
         )
         console.print(f"  original: {row['original_question']}")
         if row["rewritten_question"]:
@@ -178,9 +185,12 @@ def command_audit(arguments: argparse.Namespace) -> int:
         source = row["statement_from"]
         _print_block(f"statement (of formalize #{source['attempt']})" if source else "statement", row["lean_statement"])
         analysis = row["analysis"]
-        _print_block("alignment analysis", "\n".join(analysis) if isinstance(analysis, list) else analysis)
-        if not row["prover_output"]:
-            for text in row["texts"]:
+        if isinstance(analysis, list):  # one per ask: identical analyses are shown once
+            distinct = list(dict.fromkeys(text for text in analysis if text))
+            analysis = "\n".join(distinct) if distinct else None
+        _print_block("alignment analysis", analysis)
+        if not row["prover_output"] and not analysis:  # the replies an analysis came from would say it again
+            for text in dict.fromkeys(row["texts"]):
                 _print_block("model output", text)
         _print_block("prover output", row["prover_output"])
         _print_block("checked code", row["checked_code"])
@@ -196,13 +206,30 @@ def command_audit(arguments: argparse.Namespace) -> int:
 
 
 def command_reasons(arguments: argparse.Namespace) -> int:
+    from repro.lean.taxonomy import FACT_DESCRIPTIONS
     from repro.records import NO_ANSWER_DESCRIPTIONS
 
+    if arguments.json:
+        print(
+            json.dumps(
+                {
+                    "reasons": {code.value: text for code, text in REASON_DESCRIPTIONS.items()},
+                    "no_answer": {reason.value: text for reason, text in NO_ANSWER_DESCRIPTIONS.items()},
+                    "taxonomy": {fact.value: text for fact, text in FACT_DESCRIPTIONS.items()},
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return 0
     for code, text in REASON_DESCRIPTIONS.items():
         console.print(f"{code.value}: {text}")
     console.print("\nwhy a verified statement gave no answer (answer_not_grounded's `no_answer`):")
     for reason, text in NO_ANSWER_DESCRIPTIONS.items():
         console.print(f"  {reason.value}: {text}")
+    console.print("\nfailure-taxonomy tags of a rejected sample (audit and report; RePro App. J):")
+    for fact, text in FACT_DESCRIPTIONS.items():
+        console.print(f"  {fact.value}: {text}")
     return 0
 
 
@@ -218,10 +245,8 @@ def register(commands: Commands) -> None:
         " the kernel judge's answer",
     )
     add_run_dir(audit)
-    audit.add_argument(
-        "--stage",
-        help="rewrite | screen | formalize | align | check | prove | verify | salvage | feedback | judge | answer",
-    )
+    audit.add_argument("--stage", help="only this stage's attempts: " + " | ".join(stage.value for stage in Stage))
+    audit.add_argument("--candidate", help="only this candidate's attempts (or, given a problem id, its candidates')")
     audit.add_argument("--reason", help="a reason code (see `repro reasons`)")
     audit.add_argument("--limit", type=int, help="show at most N attempts (0 shows none)")
     audit.add_argument("--json", action="store_true", help="the rows as a JSON list (every field, untruncated)")
@@ -232,5 +257,8 @@ def register(commands: Commands) -> None:
     report.add_argument("--out", help="the HTML file to write (default: DIRECTORY/report.html)")
     report.set_defaults(handler=command_report)
 
-    reasons = commands.add_parser("reasons", help="list every rejection reason code and what it means")
+    reasons = commands.add_parser(
+        "reasons", help="list every rejection reason code and failure-taxonomy tag, and what each means"
+    )
+    reasons.add_argument("--json", action="store_true", help="the same as one JSON object")
     reasons.set_defaults(handler=command_reasons)

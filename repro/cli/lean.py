@@ -38,7 +38,7 @@ def command_answer_only(arguments: argparse.Namespace) -> int:
 
     lean = lean_settings(arguments)
     if arguments.proof is not None or (arguments.batch is None) == (arguments.statement is None):
-        errors.print("--answer-only takes --statement FILE or --batch IN.jsonl (no --proof)")
+        errors.print("error: --answer-only takes --statement FILE or --batch IN.jsonl (no --proof)")
         return ExitCode.usage
     if arguments.batch is not None:
         rows = read_answer_rows(Path(arguments.batch))
@@ -84,7 +84,7 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
     single = arguments.statement is not None or arguments.proof is not None
     if arguments.batch is not None:
         if single or arguments.out is None:
-            errors.print("--batch IN.jsonl needs --out OUT.jsonl and takes no --statement/--proof")
+            errors.print("error: --batch IN.jsonl needs --out OUT.jsonl and takes no --statement/--proof")
             return ExitCode.usage
         with console.status("checking") as status:
             summary = asyncio.run(
@@ -103,13 +103,14 @@ def command_check_proof(arguments: argparse.Namespace) -> int:
             _print_batch_summary(summary, salvage=bool(arguments.salvage))
         return summary.exit_code
     if arguments.statement is None or arguments.proof is None:
-        errors.print("give --statement FILE and --proof FILE, or --batch IN.jsonl --out OUT.jsonl")
+        errors.print("error: give --statement FILE and --proof FILE, or --batch IN.jsonl --out OUT.jsonl")
         return ExitCode.usage
     statement = Path(arguments.statement).read_text(encoding="utf-8")
     proof = Path(arguments.proof).read_text(encoding="utf-8")
     checked = asyncio.run(check_proof(statement, proof, lean, judge))
     verdict = checked.screen
-    backend = verdict.lean.backend_id if verdict.lean else str(lean.backend)
+    # a text the screen refused never reached Lean: say so rather than print the config's name as an id (n21)
+    backend = verdict.lean.backend_id if verdict.lean else f"{lean.backend} (not asked: refused before Lean)"
     if arguments.json:
         payload = json.loads(verdict.model_dump_json(exclude={"lean", "lean_steps", "verified", "reasons"}))
         payload = {
@@ -252,7 +253,10 @@ def command_lean_toolchains(arguments: argparse.Namespace) -> int:
         users = ", ".join(toolchain.used_by) or "-"
         console.print(
             f"{toolchain.name}: Lean {toolchain.lean_version}, Mathlib {toolchain.mathlib_rev}, "
-            f"REPL tag {toolchain.repl_rev}; project {default_project_path(toolchain.name)}; used by {users}",
+            # the REPL `repro lean setup` builds (LeanInteract's), as setup names it; then the Kimina server's tag
+            f"REPL {toolchain.interact_repl_git} @ {toolchain.interact_repl_rev} (a Kimina server builds"
+            f" leanprover-community/repl {toolchain.repl_rev}); project {default_project_path(toolchain.name)};"
+            f" used by {users}",
             markup=False,
         )
     return ExitCode.ok

@@ -12,6 +12,19 @@ if TYPE_CHECKING:
     from repro.cli._common import Commands
 
 
+def _plain(value: object) -> str:
+    """A setting as a reader writes it in YAML (n2): no Python reprs, no None or False."""
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, str):
+        return value if value.strip() and "\n" not in value else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
 def command_provers(arguments: argparse.Namespace) -> int:
     from rich.table import Table
 
@@ -23,9 +36,9 @@ def command_provers(arguments: argparse.Namespace) -> int:
         return ExitCode.ok
     if arguments.name:
         profile = profiles[0]
-        console.print(f"[bold]{profile.name}[/bold]: {profile.title}")
+        console.print(f"{profile.name}: {profile.title}", markup=False)
         for key, value in profile.model_dump(mode="json", exclude={"name", "title", "sources"}).items():
-            console.print(f"  {key}: {value!r}", markup=False)
+            console.print(f"  {key}: {_plain(value)}", markup=False)
         console.print("  sources:")
         for source in profile.sources:
             console.print(f"    {source}", markup=False)

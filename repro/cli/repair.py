@@ -36,13 +36,19 @@ def command_repair(arguments: argparse.Namespace) -> int:
     if arguments.ablations:
         return _repair_ablations(arguments, settings)
     if len(arguments.traces) != 1 or len(arguments.candidates or []) > 1 or not arguments.out:
-        errors.print("repair takes one --traces, at most one --candidates and --out (several only with --ablations)")
+        errors.print(
+            "error: repair takes one --traces, at most one --candidates and --out (several only with --ablations)"
+        )
         return 2
-    traces = read_traces(Path(arguments.traces[0]))
-    offline = read_candidates_file(Path(arguments.candidates[0]), traces) if arguments.candidates else None
+    from repro.prompts import user_or_bundled
+
+    # the shipped demo files (data/demo_traces.jsonl, data/demo_candidates.jsonl) from any directory
+    traces = read_traces(user_or_bundled(arguments.traces[0]))
+    offline = read_candidates_file(user_or_bundled(arguments.candidates[0]), traces) if arguments.candidates else None
     if arguments.limit:
         traces = traces[: arguments.limit]
     out = Path(arguments.out)
+    _refuse_a_finished_repair(out, overwrite=arguments.overwrite)
     client = None
     store = None
     if offline is None:
@@ -52,7 +58,7 @@ def command_repair(arguments: argparse.Namespace) -> int:
             model = ModelSettings(model=arguments.model, base_url=arguments.base_url, api_key_env=arguments.api_key_env)
         else:
             errors.print(
-                "repair needs candidates: --candidates FILE (offline) or a model (--model and --base-url,"
+                "error: repair needs candidates: --candidates FILE (offline) or a model (--model and --base-url,"
                 " or --config with models.repair)"
             )
             return ExitCode.usage
@@ -80,6 +86,15 @@ def command_repair(arguments: argparse.Namespace) -> int:
         f"triggered {report['trigger_rate']:.1%}; calls/example {report['calls_per_example']:.2f}"
     )
     console.print(f"wrote {out / 'report.json'} and {out / 'examples.jsonl'}")
+    unreadable = sum(
+        "clean:final_answer_lines" in candidate.failures for result in results for candidate in result.candidates
+    )
+    if unreadable:  # m12: the commonest reason a correct candidate is refused, and easy to miss
+        errors.print(
+            f"{unreadable} candidate(s) were refused for their Final Answer: the guard reads exactly one line that"
+            " starts with 'Final Answer:' (an answer inline after other text is not read; see docs/repair.md)",
+            style="yellow",
+        )
     if report["undecided"]:
         errors.print(
             f"{report['undecided']} triggered example(s) could not be decided: {report['failed_calls']} model"
@@ -88,6 +103,27 @@ def command_repair(arguments: argparse.Namespace) -> int:
         )
         return ExitCode.unfinished
     return 0
+
+
+def _refuse_a_finished_repair(out: Path, *, overwrite: bool) -> None:
+    """A finished repair's report is not replaced unasked; an undecided one (its endpoint failed) is the
+    one to run again into the same --out, where the answers it received are cached."""
+    import json
+
+    from repro.repair.runner import RepairInputError
+
+    report = out / "report.json"
+    if overwrite or not report.is_file():
+        return
+    try:
+        undecided = int(json.loads(report.read_text(encoding="utf-8")).get("undecided") or 0)
+    except (OSError, ValueError, AttributeError):
+        undecided = 0
+    if not undecided:
+        raise RepairInputError(
+            f"--out {out} holds a finished repair (report.json, examples.jsonl); nothing was done. Choose"
+            " another --out, or pass --overwrite to replace it"
+        )
 
 
 def _interrupted(arguments: argparse.Namespace) -> str | None:
@@ -101,7 +137,7 @@ def _repair_ablations(arguments: argparse.Namespace, settings: RepairSettings) -
 
     candidate_files = arguments.candidates or []
     if len(candidate_files) > len(arguments.traces):
-        errors.print("--ablations pairs each --candidates with the --traces in the same position")
+        errors.print("error: --ablations pairs each --candidates with the --traces in the same position")
         return 2
     datasets = []
     for index, path in enumerate(arguments.traces):
@@ -140,7 +176,12 @@ def register(commands: Commands) -> None:
         action="append",
         help="JSONL with id, problem, gold_answer, initial_reasoning (repeat with --ablations)",
     )
-    repair.add_argument("--out", help="directory for report.json and examples.jsonl (ablations.json)")
+    repair.add_argument(
+        "--out",
+        help="directory for report.json and examples.jsonl (ablations.json); one holding a finished repair is"
+        " refused (--overwrite), one whose repair was left undecided is continued",
+    )
+    repair.add_argument("--overwrite", action="store_true", help="replace the finished repair in --out")
     repair.add_argument(
         "--candidates",
         action="append",

@@ -56,6 +56,24 @@ def _config_from_arguments(arguments: argparse.Namespace, stored: Path | None = 
     return build_config(data)
 
 
+def _outside_the_demo_script(config: RunConfig) -> str | None:
+    """m20: the demonstration's scripted models answer only the problems their script covers."""
+    from repro.demo import covered_problems
+
+    dataset = config.dataset
+    shipped = bundled_path("data/gsm8k_sample.jsonl").resolve()
+    other_source = dataset.path is None or Path(dataset.path).resolve() != shipped
+    covered = covered_problems()
+    drawn_past = dataset.sample is not None or config.target is not None or (dataset.limit or 10**9) > covered
+    if not (other_source or drawn_past):
+        return None
+    return (
+        f"the demonstration's scripted models know only the first {covered} problems of"
+        " data/gsm8k_sample.jsonl; any other problem is rejected at rewrite (rewrite_invalid_json), so its"
+        " figures describe the script, not the data. Give --config with real models for other data"
+    )
+
+
 # what the command line may have chosen when the run started: a resume keeps the stored value unless
 # the command line gives it again (a config file given to --resume carries none of them)
 _SELECTION = ("name", "path", "limit", "sample", "seed", "levels", "types", "ids", "skip_bad_rows")
@@ -100,14 +118,20 @@ def command_run(arguments: argparse.Namespace) -> int:
     if arguments.run_dir:
         run_dir = Path(arguments.run_dir)
     elif arguments.resume:
-        errors.print("--resume needs --run-dir DIR")
+        errors.print("error: --resume needs --run-dir DIR")
         return 2
     else:
         assert config is not None
         run_dir = Path("runs") / f"{config.name}-{datetime.now():%Y%m%d-%H%M%S}"
     arguments.run_dir = str(run_dir)  # an interrupt names the real directory
     if config is not None and config.demonstration:
-        errors.print("demonstration config: scripted models, recorded Lean; nothing here is verified", style="yellow")
+        if arguments.config:  # a bare `repro run` said so already, in its one banner
+            errors.print(
+                "demonstration config: scripted models, recorded Lean; nothing here is verified", style="yellow"
+            )
+        outside = _outside_the_demo_script(config)
+        if outside:
+            errors.print(f"warning: {outside}", style="yellow", soft_wrap=True)
     reprove_with = Path(arguments.reprove_with) if arguments.reprove_with else None
     outcome = run(config, run_dir, resume=arguments.resume, console=console, reprove_with=reprove_with)
     rates = outcome.metrics["rates"]
@@ -142,9 +166,9 @@ def command_run(arguments: argparse.Namespace) -> int:
     directory = quoted(outcome.run_dir)
     # a demonstration is checked by a stand-in only (recorded Lean): its release must say so to write anything
     unverified = " --allow-unverified" if resolved.demonstration else ""
-    console.print(
-        f"next: repro status {directory}  |  repro audit {directory}  |  "
-        f"repro release {directory} --out {quoted(Path('release') / outcome.run_dir.name)}{unverified}",
+    release = f"  |  repro release {directory} --out {quoted(Path('release') / outcome.run_dir.name)}{unverified}"
+    console.print(  # nothing retained: a release would only say so (n13)
+        f"next: repro status {directory}  |  repro audit {directory}" + (release if rates["retained"] else ""),
         soft_wrap=True,
     )
     return ExitCode.ok

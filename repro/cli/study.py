@@ -30,8 +30,16 @@ if TYPE_CHECKING:
 def command_statements(arguments: argparse.Namespace) -> int:
     from repro.study import export_statements
 
-    written = export_statements(Path(arguments.run_dir), Path(arguments.out))
+    written, left_out = export_statements(
+        Path(arguments.run_dir), Path(arguments.out), overwrite=arguments.overwrite, include_checked_out=arguments.all
+    )
     console.print(f"wrote {written} aligned statements to {arguments.out}")
+    if left_out:
+        shown = ", ".join(f"{count} {outcome}" for outcome, count in left_out.items())
+        console.print(
+            f"left out the statements the run's Lean checks found vacuous or refuted ({shown}): a proof of one"
+            " proves nothing about its answer; --all exports them too, marked in statement_check"
+        )
     return 0
 
 
@@ -147,7 +155,13 @@ def command_study_report(arguments: argparse.Namespace) -> int:
 def register(commands: Commands) -> None:
     statements = commands.add_parser("statements", help="export a run's aligned statements for a coverage study")
     add_run_dir(statements)
-    statements.add_argument("--out", required=True, help="statement file to write (JSONL)")
+    statements.add_argument("--out", required=True, help="statement file to write (JSONL); an existing one is refused")
+    statements.add_argument("--overwrite", action="store_true", help="replace an existing --out file")
+    statements.add_argument(
+        "--all",
+        action="store_true",
+        help="also export the statements the run's Lean checks found vacuous or refuted (marked statement_check)",
+    )
     statements.set_defaults(handler=command_statements)
 
     study = commands.add_parser(

@@ -9,6 +9,7 @@ import yaml
 from pydantic import ValidationError
 
 from repro.config import ConfigError, ModelBackendName, ModelSettings
+from repro.prompts import user_or_bundled
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -42,6 +43,7 @@ def parse_model_argument(argument: str, *, api_key_env: str | None = None) -> tu
 
 
 def _settings_from_file(path: Path, name: str) -> ModelSettings:
+    path = user_or_bundled(path)  # the shipped configs/demo_models/*.yaml from any directory
     if not path.is_file():
         raise ConfigError(f"--model {name}={path}: file not found")
     try:

@@ -45,7 +45,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeSettings
-from repro.judge.integrity import tool_problem
+from repro.judge.integrity import tool_problem, toolchain_root
 from repro.judge.kernel import (
     JUDGE_CHECKS,
     judge_environment,
@@ -215,7 +215,9 @@ class ComparatorJudge:
         if sandbox is not None:
             return JudgeCause.unconfined, sandbox
         status = self.confined.status()
-        return tool_problem(home, real=self.real, writes_confined=status is not None and status.writes_confined)
+        confined = status is not None and status.writes_confined
+        lean = None if confined or not self.real else toolchain_root(toolchain_binary("lake", home / "workspace"))
+        return tool_problem(home, real=self.real, writes_confined=confined, toolchain=lean)
 
     def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
         toolchain = toolchain_key(request.toolchain)

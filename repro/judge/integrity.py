@@ -34,7 +34,7 @@ from pathlib import Path
 
 from repro.judge.verdict import JudgeCause
 
-__all__ = ["SEAL_SUFFIX", "check_seal", "seal_path", "seal_tools", "tool_problem", "writable_path"]
+__all__ = ["SEAL_SUFFIX", "check_seal", "seal_path", "seal_tools", "tool_problem", "toolchain_root", "writable_path"]
 
 SEAL_SUFFIX = ".repro-seal.json"
 REPRO_PACKAGE = Path(__file__).resolve().parent.parent  # repro/, with repro/judge/lean/*.lean
@@ -182,7 +182,17 @@ def writable_path(home: Path) -> Path | None:
     return None
 
 
-def tool_problem(home: Path, *, real: bool, writes_confined: bool) -> tuple[JudgeCause, str] | None:
+def toolchain_root(program: str) -> Path | None:
+    """The toolchain directory a resolved ``lake``/``lean`` lies in (``<root>/bin/<program>``), or None (elan's
+    shim, or nothing found)."""
+    path = Path(program).resolve()
+    root = path.parent.parent
+    return root if path.parent.name == "bin" and (root / "bin" / "lean").exists() and (root / "lib").is_dir() else None
+
+
+def tool_problem(
+    home: Path, *, real: bool, writes_confined: bool, toolchain: Path | None = None
+) -> tuple[JudgeCause, str] | None:
     """Why the tools under ``home`` must not be used for this judgement, or None: changed since they were sealed
     (``sandbox``: a sandbox, earlier, did not hold), or writable by this user while a real judge would run prover
     code unconfined (``unconfined``)."""
@@ -191,7 +201,10 @@ def tool_problem(home: Path, *, real: bool, writes_confined: bool) -> tuple[Judg
         return JudgeCause.sandbox, changed
     if real and not writes_confined:
         # what decides "verified" later: the tools, and repro itself (our check scripts, this very code)
-        for what, root in (("the judge's tools", home), ("repro's own code", REPRO_PACKAGE)):
+        roots = [("the judge's tools", home), ("repro's own code", REPRO_PACKAGE)]
+        if toolchain is not None:
+            roots.append(("the Lean toolchain", toolchain))
+        for what, root in roots:
             writable = writable_path(root)
             if writable is not None:
                 return JudgeCause.unconfined, (

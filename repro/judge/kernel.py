@@ -74,7 +74,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from repro.config import JudgeBackendName, JudgeSettings
-from repro.judge.integrity import tool_problem
+from repro.judge.integrity import tool_problem, toolchain_root
 from repro.judge.runner import Confinement, Slots, StepResult, run_step, signal_name
 from repro.judge.verdict import (
     STRUCTURAL_NOTE,
@@ -484,7 +484,9 @@ class SafeVerifyJudge:
         if sandbox is not None:
             return JudgeCause.unconfined, sandbox
         status = self.confined.status()
-        return tool_problem(checkout, real=self.real, writes_confined=status is not None and status.writes_confined)
+        confined = status is not None and status.writes_confined
+        lean = None if confined or not self.real else toolchain_root(toolchain_binary("lake", checkout))
+        return tool_problem(checkout, real=self.real, writes_confined=confined, toolchain=lean)
 
     def _verdict(self, request: JudgeRequest, status: JudgeStatus, started: float, **fields: Any) -> JudgeVerdict:
         toolchain = toolchain_key(request.toolchain)

@@ -562,5 +562,6 @@ def render_report(report: SelfTestReport) -> list[str]:
     hint = sandbox_hint(report)
     if hint:
         lines.append(hint)
-    lines.append("self-test " + ("passed" if report.passed else f"FAILED: {failed}"))
+    fake = "" if report.real_lean else " on a backend that is not real Lean (no real verdict; exit 4)"
+    lines.append("self-test " + (f"passed{fake}" if report.passed else f"FAILED: {failed}"))
     return lines

@@ -24,6 +24,20 @@ class TaxonomyFact(StrEnum):
     forbidden_construct = "forbidden_construct"
 
 
+# What each failure-taxonomy tag (RePro App. J) says about a rejected sample, for `repro reasons` (n6)
+FACT_DESCRIPTIONS: dict[TaxonomyFact, str] = {
+    TaxonomyFact.boundary_corruption: "the output holds a model's special-token string (<|im_end|>, <｜Assistant｜>)",
+    TaxonomyFact.natural_language_intrusion: "prose lines stand where Lean tactics should be",
+    TaxonomyFact.repetitive_tactics: "the same tactic repeated many times (a prover stuck in a loop)",
+    TaxonomyFact.target_corruption: "the prover's theorem states another target than our statement",
+    TaxonomyFact.truncation: "the output stopped at the token limit, or mid-construct",
+    TaxonomyFact.compile_error: "Lean reported an error for the code",
+    TaxonomyFact.timeout: "the Lean check ran out of time",
+    TaxonomyFact.sorry: "the proof leaves a sorry",
+    TaxonomyFact.axiom_violation: "the proof depends on an axiom beyond propext, Classical.choice, Quot.sound",
+    TaxonomyFact.forbidden_construct: "the code uses a construct the screen refuses",
+}
+
 _PAIRS = {"(": ")", "[": "]", "{": "}", "⟨": "⟩"}
 # A capitalised word, three lowercase words, then no code characters. Possessive quantifiers and
 # exactly three words (more are absorbed by the tail, which allows them) leave the engine nothing to

@@ -58,11 +58,19 @@ class EndpointPreflightError(ReproError, RuntimeError):
 
     exit_code = ExitCode.unfinished
 
-    def __init__(self, failures: list[EndpointCheck]) -> None:
+    def __init__(self, failures: list[EndpointCheck], *, run: bool = False) -> None:
         lines = "\n  ".join(check.describe() for check in failures)
+        # a run checks its Lean backend and kernel judge only after this: say so, or a user who fixes the
+        # endpoints meets the next missing piece only then (trial n17)
+        then = (
+            " The Lean backend and the kernel judge are checked only after the endpoints answer: `repro doctor"
+            " --config FILE` checks all of them at once."
+            if run
+            else " (`repro doctor --config FILE`)."
+        )
         super().__init__(
             f"model endpoint check failed; nothing was run:\n  {lines}\n"
-            "Start the server or fix base_url / api_key_env in the config (`repro doctor --config FILE`)."
+            f"Start the server or fix base_url / api_key_env in the config{'.' if run else ''}{then}"
         )
         self.failures = failures
 
@@ -226,7 +234,7 @@ def preflight_endpoints(config: RunConfig, *, timeout_s: float = 5.0) -> list[En
     checks = asyncio.run(check_endpoints(config, timeout_s=timeout_s))
     failures = [check for check in checks if not check.ok]
     if failures:
-        raise EndpointPreflightError(failures)
+        raise EndpointPreflightError(failures, run=True)
     return checks
 
 

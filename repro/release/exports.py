@@ -46,13 +46,16 @@ _INSPECT_TASK = '''"""inspect_ai tasks for this repro release (written by `repro
     inspect eval task.py@repro_rewritten --model vllm/Qwen/Qwen2.5-7B-Instruct
 
 Each sample is one released instance; the scorer grades the last \\\\boxed{{}} of the reply against
-the reference answer with math-verify (repro_grading.py), never with a model.
+the reference answer with math-verify (repro_grading.py), never with a model. Rows marked unverified
+(no real Lean checked their proof) are left out, as `repro evaluate` leaves them out, unless asked:
+`-T include_unverified=true` (or REPRO_INCLUDE_UNVERIFIED=1).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import string
 import sys
 from pathlib import Path
@@ -70,13 +73,21 @@ PROMPT = string.Template({prompt!r})
 GRADING = _load_grading(HERE / "{grading_file}")
 
 
-def _dataset(question_field: str, answer_field: str, name: str) -> MemoryDataset:
+def _dataset(question_field: str, answer_field: str, name: str, include_unverified: bool) -> MemoryDataset:
     lines = (HERE / "data" / "test.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    include = include_unverified or os.environ.get("REPRO_INCLUDE_UNVERIFIED", "") not in ("", "0")
+    left_out = 0 if include else sum(1 for row in rows if row.get("unverified"))
+    if left_out:
+        print(
+            f"repro release: left out {{left_out}} of {{len(rows)}} rows marked unverified (no real Lean checked"
+            " them), as repro evaluate does; -T include_unverified=true scores them too",
+            file=sys.stderr,
+        )
     samples = []
-    for line in lines:
-        if not line.strip():
+    for row in rows:
+        if row.get("unverified") and not include:
             continue
-        row = json.loads(line)
         samples.append(
             Sample(
                 id=row["instance_id"],
@@ -97,9 +108,9 @@ def math_verify_answer() -> Any:
     return score
 
 
-def _task(question_field: str, answer_field: str, name: str) -> Task:
+def _task(question_field: str, answer_field: str, name: str, include_unverified: bool) -> Task:
     return Task(
-        dataset=_dataset(question_field, answer_field, name),
+        dataset=_dataset(question_field, answer_field, name, include_unverified),
         solver=generate(),
         scorer=math_verify_answer(),
         config=GenerateConfig(temperature=0.0, max_tokens={max_tokens}),
@@ -107,26 +118,30 @@ def _task(question_field: str, answer_field: str, name: str) -> Task:
 
 
 @task
-def repro_original() -> Task:
+def repro_original(include_unverified: bool = False) -> Task:
     """The source benchmark's questions of the released instances, against their original answers."""
-    return _task("original_question", "original_answer", "repro_original")
+    return _task("original_question", "original_answer", "repro_original", include_unverified)
 
 
 @task
-def repro_rewritten() -> Task:
+def repro_rewritten(include_unverified: bool = False) -> Task:
     """The proof-verified rewritten questions, against the Lean-verified new answers."""
-    return _task("rewritten_question", "new_answer", "repro_rewritten")
+    return _task("rewritten_question", "new_answer", "repro_rewritten", include_unverified)
 '''
 
 _LM_EVAL_UTILS = '''"""lm-evaluation-harness hooks for this repro release (written by `repro release`).
 
     lm_eval --model hf --model_args pretrained=... --include_path RELEASE/lm_eval --tasks repro_rewritten
+
+Rows marked unverified (no real Lean checked their proof) are left out, as `repro evaluate` leaves them
+out, unless REPRO_INCLUDE_UNVERIFIED=1 is set.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import string
 import sys
 from pathlib import Path
@@ -142,9 +157,18 @@ GRADING = _load_grading(RELEASE / "{grading_file}")
 
 
 def load_release(**kwargs: Any) -> datasets.DatasetDict:
-    """The release's own rows (data/test.jsonl), as the `test` split."""
+    """The release's own rows (data/test.jsonl), as the `test` split, without the unverified ones unless asked."""
     lines = (RELEASE / "data" / "test.jsonl").read_text(encoding="utf-8").splitlines()
     rows = [json.loads(line) for line in lines if line.strip()]
+    if os.environ.get("REPRO_INCLUDE_UNVERIFIED", "") in ("", "0"):
+        kept = [row for row in rows if not row.get("unverified")]
+        if len(kept) < len(rows):
+            print(
+                f"repro release: left out {{len(rows) - len(kept)}} of {{len(rows)}} rows marked unverified (no real"
+                " Lean checked them), as repro evaluate does; REPRO_INCLUDE_UNVERIFIED=1 scores them too",
+                file=sys.stderr,
+            )
+        rows = kept
     return datasets.DatasetDict({{"test": datasets.Dataset.from_list([{{k: r.get(k) for k in FIELDS}} for r in rows])}})
 
 

@@ -75,7 +75,7 @@ function startAudit(data) {
     }
     for (const sample of row.samples) {
       const section = el("div", null, `sample sample-${sample.status}`);
-      section.appendChild(el("h4", `Prover sample ${sample.number} (statement of formalization round ${sample.round}): ${sample.status}` +
+      section.appendChild(el("h4", `Prover sample ${sample.in_round} on the statement of formalization round ${sample.round} (attempt #${sample.number}): ${sample.status}` +
         (sample.reason ? ` — ${sample.reason}` : "") + (sample.finish && sample.finish !== "stop" ? ` — finish ${sample.finish}` : "")));
       if (sample.taxonomy.length) section.appendChild(el("p", "taxonomy: " + sample.taxonomy.join(", "), "taxonomy"));
       if (sample.details.length) section.appendChild(el("p", sample.details.join(" | "), "gate-details"));
@@ -119,7 +119,10 @@ function startAudit(data) {
     details,
   });
 
-  fillSelect(filters.stage, distinct((row) => row.stage));
+  // stages in the pipeline's order (then the candidates' final states), not alphabetically
+  const order = ["rewrite", "screen", "formalize", "align", "check", "prove", "verify", "salvage", "feedback", "judge", "answer"];
+  const rank = (stage) => (order.indexOf(stage) < 0 ? order.length : order.indexOf(stage));
+  fillSelect(filters.stage, distinct((row) => row.stage).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b)));
   fillSelect(filters.reason, distinct((row) => row.reasons));
   fillSelect(filters.level, distinct((row) => row.level));
   fillSelect(filters.type, distinct((row) => row.type));

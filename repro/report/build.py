@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from repro.evaluate.store import EVAL_STORE_FILENAME as EVAL_STORE
 from repro.report.collect import ReportError, RunReport, collect_run, retained_problems
 from repro.report.evaluation_page import (
     MODEL_CACHE_DIR,
@@ -27,8 +28,9 @@ from repro.report.evaluation_page import (
 )
 from repro.report.page import _cell, _table, render_page, run_sections, unverified_banner
 from repro.report.study_page import collect_study, is_study, study_data, study_sections
-from repro.report.svg import PALETTE, line_chart, rate_bars
+from repro.report.svg import PALETTE, legend, line_chart, rate_bars, stacked_bars
 from repro.store import STORE_FILENAME
+from repro.study.store import STUDY_FILENAME as STUDY_STORE
 
 STUDY_PATTERNS = ("study*.json",)
 EVALUATION_PATTERNS = ("eval*.json", "evaluate*.json", "evaluation*.json")
@@ -47,8 +49,10 @@ def detect_kinds(directory: Path) -> list[str]:
     kinds = []
     if (directory / STORE_FILENAME).is_file():
         kinds.append("run")
-    if is_study(directory) or _sub_runs(directory) or _json_files(directory, STUDY_PATTERNS):
+    if is_study(directory) or _json_files(directory, STUDY_PATTERNS):
         kinds.append("study")
+    elif _sub_runs(directory):  # a folder of run directories: runs side by side, not a prover study (n12)
+        kinds.append("runs compared")
     if is_evaluation(directory) or _json_files(directory, EVALUATION_PATTERNS):
         kinds.append("evaluation")
     return kinds
@@ -125,6 +129,27 @@ def _study_section(directory: Path) -> tuple[str, list[str]]:
     ]
     common = set.intersection(*solved.values()) if solved else set()
     taxonomy = [[name, row["fact"], row["count"], f"{row['share']:.1%}"] for name, r in runs for row in r.taxonomy]
+    # the same facts as one bar per run, a segment per fact (n19: a 21-row table alone read badly)
+    facts = sorted({row["fact"] for _, r in runs for row in r.taxonomy})
+    fact_colors = {fact: PALETTE[i % len(PALETTE)] for i, fact in enumerate(facts)}
+    taxonomy_bars = [
+        (
+            name,
+            [(row["fact"], float(row["count"]), fact_colors[row["fact"]]) for row in r.taxonomy],
+            f"{sum(row['count'] for row in r.taxonomy)} facts",
+        )
+        for name, r in runs
+    ]
+    taxonomy_figure = (
+        stacked_bars(
+            taxonomy_bars,
+            title="Failure taxonomy per run (samples showing each fact)",
+            figure_id="figure-runs-taxonomy",
+        )
+        + legend(list(fact_colors.items()))
+        if facts
+        else ""
+    )
     warnings = sorted({w for _, r in runs for w in r.header.unverified_sources})
     body = (
         "<h2 id=study>Study: runs compared</h2>"
@@ -134,6 +159,7 @@ def _study_section(directory: Path) -> tuple[str, list[str]]:
         )
         + _table(["run", "retained problems", "only this run"], overlap)
         + f"<p class=note>retained by every run: {len(common)}; by at least one (union): {len(every)}</p>"
+        + taxonomy_figure
         + _table(["run", "fact", "samples", "share"], taxonomy)
     )
     return body, warnings
@@ -152,8 +178,8 @@ def _build(directory: Path) -> tuple[str, list[str], int, str]:
     if not kinds:
         raise ReportError(
             f"{directory}: nothing to report: expected a run directory ({STORE_FILENAME}), a study directory"
-            f" (run directories inside, or {', '.join(STUDY_PATTERNS)}) or an evaluation directory"
-            f" ({', '.join(EVALUATION_PATTERNS)})"
+            f" ({STUDY_STORE}, or {', '.join(STUDY_PATTERNS)}), a folder of run directories, or an evaluation"
+            f" directory ({EVAL_STORE}, or {', '.join(EVALUATION_PATTERNS)})"
         )
     body, candidates = "", 0
     data: dict[str, Any] = {"candidates": []}
@@ -174,16 +200,19 @@ def _build(directory: Path) -> tuple[str, list[str], int, str]:
         data, script = study_data(study), "study.js"
         contents = f"{len(study.statements)} statements, {len(study.provers)} provers"
         title = f"repro report: study {study.name}"
-    elif "study" in kinds:
+    elif "study" in kinds or "runs compared" in kinds:
         section, warnings = _study_section(directory)
         if run is None:
             body += unverified_banner(warnings, "the compared runs")
+            compared = len(_sub_runs(directory))
+            contents = contents or (f"{compared} run{'s' * (compared != 1)} side by side" if compared else "")
         body += section + _json_section(directory, STUDY_PATTERNS, "Study summary", "study-summary")
     if "evaluation" in kinds and is_evaluation(directory) and script == "audit.js" and run is None:
         evaluation = collect_evaluation(directory)
         body += evaluation_sections(evaluation)
         data, script = evaluation_data(evaluation), "evaluation.js"
-        contents = f"{len(evaluation.instances)} evaluated rows, {len(evaluation.models)} models"
+        models = len(evaluation.models)
+        contents = f"{len(evaluation.instances)} evaluated rows, {models} model{'s' * (models != 1)}"
         title = f"repro report: evaluation {evaluation.name}"
     elif "evaluation" in kinds:
         body += _json_section(directory, EVALUATION_PATTERNS, "Evaluation", "evaluation")

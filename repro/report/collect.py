@@ -118,7 +118,7 @@ def _summary(config: dict[str, Any]) -> dict[str, str]:
     lean = config.get("lean") or {}
     summary = {
         "dataset": f"{dataset.get('name', '?')} ({dataset.get('path') or dataset.get('hf_name') or 'default source'})",
-        "limit / target": f"{dataset.get('limit')} / {config.get('target')}",
+        "limit / target": f"{dataset.get('limit') or 'none'} / {config.get('target') or 'none'}",
         "prover samples k": f"{prove.get('k', '?')} ({prove.get('strategy', '?')})",
         "retries": ", ".join(f"{key} {value}" for key, value in retries.items()) or "defaults",
         "alignment asks": str((config.get("align") or {}).get("asks", 3)),
@@ -236,7 +236,10 @@ def _candidate_row(
         return attempt.inputs.get(Stage.formalize.value, legacy)
 
     samples = []
+    per_round: dict[int, int] = defaultdict(int)  # samples are numbered within their round (n11), 1..k
     for attempt in sorted(by_stage["prove"], key=lambda a: a.attempt_number):
+        sample_round = round_of(attempt, attempt.attempt_number // max(k, 1))
+        per_round[sample_round] += 1
         check = verify.get(attempt.attempt_number)
         text = attempt.output.get("text") or attempt.output.get("error")
         checked = check.output.get("checked_code") if check else None
@@ -245,7 +248,8 @@ def _candidate_row(
         samples.append(
             {
                 "number": attempt.attempt_number,
-                "round": round_of(attempt, attempt.attempt_number // max(k, 1)),
+                "in_round": per_round[sample_round],
+                "round": sample_round,
                 "text": cap(text, SAMPLE_CAP),
                 "finish": attempt.output.get("finish_reason"),
                 "status": check.status.value if check else attempt.status.value,

@@ -130,17 +130,24 @@ def _interval(low: float, high: float) -> str:
     return "—" if low != low or high != high else f"[{low:.3f}, {high:.3f}]"
 
 
+def _rate(value: float | None, *, signed: bool = False) -> str:
+    """An accuracy or a drop as `repro evaluate-report` prints it (1.000, +0.500), never 1 or 0.5 (n10)."""
+    if value is None or value != value:
+        return "—"
+    return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
 def _group_rows(model: str, kind: str, groups: list[GroupStatistics]) -> list[list[Any]]:
     return [
         [
             model,
             kind if kind == "all" else f"{kind} {g.group}",
             g.instances,
-            _cell(g.accuracy_original),
+            _rate(g.accuracy_original),
             _interval(g.accuracy_original_interval.low, g.accuracy_original_interval.high),
-            _cell(g.accuracy_rewritten),
+            _rate(g.accuracy_rewritten),
             _interval(g.accuracy_rewritten_interval.low, g.accuracy_rewritten_interval.high),
-            _cell(g.drop),
+            _rate(g.drop, signed=True),
             _interval(g.drop_interval.low, g.drop_interval.high),
             f"{g.discordant_original_only} / {g.discordant_rewritten_only}",
             _cell(g.mcnemar_p),

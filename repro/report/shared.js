@@ -47,6 +47,14 @@ function leanMessages(parent, list) {
 // A table of `rows`, 50 a page: `cells(row)` gives a row's columns, `excerpt(row)` the text of its last
 // (shortened) column, `details(row)` what a click or Enter opens under it. `show(visible)` lists a
 // filtered selection from its first page; `open(id)` lists every row, pages to that one and opens it.
+// At most `limit` characters, cut at a word and marked with an ellipsis (a row's full text opens below it).
+function shorten(text, limit) {
+  if (text.length <= limit) return text;
+  const cut = text.slice(0, limit - 1);
+  const space = cut.lastIndexOf(" ");
+  return (space > limit / 2 ? cut.slice(0, space) : cut) + "…";
+}
+
 function pagedTable({ rows, body, counter, pager, noun, columns, rowClass, cells, excerpt, details }) {
   const PAGE = 50;
   let visible = rows;
@@ -77,7 +85,7 @@ function pagedTable({ rows, body, counter, pager, noun, columns, rowClass, cells
       tr.tabIndex = 0;
       tr.setAttribute("aria-expanded", "false");
       for (const value of cells(row)) tr.appendChild(el("td", value));
-      tr.appendChild(el("td", (excerpt(row) || "").slice(0, 140), "question"));
+      tr.appendChild(el("td", shorten(excerpt(row) || "", 140), "question"));
       tr.addEventListener("click", () => toggle(row, tr));
       tr.addEventListener("keydown", (event) => { if (event.key === "Enter") toggle(row, tr); });
       body.appendChild(tr);

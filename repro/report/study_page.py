@@ -21,7 +21,7 @@ from repro.report.collect import SAMPLE_CAP, TEXT_CAP, cap
 from repro.report.page import _cell, _table, unverified_banner
 from repro.report.svg import PALETTE, interval_chart, legend, stacked_bars, upset_chart
 from repro.study.records import SampleOutcome, StudyStatement
-from repro.study.render import FACT_LABELS
+from repro.study.render import FACT_LABELS, SHARED_LEAN_NOTE
 from repro.study.report import StudyReport
 from repro.study.report import build_report as study_figures
 from repro.study.store import STUDY_FILENAME, StudyStore
@@ -272,6 +272,9 @@ def _pass_at(page: StudyPage) -> str:
 def _groups(page: StudyPage) -> str:
     colors = _colors(page)
     parts = ["<h2 id=study-groups>Coverage per level and type</h2>"]
+    if not any(getattr(p, key) for p in page.figures.provers for key in ("by_level", "by_type")):
+        # nothing to draw: no empty figure, no legend of provers below it (m17)
+        return parts[0] + "<p class=note>The statements carry no level or type (GSM8K's have none).</p>"
     for key, label in (("by_level", "level"), ("by_type", "type")):
         groups = sorted({g for p in page.figures.provers for g in getattr(p, key)})
         if not groups:
@@ -430,7 +433,8 @@ def _cost(page: StudyPage) -> str:
         rows,
         "cost-table",
     )
-    return f"<h2 id=study-cost>Cost per verified statement</h2>{figure}{table}"
+    note = f"<p class=note>{escape(SHARED_LEAN_NOTE)}</p>"  # n18
+    return f"<h2 id=study-cost>Cost per verified statement</h2>{figure}{table}{note}"
 
 
 def _explorer(page: StudyPage) -> str:

@@ -271,7 +271,8 @@ def upset_chart(
     Venn diagrams stop being readable beyond three sets; the UpSet layout (Lex et al., 2014) shows
     every exclusive intersection as a bar, so "proved only by this prover" is a column of its own."""
     label_w, size_w, column_w, bar_h, row_h, top = 110, 90, 44, 150, 22, 30
-    width = label_w + size_w + max(len(intersections), 1) * column_w + 20
+    # wide enough for its title (about 8 px per character at 14 px bold), however few the columns (m17)
+    width = max(label_w + size_w + max(len(intersections), 1) * column_w + 20, int(len(title) * 8) + 10)
     height = top + bar_h + 24 + len(names) * row_h + 10
     largest = max((count for _, count in intersections), default=0) or 1
     largest_set = max(set_sizes.values(), default=0) or 1
@@ -340,7 +341,13 @@ def forest_chart(
     parts.append(
         f'<line x1="{px(0):.1f}" x2="{px(0):.1f}" y1="{top}" y2="{bottom_y}" stroke="#999" stroke-dasharray="3 3"/>'
     )
-    for tick in (low_x + pad, 0.0, high_x - pad):
+    # zero and the data's ends, each drawn once (an end at zero, or one too close to zero to read apart, is
+    # not drawn again over it: n10)
+    ticks: list[float] = [0.0]
+    for tick in (low_x + pad, high_x - pad):
+        if all(abs(px(tick) - px(other)) >= 30 for other in ticks):
+            ticks.append(tick)
+    for tick in sorted(ticks):
         parts.append(_text(px(tick), bottom_y + 16, f"{tick:.2f}", anchor="middle", size=10))
     for index, (label, value, low, high, color) in enumerate(rows):
         y = top + index * row_h + row_h / 2

@@ -54,7 +54,7 @@ class RunReader:
     def __init__(self, run_dir: str | Path) -> None:
         self._bind(run_dir)
         if not self.path.exists():
-            raise StoreError(f"{self.run_dir}: no run store ({STORE_FILENAME}) here; is this a run directory?")
+            raise StoreError(f"{self.run_dir}: no run store ({STORE_FILENAME}) here; {_what_is_here(self.run_dir)}")
         self._reader = _read_only_connection(self.path)
         try:
             version = self.schema_version()
@@ -275,7 +275,12 @@ class RunReader:
         return [StageAttempt.model_validate_json(row["payload"]) for row in self._query(sql, parameters)]
 
     def rejected_attempt_rows(
-        self, *, stage: str | None = None, reason: str | None = None, limit: int | None = None
+        self,
+        *,
+        stage: str | None = None,
+        reason: str | None = None,
+        limit: int | None = None,
+        candidate: str | None = None,
     ) -> list[sqlite3.Row]:
         """Not-passed attempts (any candidate status) with their candidate, problem, the statement
         the attempt worked on (the output of the formalize attempt its ``inputs`` point to) and, for
@@ -286,6 +291,9 @@ class RunReader:
             if value is not None:
                 clauses.append(f"{column}=?")
                 parameters.append(value)
+        if candidate is not None:  # a candidate id, or a problem id for all of its candidates
+            clauses.append("(a.candidate_id=? OR a.problem_id=?)")
+            parameters += [candidate, candidate]
         sql = (
             "SELECT a.payload AS attempt, c.payload AS candidate, p.payload AS problem,"
             " (SELECT q.payload FROM attempts q WHERE q.candidate_id=a.candidate_id AND q.stage='prove'"
@@ -515,3 +523,12 @@ class RunReader:
     def judge_verdict_count(self) -> int:
         """How many distinct submissions the judge has given a verdict on in this run (each exactly once)."""
         return int(self._query("SELECT COUNT(*) AS n FROM judge_cache")[0]["n"])
+
+
+def _what_is_here(directory: Path) -> str:
+    """Where a directory that is not a run goes instead (n12): a study or an evaluation has its own report."""
+    if (directory / "study.sqlite").is_file():
+        return f"it is a coverage study: see repro study-report {directory} (or repro report {directory})"
+    if (directory / "evaluation.sqlite").is_file():
+        return f"it is an evaluation: see repro evaluate-report {directory} (or repro report {directory})"
+    return "is this a run directory?"

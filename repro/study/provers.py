@@ -8,13 +8,12 @@ Values a settings file sets explicitly override the profile's.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import yaml
 from pydantic import ValidationError
 
 from repro.config import ModelBackendName, ModelSettings
 from repro.exit_codes import ReproError
+from repro.prompts import user_or_bundled
 from repro.provers import ProfileError, get_profile, profile_for_model
 from repro.study.records import ProverEntry
 
@@ -46,7 +45,7 @@ def parse_prover_spec(spec: str, *, api_key_env: str | None = "OPENAI_API_KEY") 
         raise ProverSpecError(f"--prover {spec!r}: expected NAME=MODEL@BASE_URL or NAME=FILE.yaml")
     if not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
         raise ProverSpecError(f"--prover {spec!r}: the name {name!r} may hold letters, digits, '-', '_' and '.'")
-    path = Path(target)
+    path = user_or_bundled(target)  # the shipped configs/demo_models/*.yaml from any directory
     if path.suffix in (".yaml", ".yml", ".json") or path.is_file():
         if not path.is_file():
             raise ProverSpecError(f"--prover {spec!r}: settings file {path} not found")

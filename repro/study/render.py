@@ -25,6 +25,12 @@ def _number(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+SHARED_LEAN_NOTE = (
+    "Lean s: identical code is checked once across provers, and that check's seconds are charged to the"
+    " prover whose sample asked first (a prover whose proofs another already sent shows less)"
+)
+
+
 def report_tables(report: StudyReport) -> list[Table | str]:
     items: list[Table | str] = [
         f"study {report.study_dir}: {report.statements} statements, k={report.k}, strategy {report.strategy},"
@@ -93,7 +99,8 @@ def report_tables(report: StudyReport) -> list[Table | str]:
             prover.name,
             "cost",
             f"{rescued.checks} Lean checks, {rescued.lean_seconds} s",
-            f"{rescued.salvaged_samples} samples rescued: {rescued.kinds}",
+            f"{rescued.salvaged_samples} samples rescued: "
+            + (", ".join(f"{kind} {count}" for kind, count in rescued.kinds.items()) or "none"),
         )
     if salvage.row_count:
         items.append(salvage)
@@ -143,7 +150,7 @@ def report_tables(report: StudyReport) -> list[Table | str]:
             ", ".join(f"{name} {share:.1%}" for name, share in prover.lean_error_classes.items()),
         )
     items.append(taxonomy)
-    cost = Table(title="cost per verified statement")
+    cost = Table(title="cost per verified statement", caption=SHARED_LEAN_NOTE)  # n18
     for column in ("prover", "samples", "tokens in", "tokens out", "model s", "Lean s"):
         cost.add_column(column)
     for prover in report.provers:

@@ -100,11 +100,31 @@ def write_statements(statements: list[StudyStatement], out: str | Path) -> Path:
     return path
 
 
-def export_statements(run_dir: str | Path, out: str | Path) -> int:
-    """``repro statements RUN_DIR --out FILE``: how many rows were written."""
+# what the run's own Lean checks found: a proof of such a statement proves nothing about its answer (a
+# prover proves a vacuous statement trivially), so a study leaves them out unless asked
+CHECKED_OUT = ("vacuous", "refuted")
+
+
+def export_statements(
+    run_dir: str | Path, out: str | Path, *, overwrite: bool = False, include_checked_out: bool = False
+) -> tuple[int, dict[str, int]]:
+    """``repro statements RUN_DIR --out FILE``: rows written, and those left out per check outcome.
+
+    An existing ``out`` is refused unless ``overwrite`` (a hand-built statement set is not replaced
+    unasked); statements the run's checks found vacuous or refuted are left out unless
+    ``include_checked_out`` (then exported, marked in ``statement_check``).
+    """
+    path = Path(out)
+    if path.exists() and not overwrite:
+        raise StatementSetError(
+            f"--out {path} exists; nothing was written. Choose another --out, or pass --overwrite to replace it"
+        )
     rows = statements_from_run(run_dir)
-    write_statements(rows, out)
-    return len(rows)
+    left_out = {outcome: sum(row.statement_check == outcome for row in rows) for outcome in CHECKED_OUT}
+    if not include_checked_out:
+        rows = [row for row in rows if row.statement_check not in CHECKED_OUT]
+    write_statements(rows, path)
+    return len(rows), ({} if include_checked_out else {k: v for k, v in left_out.items() if v})
 
 
 def read_statements(path: str | Path, *, trusted_header: str | None = None) -> list[StudyStatement]:

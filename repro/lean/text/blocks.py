@@ -20,12 +20,12 @@ from pydantic import BaseModel
 
 from repro.lean.text.budget import check_time
 from repro.lean.text.code import LeanCode
-from repro.lean.text.lexer import Kind, Token, Unclosed, lex_from, make_token
+from repro.lean.text.lexer import SPECIAL_TOKEN, Kind, Token, Unclosed, lex_from, make_token
 
 # ASCII `<|...|>` and the full-width `<｜...｜>` forms that DeepSeek-style tokenizers leak. A special
 # token is one word (`<|im_end|>`, `<|Assistant|>`, `<｜end▁of▁sentence｜>`); Lean's pipes
 # `f <| g x |> h` have spaces inside and are code, not tokens.
-SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z_][\w▁.\-]{0,39}\|>|<｜[^｜<>\s]{1,40}｜>")
+
 _OPENING_FENCE = re.compile(r"```(lean4|lean)?([^\n`]*)\n")
 # A closing fence starts a line, or ends one glued to the code (``  nlinarith [sq_nonneg a]```): Goedel-Prover-V2's
 # extractor (src/utils.py:329, ``r'```lean4\n(.*?)```'``) takes such a block. Three backticks then the end of

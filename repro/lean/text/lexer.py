@@ -39,6 +39,12 @@ class Kind(StrEnum):
     error = "error"
 
 
+# A model's special-token string (``<|im_end|>``, DeepSeek's ``<｜end▁of▁sentence｜>``): never Lean, always
+# refused by the gate as boundary corruption. It is read as one opaque token, so nothing inside it is read
+# as Lean (the ``end`` of ``end▁of▁sentence`` is no ``end`` command); salvage then sees a corrupted
+# boundary, not a forbidden construct, and every repair it makes goes through the whole gate again.
+SPECIAL_TOKEN = re.compile(r"<\|[A-Za-z_][\w▁.\-]{0,39}\|>|<｜[^｜<>\s]{1,40}｜>")
+
 # Lean's whitespace; any other space-like character (NBSP, U+2003, ...) is a token Lean refuses.
 _WHITESPACE = frozenset(" \t\r\n")
 TRIVIA = frozenset({Kind.whitespace, Kind.line_comment, Kind.block_comment})
@@ -282,6 +288,8 @@ class _Scanner:
             return self.number(index)
         if char == "#" and IDENTIFIER_START.match(code, index + 1):
             return self.emit(Kind.hash_command, index, _IDENTIFIER_REST.match(code, index + 1).end())  # type: ignore[union-attr]
+        if char == "<" and (special := SPECIAL_TOKEN.match(code, index)) is not None:
+            return self.emit(Kind.symbol, index, special.end())
         if self.at(index, "@["):
             return self.emit(Kind.attribute_open, index, index + 2)
         if char == "`":
