@@ -96,6 +96,7 @@ class ReasonCode(StrEnum):
     axiom_violation = "axiom_violation"
     lean_timeout = "lean_timeout"
     lean_unavailable = "lean_unavailable"
+    lean_crash = "lean_crash"
     judge_rejected = "judge_rejected"
     judge_unavailable = "judge_unavailable"
     answer_not_grounded = "answer_not_grounded"
@@ -149,6 +150,10 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ),
     ReasonCode.lean_timeout: "The Lean check exceeded its hard timeout.",
     ReasonCode.lean_unavailable: "No Lean backend could check the code (crash, out of memory, unavailable).",
+    ReasonCode.lean_crash: (
+        "Lean crashed on the prover's code on a fresh worker as well, while a known-good probe passed on one: the"
+        " code crashes Lean (e.g. a stack overflow, leanprover/lean4#8273), so it is rejected, not retried."
+    ),
     ReasonCode.judge_rejected: (
         "The screen passed the proof, but the kernel judge, replaying it apart from the prover's code, did not:"
         " another statement, an axiom beyond the standard three, or a Lean error. The judge wins."
