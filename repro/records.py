@@ -96,6 +96,7 @@ class ReasonCode(StrEnum):
     axiom_violation = "axiom_violation"
     lean_timeout = "lean_timeout"
     lean_unavailable = "lean_unavailable"
+    lean_crash = "lean_crash"
     judge_rejected = "judge_rejected"
     judge_unavailable = "judge_unavailable"
     answer_not_grounded = "answer_not_grounded"
@@ -149,6 +150,10 @@ REASON_DESCRIPTIONS: dict[ReasonCode, str] = {
     ),
     ReasonCode.lean_timeout: "The Lean check exceeded its hard timeout.",
     ReasonCode.lean_unavailable: "No Lean backend could check the code (crash, out of memory, unavailable).",
+    ReasonCode.lean_crash: (
+        "Lean crashed on the prover's code on a fresh worker as well, while a known-good probe passed on one: the"
+        " code crashes Lean (e.g. a stack overflow, leanprover/lean4#8273), so it is rejected, not retried."
+    ),
     ReasonCode.judge_rejected: (
         "The screen passed the proof, but the kernel judge, replaying it apart from the prover's code, did not:"
         " another statement, an axiom beyond the standard three, or a Lean error. The judge wins."
@@ -313,7 +318,14 @@ class Candidate(Record):
     answer_variables: str | None = None
     answer_disagrees_with_screener: bool | None = None
     # what our trusted Lean checks established before proving: satisfiable | flagged | undecided
+    # (None: no check ran; such a row is never released)
     statement_check: str | None = None
+    # the evidence that today's answer stage produced ``new_answer`` (red2 R2-9): the answer text it confirmed
+    # with our Lean commands and the version of those confirmations (``repro.stages.answer.ANSWER_EVIDENCE``),
+    # put here only from a passed answer attempt that stores them. None in stores written before it: the
+    # release withholds such a row (its answer may be read from proof text, or edited by hand)
+    answer_confirmed: str | None = None
+    answer_evidence: str | None = None
     proof_attempt_number: int | None = None
     # how the verified proof was obtained: None (a raw prover sample), "salvage", "feedback" or "study"
     # (a study's proof taken by ``--reprove-with``)

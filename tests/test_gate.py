@@ -177,7 +177,15 @@ async def test_infrastructure_failure_at_any_step_is_never_verified() -> None:
         verdict = await verify_proof(STATEMENT, CORPUS[0]["output"], verifier, header=HEADER)
     finally:
         await verifier.close()
-    assert not verdict.verified and ReasonCode.lean_unavailable in verdict.reasons
+    # it crashes on every fresh worker while a known-good probe runs: the code crashes Lean, a rejection (R6)
+    assert not verdict.verified and verdict.reasons == [ReasonCode.lean_crash]
+    # a backend that crashes on everything (the probe too) gives no verdict
+    verifier = fake_repl_verifier([{"match": "theorem", "action": "crash"}], workers=1)
+    try:
+        verdict = await verify_proof(STATEMENT, CORPUS[0]["output"], verifier, header=HEADER)
+    finally:
+        await verifier.close()
+    assert not verdict.verified and verdict.reasons == [ReasonCode.lean_unavailable]
 
 
 def _axiom_result(*texts: str, severity: str = "info") -> LeanResult:

@@ -298,6 +298,7 @@ def test_n12_a_folder_of_runs_is_reported_as_runs_compared_and_status_points_a_s
         shutil.copytree(demo_run, folder / name, ignore=shutil.ignore_patterns("*.lock", "report.html"))
     written = repro("report", str(folder), "--out", str(tmp_path / "r.html"))
     assert written.returncode == 0 and "; runs compared; 2 runs side by side;" in written.stdout, written.stdout
+    assert 'id="figure-runs-taxonomy"' in (tmp_path / "r.html").read_text(encoding="utf-8"), "n19: a figure"
     (tmp_path / "empty").mkdir()
     nothing = repro("report", str(tmp_path / "empty"))
     assert nothing.returncode != 0 and "study.sqlite" in nothing.stderr and "evaluation.sqlite" in nothing.stderr

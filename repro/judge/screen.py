@@ -359,6 +359,10 @@ def _judge_lean(verdict: Verdict, results: list[LeanResult], name: str, scope_li
         step = STEP_NAMES[min(results.index(failure), len(STEP_NAMES) - 1)]
         if failure.infra_status == InfraStatus.timeout:
             verdict.add(ReasonCode.lean_timeout, f"Lean timed out at the {step} step ({failure.detail or ''})")
+        elif failure.infra_status == InfraStatus.reproducible_crash:
+            verdict.add(
+                ReasonCode.lean_crash, f"Lean crashed at the {step} step on every worker: {failure.detail or ''}"
+            )
         else:
             verdict.add(
                 ReasonCode.lean_unavailable,

@@ -18,6 +18,9 @@ class InfraStatus(StrEnum):
     crash = "crash"
     out_of_memory = "out_of_memory"
     unavailable = "unavailable"
+    # Lean crashed on this code on a fresh worker too, while a known-good probe passed on the same kind of
+    # worker: a property of the code (a rejection, ReasonCode.lean_crash), not an outage (repro/lean/repl_pool.py)
+    reproducible_crash = "reproducible_crash"
     # the recorded backend (repro.lean.recorded) holds no answer for this code: no verdict, never a pass
     not_recorded = "not_recorded"
 

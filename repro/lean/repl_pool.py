@@ -114,6 +114,10 @@ def _server_class() -> Any:
     return ReplServer
 
 
+# what a crash is compared against: it runs on every working Lean under any header
+CRASH_PROBE = "theorem repro_crash_probe : True := trivial"
+
+
 def _classify_exception(error: BaseException) -> InfraStatus:
     text = str(error).lower()
     if isinstance(error, TimeoutError):
@@ -448,7 +452,28 @@ class ReplPoolVerifier:
             await self._release(worker, header, results)
             return results
         assert last is not None
+        if attempts > 1 and last[-1].infra_status == InfraStatus.crash and await self._probe_passes(header):
+            # the code crashed a fresh worker too and a known-good probe runs: the code crashes Lean (red1 R6)
+            detail = f"{last[-1].detail or ''} (again on a fresh worker; a known-good probe passed on one)"
+            last[-1] = last[-1].model_copy(update={"infra_status": InfraStatus.reproducible_crash, "detail": detail})
         return last
+
+    async def _probe_passes(self, header: str) -> bool:
+        """Whether a known-good command runs on a worker of this pool under ``header``: tells a crash of the
+        code (the probe passes) from a crash of the backend (every check fails, the probe too)."""
+        worker = await self._take_worker(header)
+        if worker is None:
+            return False
+        replies: list[dict[str, Any]] = []
+        try:
+            await self._in_executor(self._run_sync, worker, [CRASH_PROBE], replies)
+        except Exception:  # noqa: BLE001 - any failure of the probe: the backend, not the code
+            self._retire(worker, header)
+            return False
+        results = self._results(replies, 0.0)
+        worker.checks += 1
+        await self._release(worker, header, results)
+        return bool(results) and results[0].infra_status == InfraStatus.ok and not results[0].has_error
 
     async def close(self) -> None:
         for task in list(self._background):

@@ -28,7 +28,7 @@ from repro.report.evaluation_page import (
 )
 from repro.report.page import _cell, _table, render_page, run_sections, unverified_banner
 from repro.report.study_page import collect_study, is_study, study_data, study_sections
-from repro.report.svg import PALETTE, line_chart, rate_bars
+from repro.report.svg import PALETTE, legend, line_chart, rate_bars, stacked_bars
 from repro.store import STORE_FILENAME
 from repro.study.store import STUDY_FILENAME as STUDY_STORE
 
@@ -129,6 +129,27 @@ def _study_section(directory: Path) -> tuple[str, list[str]]:
     ]
     common = set.intersection(*solved.values()) if solved else set()
     taxonomy = [[name, row["fact"], row["count"], f"{row['share']:.1%}"] for name, r in runs for row in r.taxonomy]
+    # the same facts as one bar per run, a segment per fact (n19: a 21-row table alone read badly)
+    facts = sorted({row["fact"] for _, r in runs for row in r.taxonomy})
+    fact_colors = {fact: PALETTE[i % len(PALETTE)] for i, fact in enumerate(facts)}
+    taxonomy_bars = [
+        (
+            name,
+            [(row["fact"], float(row["count"]), fact_colors[row["fact"]]) for row in r.taxonomy],
+            f"{sum(row['count'] for row in r.taxonomy)} facts",
+        )
+        for name, r in runs
+    ]
+    taxonomy_figure = (
+        stacked_bars(
+            taxonomy_bars,
+            title="Failure taxonomy per run (samples showing each fact)",
+            figure_id="figure-runs-taxonomy",
+        )
+        + legend(list(fact_colors.items()))
+        if facts
+        else ""
+    )
     warnings = sorted({w for _, r in runs for w in r.header.unverified_sources})
     body = (
         "<h2 id=study>Study: runs compared</h2>"
@@ -138,6 +159,7 @@ def _study_section(directory: Path) -> tuple[str, list[str]]:
         )
         + _table(["run", "retained problems", "only this run"], overlap)
         + f"<p class=note>retained by every run: {len(common)}; by at least one (union): {len(every)}</p>"
+        + taxonomy_figure
         + _table(["run", "fact", "samples", "share"], taxonomy)
     )
     return body, warnings
