@@ -2,9 +2,12 @@
 
 For our statement alone, through the configured Lean backend, the value Lean confirms (its type and
 form) or the reason there is none (:func:`repro.stages.answer.statement_answer`); no model is asked, so
-an ``∃`` statement is reported as needing a witness. A batch reads JSONL rows with ``statement`` (and
-``id``; the line number otherwise), names every bad row before any Lean check, and writes one result row
-per input row, with a summary per form and per reason (what ``benchmarks/answers_mathd.py`` measures).
+an ``∃`` statement is reported as needing a witness. Our statement checks run first, as in the pipeline
+(red2 R2-8): a statement found vacuous, flagged or undecided reports no answer with that outcome as its
+reason, since the release would never publish one; so the answer reported is exactly what a release holds.
+A batch reads JSONL rows with ``statement`` (and ``id``; the line number otherwise), names every bad row
+before any Lean check, and writes one result row per input row, with a summary per form and per reason
+(what ``benchmarks/answers_mathd.py`` measures).
 """
 
 from __future__ import annotations
@@ -18,8 +21,16 @@ from pydantic import BaseModel, Field, ValidationError
 
 from repro.exit_codes import ExitCode, ReproError
 from repro.lean.protocol import Verifier
+from repro.lean.statement_checks import check_statement
 from repro.lean.text import without_header
 from repro.stages.answer import StatementAnswer, statement_answer
+
+# why a statement whose checks did not show it satisfiable gives no answer (the release withholds it)
+_CHECK_DETAIL = {
+    "vacuous": "our Lean commands derived False from the hypotheses: any answer would follow",
+    "flagged": "our statement checks neither found it vacuous nor showed its hypotheses can hold: withheld",
+    "undecided": "Lean gave no verdict on our statement checks: withheld",
+}
 
 
 class AnswerInputError(ReproError, ValueError):
@@ -44,6 +55,8 @@ class AnswerResult(BaseModel):
     reason: str | None = None
     detail: str = ""
     undecided: bool = False
+    # our statement checks' outcome (satisfiable | vacuous | flagged | undecided): only satisfiable releases
+    statement_check: str | None = None
     backend: str
     real_lean: bool
 
@@ -119,8 +132,23 @@ async def answer_rows(
 ) -> list[AnswerResult]:
     results = []
     for index, row in enumerate(rows, start=1):
-        found = await statement_answer(without_header(row.statement), verifier, header=header)
-        results.append(AnswerResult.of(row.id, found, verifier))
+        statement = without_header(row.statement)
+        facts = await check_statement(statement, verifier, header=header)
+        found = await statement_answer(statement, verifier, header=header)
+        result = AnswerResult.of(row.id, found, verifier).model_copy(update={"statement_check": facts.status})
+        if facts.status != "satisfiable" and found.found:  # else the statement's own reason says more
+            result = result.model_copy(
+                update={
+                    "answer": None,
+                    "form": None,
+                    "latex": None,
+                    "reason": f"statement_{facts.status}",
+                    "detail": _CHECK_DETAIL.get(facts.status, f"statement check: {facts.status}")
+                    + f" (the statement alone would give {found.answer})",
+                    "undecided": result.undecided or bool(facts.status == "undecided" and facts.infrastructure_failure),
+                }
+            )
+        results.append(result)
         if progress is not None:
             progress(index, len(rows))
     return results

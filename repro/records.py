@@ -318,7 +318,14 @@ class Candidate(Record):
     answer_variables: str | None = None
     answer_disagrees_with_screener: bool | None = None
     # what our trusted Lean checks established before proving: satisfiable | flagged | undecided
+    # (None: no check ran; such a row is never released)
     statement_check: str | None = None
+    # the evidence that today's answer stage produced ``new_answer`` (red2 R2-9): the answer text it confirmed
+    # with our Lean commands and the version of those confirmations (``repro.stages.answer.ANSWER_EVIDENCE``),
+    # put here only from a passed answer attempt that stores them. None in stores written before it: the
+    # release withholds such a row (its answer may be read from proof text, or edited by hand)
+    answer_confirmed: str | None = None
+    answer_evidence: str | None = None
     proof_attempt_number: int | None = None
     # how the verified proof was obtained: None (a raw prover sample), "salvage", "feedback" or "study"
     # (a study's proof taken by ``--reprove-with``)

@@ -132,4 +132,4 @@ async def test_a_pinned_exists_witness_is_still_released(lean: Verifier) -> None
         "Find n.", statement, "", extract, settings, classify, settings, attempt=0, verifier=lean
     )
     assert result.status == AttemptStatus.passed and result.output["candidate"] == "4"
-    assert result.output["shifted_witness_check"]["outcome"] == "failed", "5 * 3 = 12 fails: 4 is pinned"
+    assert result.output["uniqueness_check"]["outcome"] == "proved", "∀ n, n * 3 = 12 → n = 4: 4 is pinned"

@@ -73,7 +73,6 @@ def test_a_fraction_is_never_a_literal_of_n_or_z(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    # ``Real.sqrt (-2)`` is 0 in Mathlib: a rational value written as a computation
     [
         "6 / 4",
         "6 / 3",
@@ -83,12 +82,21 @@ def test_a_fraction_is_never_a_literal_of_n_or_z(text: str) -> None:
         "Real.sqrt 4",
         "Real.sqrt 2 * Real.sqrt 2",
         "(1 / 2) / 2",
-        "Real.sqrt (-2)",
     ],
 )
 def test_an_unevaluated_computation_is_read_as_such(text: str) -> None:
     literal = read_literal(text)
     assert literal is not None and not literal.evaluated, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Real.sqrt (-2)", "1 / 0", "0⁻¹", "π + 1 / 0", "Real.sqrt (1 - 2) + π", "(2 - 2)⁻¹ + π", "√(-1) * Complex.I"],
+)
+def test_a_text_whose_value_rests_on_a_lean_convention_is_no_literal(text: str) -> None:
+    """red2 R2-3: Mathlib's ``Real.sqrt (-2) = 0``, ``x / 0 = 0``, ``0⁻¹ = 0`` make such a text's value differ
+    from what its LaTeX says (``\\sqrt{-2}`` is i√2, ``\\frac{1}{0}`` complex infinity to math-verify)."""
+    assert read_literal(text) is None, text
 
 
 @pytest.mark.parametrize(
@@ -101,7 +109,7 @@ def test_an_unevaluated_computation_is_read_as_such(text: str) -> None:
         ("1 + Real.sqrt 3", "1 + \\sqrt{3}", "(1 + (Real.sqrt 3))"),
         ("-Real.sqrt 2 ^ 3", "-\\sqrt{2}^{3}", "(-((Real.sqrt 2) ^ 3))"),
         ("Real.sqrt 10", "\\sqrt{10}", "(Real.sqrt 10)"),
-        ("1 / 5 + 3 / 5 * Complex.I", "\\frac{1}{5} + \\frac{3}{5} \\cdot i", "((1 / 5) + ((3 / 5) * Complex.I))"),
+        ("1 / 5 + 3 / 5 * Complex.I", "\\frac{1}{5} + \\frac{3}{5}i", "((1 / 5) + ((3 / 5) * Complex.I))"),
     ],
 )
 def test_a_closed_form_keeps_lean_precedence_in_its_latex_and_its_lean_text(text: str, latex: str, normal: str) -> None:

@@ -64,9 +64,13 @@ def test_a_batch_writes_one_row_per_statement_and_a_summary(tmp_path: Path, caps
     results = {row["id"]: row for row in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
     assert results["pair"]["form"] == "tuple" and results["nat"]["lean_types"] == ["ℕ"]
     assert results["zmod"]["answer"] is None and results["zmod"]["reason"] == "lean_refused"
-    assert results["4"]["form"] == "closed_form" and results["4"]["answer"] == "3 \\cdot \\sqrt{2}"
+    # the fake finds no values for x ^ 2 = 18 (an irrational x): flagged, so the release would withhold it, and
+    # --answer-only reports exactly that (red2 R2-8), naming the value the statement alone gives
+    assert results["4"]["answer"] is None and results["4"]["reason"] == "statement_flagged"
+    assert results["4"]["statement_check"] == "flagged" and "3 \\cdot \\sqrt{2}" in results["4"]["detail"]
     summary = capsys.readouterr().out
-    assert "4 statements: 3 give an answer" in summary and "lean_refused 1" in summary
+    assert "4 statements: 2 give an answer" in summary and "lean_refused 1" in summary
+    assert "statement_flagged 1" in summary
 
 
 def test_a_bad_batch_row_is_named_before_any_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -111,19 +111,30 @@ async def _tuple(question: str, order: object) -> tuple[Any, list[ModelRequest]]
 
 
 async def test_a_tuple_is_released_in_the_order_the_question_asks_for() -> None:
-    """The statement says x = 15 ∧ y = -11; the question asks for (y, x): the release is ``(-11, 15)``."""
-    result, seen = await _tuple("Give the ordered pair (y, x).", ["y", "x"])
+    """The statement says x = 15 ∧ y = -11; the question asks for (y, x): the release is ``(-11, 15)``. A question
+    that writes the variables out decides the order with no model asked (red2 R2-6); one that does not is asked
+    twice, the variables listed in two orders, and the two replies must agree."""
+    result, seen = await _tuple("Give the ordered pair (y, x).", ["x", "y"])
     assert result.status == AttemptStatus.passed
     assert (result.output["candidate"], result.output["variables"]) == ("(-11, 15)", ["y", "x"])
     assert result.output["form"] == "tuple" and result.output["lean_types"] == ["ℤ", "ℤ"]
-    assert "x, y" in seen[0].prompt_text() and "⟨5" not in seen[0].prompt_text()
-    same, _ = await _tuple("Give (x, y).", ["x", "y"])
+    assert result.output["order_from"] == "question"
+    assert not any("name the variables in the order" in request.prompt_text() for request in seen)
+    same, _ = await _tuple("Give (x, y).", ["y", "x"])
     assert same.output["candidate"] == "(15, -11)"
+    asked, seen = await _tuple("Give the two numbers, the smaller first.", ["y", "x"])
+    assert (asked.status, asked.output["candidate"], asked.output["order_from"]) == (
+        AttemptStatus.passed,
+        "(-11, 15)",
+        "model, asked twice",
+    )
+    orders = [request.prompt_text() for request in seen if "name the variables in the order" in request.prompt_text()]
+    assert len(orders) == 2 and "x, y" in orders[0] and "y, x" in orders[1] and "⟨5" not in orders[0]
 
 
 @pytest.mark.parametrize("order", [["x"], ["x", "x"], ["x", "z"], "15, -11", ["y", "x", "x"]])
 async def test_a_tuple_order_that_is_not_a_permutation_of_our_variables_releases_nothing(order: object) -> None:
-    result, _ = await _tuple("Give the ordered pair (y, x).", order)
+    result, _ = await _tuple("Give the two numbers, the smaller first.", order)
     assert (result.status, result.reason) == (AttemptStatus.rejected, ReasonCode.answer_not_grounded)
 
 

@@ -13,6 +13,7 @@ from repro.config import LeanSettings
 from repro.judge.kernel import JUDGE_CHECKS
 from repro.records import Candidate, CandidateStatus, SourceProblem
 from repro.release import ReleaseError, read_release, reverify_release, write_release
+from repro.stages.answer import ANSWER_EVIDENCE
 from repro.store import RunStore
 from tests.doubles.judge import STAND_IN_CONFIG, StandInJudge
 
@@ -54,6 +55,10 @@ def synthetic_run(run_dir: Path, *, real_lean: bool) -> None:
                     status=CandidateStatus.retained,
                     rewritten_question=f"Rewritten {problem_id}",
                     new_answer=answer,
+                    # what today's pipeline stores with a retained row (red2 R2-2, R2-9)
+                    statement_check="satisfiable",
+                    answer_confirmed=answer,
+                    answer_evidence=ANSWER_EVIDENCE,
                     lean_statement=statement,
                     theorem_name="t",
                     lean_proof=f"```lean4\n{proof}\n```",
@@ -184,6 +189,16 @@ def test_reverify_requires_the_answer_read_from_the_verified_statement(tmp_path:
         candidate = next(c for c in store.candidates(CandidateStatus.retained) if c.problem_id == "math:7")
         candidate.new_answer = "301"
         store.save_candidate(candidate)
+    # an answer edited in the store has no evidence that the answer stage confirmed it: withheld (red2 R2-9)
+    summary = write_release(tmp_path / "run", tmp_path / "edited")
+    assert (summary.written, summary.withheld_unconfirmed) == (1, 1)
+    assert (
+        "1 retained rows whose `new_answer` has no stored evidence" in (tmp_path / "edited" / "README.md").read_text()
+    )
+    with RunStore(tmp_path / "run") as store:  # edited with its evidence too: reverify still catches it
+        candidate = next(c for c in store.candidates(CandidateStatus.retained) if c.problem_id == "math:7")
+        candidate.answer_confirmed = "301"
+        store.save_candidate(candidate)
     write_release(tmp_path / "run", tmp_path / "out")
     results = asyncio.run(
         reverify_release(tmp_path / "out", LeanSettings(backend="fake", workers=1, header=""), StandInJudge())
@@ -255,7 +270,7 @@ def test_released_rows_and_the_card_say_which_proofs_a_lever_found(tmp_path: Pat
 
     synthetic_run(tmp_path / "run", real_lean=True)
     _set_statement_checks(
-        tmp_path / "run", {"math:7": None, "gsm8k:1": None}, **{"gsm8k:1": {"proof_lever": "salvage"}}
+        tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": "satisfiable"}, **{"gsm8k:1": {"proof_lever": "salvage"}}
     )
     write_release(tmp_path / "run", tmp_path / "out")
     by_id = {row.instance_id: row.provenance.proof_lever for row in read_release(tmp_path / "out")}
@@ -276,11 +291,12 @@ def test_released_rows_and_the_card_say_which_proofs_a_lever_found(tmp_path: Pat
 def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path) -> None:
     synthetic_run(tmp_path / "run", real_lean=True)
     _set_statement_checks(tmp_path / "run", {"math:7": "satisfiable", "gsm8k:1": None})
-    write_release(tmp_path / "run", tmp_path / "out")
+    # a row no statement check ran on is never released (red2 R2-2): counted apart
+    summary = write_release(tmp_path / "run", tmp_path / "out")
+    assert (summary.written, summary.withheld_unchecked) == (1, 1)
     lean = LeanSettings(backend="fake", workers=1, header="")
     results = asyncio.run(reverify_release(tmp_path / "out", lean, StandInJudge()))
     assert [(r.statement_check, r.statement_recheck, r.passed) for r in results] == [
-        (None, "satisfiable", True),  # gsm8k:1#r0
         ("satisfiable", "satisfiable", True),  # math:7#r0
     ]
     # a row claiming "satisfiable" for a statement whose hypotheses Lean cannot instantiate
@@ -310,6 +326,10 @@ def _one_row_run(run_dir: Path, statement: str, proof: str, answer: str) -> None
                 status=CandidateStatus.retained,
                 rewritten_question="Rewritten",
                 new_answer=answer,
+                # a store edited by hand, its evidence fields too: reverify still catches the answer
+                statement_check="satisfiable",
+                answer_confirmed=answer,
+                answer_evidence=ANSWER_EVIDENCE,
                 lean_statement=statement,
                 theorem_name="t",
                 lean_proof=proof,

@@ -28,6 +28,7 @@ from repro.judge.screen import screen_code, verify_proof
 from repro.llm.protocol import ModelRequest
 from repro.records import Candidate, CandidateStatus, SourceProblem, Stage
 from repro.release import reverify_release, write_release
+from repro.stages.answer import ANSWER_EVIDENCE
 from repro.store import _MIGRATIONS, RunStore
 from tests.conftest import shared_file
 from tests.doubles.fake_safe_verify import compile_errors
@@ -126,6 +127,9 @@ def _old_format_run(run_dir: Path, verified_code: str) -> None:
                 status=CandidateStatus.retained,
                 rewritten_question="How much is 3600 / 12?",
                 new_answer="300",
+                statement_check="satisfiable",  # as today's pipeline stores a retained row
+                answer_confirmed="300",
+                answer_evidence=ANSWER_EVIDENCE,
                 lean_statement=STATEMENT,
                 theorem_name="t",
                 lean_proof=f"Plan.\n```lean4\n{IMPORTS}{PROOF}\n```",

@@ -58,12 +58,26 @@ def command_release(arguments: argparse.Namespace) -> int:
             " satisfiable (flagged or undecided); pass --include-flagged to write them (the card says so)",
             style="yellow",
         )
+    if summary.withheld_unchecked:
+        errors.print(
+            f"withheld {summary.withheld_unchecked} instances whose statement no check ran on (statement checks off,"
+            " or a run older than them); such a statement may be vacuous. Re-run with the checks on",
+            style="yellow",
+        )
+    if summary.withheld_unconfirmed:
+        errors.print(
+            f"withheld {summary.withheld_unconfirmed} instances whose answer has no stored evidence that this"
+            " version's answer stage confirmed it with Lean (an older run, or an edited store)",
+            style="yellow",
+        )
     if summary.written == 0:
         why = (
             "every retained instance was withheld as unverified"
             if summary.withheld_unverified
             else "every retained instance was withheld as flagged"
             if summary.withheld_flagged
+            else "every retained instance was withheld (unchecked statement or unconfirmed answer)"
+            if summary.withheld_unchecked or summary.withheld_unconfirmed
             else "no retained instance"
         )
         errors.print(f"error: nothing to release from {arguments.run_dir}: {why}; nothing written")

@@ -69,6 +69,7 @@ _POSITIVITY = re.compile(r"^have hrepro_pos : 0 ≤ \((.+)\) := by positivity\n 
 _SATISFIABILITY = re.compile(r"^example := @(\S+)(?: (.*))?$", re.DOTALL)
 _REFUTE_DIRECT = re.compile(r"^example : ¬ type_of% @(\S+) := by\n  (.+)$", re.DOTALL)
 _REFUTE_PINNED = re.compile(r"^example : ¬ type_of% @(\S+) := fun h => absurd \(h (.*)\) \(by (.+)\)$", re.DOTALL)
+_UNIQUE = re.compile(r"^example((?: .*?)?) :\n    (∀ .*) := by\n  intros\n  (\S+)$", re.DOTALL)
 _WITNESS = re.compile(r"^example : type_of% @(\S+) := by\n  intros\n  exact ⟨(.*), by (.+)⟩$", re.DOTALL)
 _DISCHARGE = "first | (norm_num <;> done) | decide"
 
@@ -773,6 +774,9 @@ def _with_lets(world: World, env: dict[str, Fraction]) -> dict[str, Fraction]:
 
 def judge_check(code: str, declarations: dict[str, str]) -> Judgement | None:
     """The judgement of one of our statement checks; None when ``code`` is not one of them."""
+    unique = _UNIQUE.match(code)
+    if unique is not None:
+        return _judge_unique(*unique.groups())
     for pattern, handler in (
         (_VACUITY, _judge_vacuity),
         (_REFUTE_PINNED, _judge_refute_pinned),
@@ -797,6 +801,33 @@ def judge_check(code: str, declarations: dict[str, str]) -> Judgement | None:
             )
         return _ACCEPTED if accepted else Judgement(Outcome.refused, why)
     return None
+
+
+def _judge_unique(binders: str, conclusion: str, tactic: str) -> Judgement:
+    """Our uniqueness command (:func:`repro.lean.statement_checks.unique_commands`):
+    ``∀ x : T, (P₁) → (P₂) → x = (w)`` under the statement's binders, closed by ``intros`` and one tactic.
+
+    Real Lean's ``intros`` puts every binder, hypothesis and the body in the context and the goal is
+    ``x = w`` (Lean 4 core ``Lean.Elab.Tactic.evalIntros``); ``omega``/``linarith`` then decide it from that
+    context (Mathlib ``Mathlib/Tactic/Linarith/Frontend.lean``: a goal ``a = b`` is two ``≤`` goals; core
+    ``omega`` over ℕ ℤ). The fake accepts only where its own modelled ``omega``/``linarith`` derive the goal
+    from the facts (:func:`proves`), which are sound: a body that does not pin ``x`` (``n % 7 = 3 ∧ n > 20``,
+    ``x ^ 2 = 4``) is refused or cannot be judged, never accepted.
+    """
+    try:
+        world = read_world(f"theorem _unique{binders} : {conclusion} := by sorry")
+        if world.haves or world.exists or not world.premises or not world.bound:
+            raise Unmodelled("a uniqueness command of another shape")
+        final = world.final
+        if final[0] != "rel" or final[1] != "=" or final[2][0] != "var" or final[2][1] not in world.bound:
+            raise Unmodelled("a uniqueness goal that is not `x = w`")
+        facts = [*world.hypotheses.values(), *world.premises]
+        accepted = proves(tactic, final, facts, world.types, _with_lets(world, {}))
+    except Unmodelled as error:
+        return Judgement(
+            Outcome.cannot_judge, f"fake REPL cannot judge this check (outside the modelled fragment: {error})"
+        )
+    return _ACCEPTED if accepted else Judgement(Outcome.refused, f"{tactic} failed to prove the goal")
 
 
 def _context(world: World) -> list[Node]:
@@ -838,8 +869,36 @@ def _judge_refute_pinned(world: World, arguments: str, tactic: str) -> tuple[boo
     return False, f"{tactic} failed"
 
 
+def _components(text: str) -> list[str]:
+    """The comma-separated parts of an anonymous constructor ``⟨(3), (4), by tac⟩`` before its proof.
+
+    Lean flattens ``⟨a, b, h⟩`` against ``∃ x y, P`` to ``⟨a, ⟨b, h⟩⟩`` (Lean 4 core
+    ``src/Lean/Elab/BuiltinNotation.lean``, ``elabAnonymousConstructor``: with more arguments than the
+    structure has fields, the rest form the last field), so a witness for ``n`` ∃ variables is ``n`` parts,
+    in the binder order. Each part is one parenthesised numeral term, as our command writes it.
+    """
+    tokens = significant(lex(text))
+    parts, depth, start = [], 0, 0
+    for token in tokens:
+        if token.text in ("(", "⟨"):
+            depth += 1
+        elif token.text in (")", "⟩"):
+            depth -= 1
+        elif token.text == "," and depth == 0:
+            parts.append(text[start : token.start].strip())
+            start = token.end
+    parts.append(text[start:].strip())
+    out = []
+    for part in parts:
+        inner = _arguments(part)
+        if len(inner) != 1:
+            raise Unmodelled(f"witness part {part!r}")
+        out.append(inner[0])
+    return out
+
+
 def _judge_witness(world: World, witness: str, tactic: str) -> tuple[bool, str]:
-    values = _arguments(witness)
+    values = _components(witness)
     if len(values) != len(world.exists):
         return False, "invalid constructor ⟨...⟩: wrong number of components"
     env: dict[str, Fraction] = {}

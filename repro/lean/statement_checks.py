@@ -679,6 +679,99 @@ def _relations_only(body: list[Token]) -> bool:
     return True
 
 
+# how our command proves that the ∃ body pins each witness component (red2 R2-5): linear arithmetic over
+# ℕ ℤ (omega) or ordered fields (linarith), then nlinarith; a body these cannot show pins its value gives none
+UNIQUE_TACTICS = ("omega", "linarith", "nlinarith")
+
+
+def unique_commands(statement: str, witness: list[str]) -> list[tuple[str, str, str]] | None:
+    """Our commands proving that every value satisfying the ∃ body is the witness, one component at a time:
+    ``example BINDERS : ∀ x : T, ∀ y : U, (P₁) → (P₂) → x = (w₁) := by intros; TAC`` (and ``y = (w₂)``), the
+    body's conjuncts ``P₁ ∧ P₂`` each a premise.
+
+    Red2 R2-5: the body of ``∃ n : ℕ, n % 7 = 3 ∧ n > 20`` holds at 24, 31, 38, ...: a witness Lean accepts is
+    *a* value, not *the* answer, unless Lean also proves that it is the only one. None (no command, so no
+    answer) when the statement is not a witness statement, binds ``let``s before its ∃ (the body's names would
+    need them), or a part is not a literal of its type.
+    """
+    variables = witness_variables(statement)
+    if variables is None or len(witness) != len(variables):
+        return None
+    normal = [normal_witness(w, kind) for w, (_, kind) in zip(witness, variables, strict=True)]
+    if any(n is None for n in normal):
+        return None
+    try:
+        parsed = read_statement(statement)
+    except StatementError:
+        return None
+    scope = answer_scope(parsed.binders, parsed.conclusion)
+    if scope is None or scope.lets:
+        return None
+    proposition = unwrapped(scope.proposition)
+    tokens = significant(lex(proposition))
+    level = depths(tokens)
+    comma = next((i for i, t in enumerate(tokens) if level[i] == 0 and t.text == ","), None)
+    if comma is None:
+        return None
+    # the body's conjuncts as premises of their own (``P₁ → P₂ → x = w``): ``intros`` then gives linarith each
+    # conjunct as a hypothesis (linarith reads comparisons among the hypotheses, and splits no ∧; Mathlib
+    # ``Mathlib/Tactic/Linarith/Frontend.lean``)
+    conjuncts, start = [], comma + 1
+    for index in range(comma + 1, len(tokens) + 1):
+        if index == len(tokens) or (level[index] == 0 and tokens[index].text in ("∧", "/\\")):
+            if index == start:
+                return None
+            conjuncts.append(proposition[tokens[start].start : tokens[index - 1].end].strip())
+            start = index + 1
+    premises = "".join(f"({conjunct}) → " for conjunct in conjuncts)
+    binders = "".join(f" {binder}" for binder in parsed.binders)
+    quantified = "".join(f"∀ {name} : {kind}, " for name, kind in variables)
+    commands = []
+    for (name, _), value in zip(variables, normal, strict=True):
+        for tactic in UNIQUE_TACTICS:
+            command = f"example{binders} :\n    {quantified}{premises}{name} = ({value}) := by\n  intros\n  {tactic}"
+            commands.append(("uniqueness", tactic, command))
+    return commands
+
+
+async def check_unique(statement: str, witness: list[str], verifier: Verifier, *, header: str) -> StatementCheck:
+    """Whether Lean proves the witness is the only value of the ∃ body (every component, some tactic each):
+    ``proved`` only then; ``undecided`` when Lean gave no verdict on a component none proved."""
+    commands = unique_commands(statement, witness)
+    if commands is None:
+        return StatementCheck(
+            kind="uniqueness",
+            tactic="",
+            command="",
+            outcome=CheckOutcome.failed,
+            messages=["no uniqueness command for this statement (a let before the ∃, or no witness statement)"],
+        )
+    parsed = read_statement(statement)
+    checks, _ = await _run(verifier, header, commands, [declaration_command(parsed, statement_name(statement))])
+    per_component = len(UNIQUE_TACTICS)
+    proved: list[StatementCheck] = []
+    undecided = False
+    for start in range(0, len(checks), per_component):
+        group = checks[start : start + per_component]
+        found = next((c for c in group if c.outcome == CheckOutcome.proved), None)
+        if found is None:
+            undecided = undecided or any(c.outcome == CheckOutcome.undecided for c in group)
+            return StatementCheck(
+                kind="uniqueness",
+                tactic=",".join(UNIQUE_TACTICS),
+                command=group[0].command if group else "",
+                outcome=CheckOutcome.undecided if undecided else CheckOutcome.failed,
+                messages=[m for c in group for m in c.messages][:5],
+            )
+        proved.append(found)
+    return StatementCheck(
+        kind="uniqueness",
+        tactic=",".join(c.tactic for c in proved),
+        command="\n\n".join(c.command for c in proved),
+        outcome=CheckOutcome.proved if proved else CheckOutcome.failed,
+    )
+
+
 def normal_witness(text: str, type_name: str) -> str | None:
     """The witness in normal form for its type, or None when it is not a literal of that type.
 

@@ -106,6 +106,25 @@ _CHECK_MEANINGS = {
 }
 
 
+def _withheld_section(withheld: tuple[int, int]) -> str:
+    """Rows withheld whatever the options: no statement check ran, or no evidence for the answer (red2)."""
+    unchecked, unconfirmed = withheld
+    if not unchecked and not unconfirmed:
+        return ""
+    lines = ["\n## Withheld\n\n"]
+    if unchecked:
+        lines.append(
+            f"- {unchecked} retained rows whose statement no check ran on (`statement_checks.vacuity` off, or a run"
+            " older than the checks): such a statement may be vacuous, so its answer may be anything\n"
+        )
+    if unconfirmed:
+        lines.append(
+            f"- {unconfirmed} retained rows whose `new_answer` has no stored evidence that this version's answer"
+            " stage confirmed it with our Lean commands (a run older than it, or an edited store)\n"
+        )
+    return "".join(lines)
+
+
 def _statement_check_section(counts: Counter[str | None], rows: int, flagged: tuple[int, bool] = (0, False)) -> str:
     """How many released rows each statement check outcome covers (``provenance.statement_check``), and
     whether flagged rows were withheld (the default) or released with ``--include-flagged``."""
@@ -168,11 +187,16 @@ def _answer_section(forms: Counter[str | None], metrics: dict[str, Any], rows: i
         return ""
     lines = [
         "\n## Answers\n\n",
-        "Every `new_answer` is what our own Lean commands confirmed from the statement (an equation's type and"
-        " literal value, over `type_of%` of our statement, or an ∃ witness our command proved; never the prover's"
-        " text). `answer_type`"
+        "Every `new_answer` is what our own Lean commands confirmed from the statement in this run's answer stage"
+        " (an equation's type and literal value, over `type_of%` of our statement, or an ∃ witness our command"
+        " proved together with its uniqueness; never the prover's text); a row without that stored evidence is"
+        " withheld. `answer_type`"
         " is its form, `answer_lean_type` its Lean type; a closed form is released as LaTeX, graded by"
         " math-verify; a tuple follows `answer_variables`.\n\n",
+        "Grading with math-verify (`math_verify.verify(parse(gold), parse(prediction))`, its defaults) is lenient"
+        " in two ways a user should know: numbers are compared after rounding to 6 decimal places"
+        " (`float_rounding=6`: `1/3` and `0.333333` are graded equal) and a trailing percent sign is dropped"
+        " (`9` and `9\\%` are graded equal).\n\n",
     ]
     for form in AnswerForm:
         lines.append(f"- {form.value}: {forms.get(form.value, 0)} of {rows} rows\n")
@@ -237,6 +261,7 @@ def card(
     statement_checks: Counter[str | None] | None = None,
     proof_levers: Counter[str] | None = None,
     flagged: tuple[int, bool] = (0, False),
+    withheld: tuple[int, int] = (0, 0),
     answers: tuple[Counter[str | None], dict[str, Any]] | None = None,
     judges: Counter[JudgeKey] | None = None,
     overruled: int = 0,
@@ -266,6 +291,7 @@ def card(
         )
     source = _judge_section(judges or Counter(), rows, overruled)
     source += _statement_check_section(statement_checks or Counter(), rows, flagged)
+    source += _withheld_section(withheld)
     source += _answer_section(*(answers or (Counter(), {})), rows)
     source += _proof_lever_section(proof_levers or Counter(), rows)
     source += f"\n## Source\n\n{terms.attribution}. License: {terms.license}.\n"

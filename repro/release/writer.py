@@ -40,13 +40,24 @@ from repro.release.rows import (
     never_judged,
     row_provenance,
 )
+from repro.stages.answer import ANSWER_EVIDENCE
 from repro.store import RunReader
-from repro.store.fields import candidate_among, parameter
+from repro.store.fields import candidate_among, candidate_same, parameter
 
 # statement check outcomes withheld unless ``include_flagged``: neither vacuous nor shown satisfiable
 WITHHELD_CHECKS = ("flagged", "undecided")
 FLAGGED = candidate_among("statement_check", WITHHELD_CHECKS)
-NOT_FLAGGED = candidate_among("statement_check", WITHHELD_CHECKS, negate=True)
+# a row whose statement no check ran on (``statement_check`` null, or an outcome this release does not know)
+# is never released, flagged or not: no check is not a pass (red2 R2-2)
+SATISFIABLE = candidate_among("statement_check", ("satisfiable",))
+CHECKED = candidate_among("statement_check", ("satisfiable", *WITHHELD_CHECKS))
+UNCHECKED = candidate_among("statement_check", ("satisfiable", *WITHHELD_CHECKS), negate=True)
+# a row's answer is released only with the evidence today's answer stage produced it: the answer it confirmed
+# with our Lean commands, unchanged since, and today's version of those confirmations (red2 R2-9)
+ANSWER_CONFIRMED = (
+    candidate_among("answer_evidence", (ANSWER_EVIDENCE,)),
+    candidate_same("answer_confirmed", "new_answer"),
+)
 
 # each row's JSONL text, as far as SQLite writes it: the schema version, then every stored column
 _JSON_MEMBERS = (("schema_version", parameter("schema_version")), *((c.name, c.field) for c in COLUMNS))
@@ -65,6 +76,10 @@ class ReleaseSummary:
     # verified rows whose statement was neither found vacuous nor shown satisfiable (flagged, undecided),
     # withheld unless ``include_flagged``
     withheld_flagged: int = 0
+    # rows whose statement no check ran on (a run with ``statement_checks.vacuity`` off, or older than the
+    # checks), and rows whose answer has no evidence today's answer stage confirmed it: never released
+    withheld_unchecked: int = 0
+    withheld_unconfirmed: int = 0
     # of ``withheld_unverified``: rows a real judge passed, but not today's (another pin or checks version;
     # repro.judge.currency): `repro run --resume` judges them again
     withheld_outdated_judge: int = 0
@@ -268,11 +283,16 @@ def write_release(
         retained = store.retained_count()
         verified_only = () if allow_unverified else (parameter("real_run"), REAL_LEAN, REAL_JUDGE)
         flagged = store.retained_count((*verified_only, FLAGGED), parameters)
+        unchecked = store.retained_count((*verified_only, UNCHECKED), parameters)
+        allowed = CHECKED if include_flagged else SATISFIABLE
+        eligible = store.retained_count((*verified_only, allowed), parameters)
+        released_if = (*verified_only, allowed, *ANSWER_CONFIRMED)
+        unconfirmed = eligible - store.retained_count(released_if, parameters)
         pages = store.retained_rows(
             [column.field for column in COLUMNS],
             packed=PROVENANCE_SOURCES,
             json_members=_JSON_MEMBERS,
-            only_if=verified_only if include_flagged else (*verified_only, NOT_FLAGGED),
+            only_if=released_if,
             parameters=parameters,
         )
         with closing(pages):  # the cursor closes before the store does, however the loop ends
@@ -288,7 +308,7 @@ def write_release(
         skip_reasons = json.loads(store.get_meta("skip_reasons") or "[]")
         written = writer.written
         withheld_flagged = 0 if include_flagged else flagged
-        withheld = 0 if allow_unverified else retained - written.rows - withheld_flagged
+        withheld = 0 if allow_unverified else retained - written.rows - withheld_flagged - unchecked - unconfirmed
         if not written.rows:
             return ReleaseSummary(
                 written=0,
@@ -297,6 +317,8 @@ def write_release(
                 out_dir=out,
                 unfinished_problems=unfinished,
                 withheld_flagged=withheld_flagged,
+                withheld_unchecked=unchecked,
+                withheld_unconfirmed=unconfirmed,
                 withheld_outdated_judge=writer.withheld_outdated,
             )
         terms = combined_terms(sorted(writer.sources()), config, license, attribution)
@@ -317,6 +339,7 @@ def write_release(
         statement_checks=written.statement_checks,
         proof_levers=written.proof_levers,
         flagged=(withheld_flagged, include_flagged),
+        withheld=(unchecked, unconfirmed),
         answers=(written.answer_forms, answers),
         judges=written.judges,
         overruled=overruled,
@@ -334,6 +357,8 @@ def write_release(
         unfinished_problems=unfinished,
         files=(*release_files(out), MANIFEST),
         withheld_flagged=withheld_flagged,
+        withheld_unchecked=unchecked,
+        withheld_unconfirmed=unconfirmed,
         withheld_outdated_judge=writer.withheld_outdated,
     )
 

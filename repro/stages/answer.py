@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import math
 import re
-from fractions import Fraction
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, field_validator, model_validator
@@ -37,6 +36,7 @@ from repro.lean.protocol import Verifier
 from repro.lean.statement_checks import (
     CheckOutcome,
     StatementCheck,
+    check_unique,
     check_witness,
     normal_witness,
     witness_variables,
@@ -58,6 +58,11 @@ from repro.stages.common import (
     input_hash,
     statement_prompt,
 )
+
+# the version of the evidence a stored answer attempt keeps of the Lean confirmations that decided it
+# (red2 R2-9): a candidate's answer is released only with today's (``Candidate.answer_evidence``). 2: a
+# witness is also proved unique, a tuple's order is read from the question or two agreeing model replies.
+ANSWER_EVIDENCE = "answer-stage-2"
 
 _UNEVALUATED = re.compile(r"\d\s*[+*^]\s*\d|\d\s*-\s*\d|\d\s*/\s*\d|√|Real\.sqrt|\bsqrt\b|π|Real\.pi|\.log|\bexp\b")
 
@@ -217,6 +222,14 @@ async def statement_answer(statement: str, verifier: Verifier | None, *, header:
         return _none(NoAnswerReason.lean_refused, confirmation.detail, checks=confirmation.checks)
     literals = [part.literal for part in shape.parts]
     values = [literal.release for literal in literals]
+    for literal in literals:
+        if not denotes(literal.release, literal.exact_value):
+            return _none(
+                NoAnswerReason.not_a_value,
+                f"the released text {literal.release!r} does not denote the value Lean confirmed when math-verify"
+                " reads it",
+                checks=confirmation.checks,
+            )
     tuple_form = shape.kind == "tuple"
     evaluated = all(literal.evaluated for literal in literals)
     return StatementAnswer(
@@ -232,6 +245,25 @@ async def statement_answer(statement: str, verifier: Verifier | None, *, header:
         detail="" if evaluated else "the value Lean confirmed is written as an unevaluated computation",
         checks=confirmation.checks,
     )
+
+
+def denotes(text: str, exact: Any) -> bool:
+    """Whether math-verify, as users grade with it, reads ``text`` as exactly ``exact`` (a sympy value), and
+    grades ``text`` correct against itself (red2 R2-3: every released answer round-trips)."""
+    import sympy
+    from math_verify import verify
+
+    from repro.evaluate.grading import _parse_answer, compare_answers
+
+    try:
+        parsed: list[Any] = [item for item in _parse_answer(text) if not isinstance(item, str)]
+        if not parsed or not compare_answers(text, text).correct:
+            return False
+        # math-verify reads ``i`` as a symbol (with varying assumptions): read as the imaginary unit here
+        units = [item.subs({s: sympy.I for s in item.free_symbols if s.name == "i"}) for item in parsed]
+        return bool(verify([sympy.sympify(exact)], units))
+    except Exception:  # noqa: BLE001 - a text math-verify cannot read is one it cannot grade
+        return False
 
 
 def has_unevaluated_operation(candidate: str) -> bool:
@@ -265,6 +297,7 @@ def _answer_output(answer: StatementAnswer) -> dict[str, object]:
         "no_answer": answer.reason.value if answer.reason else None,
         "why": answer.detail,
         "answer_checks": [check.model_dump(mode="json") for check in answer.checks],
+        "evidence": ANSWER_EVIDENCE,
     }
 
 
@@ -284,7 +317,9 @@ async def recover_answer(
     """``verified_code`` only keys the stored attempt: nothing in it is shown to a model or read as an answer."""
     clock = Stopwatch()
     verified_text = verified_code.text if isinstance(verified_code, LeanCode) else verified_code
-    result = StageResult(status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified_text))
+    result = StageResult(
+        status=AttemptStatus.passed, input_hash=input_hash("answer", statement, verified_text, ANSWER_EVIDENCE)
+    )
     try:
         answer = await statement_answer(statement, verifier, header=header)
         if answer.answer is None and not answer.undecided and answer.reason == NoAnswerReason.existential:
@@ -300,7 +335,7 @@ async def recover_answer(
         if answer.answer is None:
             result.status, result.reason = AttemptStatus.rejected, ReasonCode.answer_not_grounded
             return _done(result, clock)
-        if answer.form == AnswerForm.tuple and answer.method == "statement":
+        if answer.form == AnswerForm.tuple:  # one rule for every tuple, a witness's and a statement's (R2-1)
             model = (extract_client, extract_settings)
             ordered = await _question_order(result, question, statement, answer, attempt, model)
             if ordered is None:
@@ -341,6 +376,23 @@ def apply_answer(candidate: Candidate, output: dict[str, Any]) -> None:
     candidate.answer_lean_type = ", ".join(output.get("lean_types") or []) or None
     candidate.answer_lean = output.get("lean_text")
     candidate.answer_variables = ", ".join(output.get("variables") or []) or None
+    confirmed = has_answer_evidence(output)
+    candidate.answer_confirmed = candidate.new_answer if confirmed else None
+    candidate.answer_evidence = ANSWER_EVIDENCE if confirmed else None
+
+
+def has_answer_evidence(output: dict[str, Any]) -> bool:
+    """Whether a stored answer attempt holds today's evidence for its answer: a statement answer with the
+    Lean confirmations that proved it, a witness with its proof and its uniqueness proof (red2 R2-9)."""
+    if output.get("evidence") != ANSWER_EVIDENCE or not output.get("candidate"):
+        return False
+    if output.get("method") == "statement":
+        checks = output.get("answer_checks") or []
+        return bool(checks) and any(check.get("outcome") == CheckOutcome.proved for check in checks)
+    if output.get("method") == "witness":
+        witness, unique = output.get("witness_check"), output.get("uniqueness_check")
+        return all(isinstance(c, dict) and c.get("outcome") == CheckOutcome.proved for c in (witness, unique))
+    return False
 
 
 def _done(result: StageResult, clock: Stopwatch) -> StageResult:
@@ -382,13 +434,14 @@ async def _witness_answer(
         return _none(NoAnswerReason.no_verdict, "Lean gave no verdict on the witness", undecided=True)
     if check.outcome != CheckOutcome.proved:
         return _none(NoAnswerReason.existential, "our Lean command does not prove the statement with the witness")
-    other = await _another_witness_holds(statement, witness, verifier, header)
-    result.output["shifted_witness_check"] = other.model_dump(mode="json") if other else None
-    if other is not None and other.outcome == CheckOutcome.undecided:
-        return _none(NoAnswerReason.no_verdict, "Lean gave no verdict on the shifted witness", undecided=True)
-    if other is not None and other.outcome == CheckOutcome.proved:
+    unique = await check_unique(statement, witness, verifier, header=header)
+    result.output["uniqueness_check"] = unique.model_dump(mode="json")
+    if unique.outcome != CheckOutcome.proved:
+        # a body Lean does not show to pin the witness gives no answer, whatever the reason (red2 R2-5): Lean's
+        # silence is no evidence of uniqueness, and a witness Lean accepts is then *a* value, not *the* answer
         return _none(
-            NoAnswerReason.existential, "the ∃ body holds at the witness and at the witness + 1: it pins no answer"
+            NoAnswerReason.existential,
+            "our Lean commands do not prove the witness is the only value of the ∃ body: it pins no answer",
         )
     forms = {_witness_form(part) for part in witness}
     several = len(witness) > 1
@@ -405,18 +458,6 @@ async def _witness_answer(
     )
 
 
-async def _another_witness_holds(
-    statement: str, witness: list[str], verifier: Verifier, header: str
-) -> StatementCheck | None:
-    """Our command with every witness part shifted by 1: if Lean proves that too, the body pins nothing
-    (``∃ x : ℝ, x = x``, ``∃ n : ℕ, n > 3``), and the model's witness is *a* value, not *the* answer."""
-    shifted = []
-    for part in witness:
-        value = Fraction(part.replace(" ", "")) + 1
-        shifted.append(str(value.numerator) if value.denominator == 1 else f"{value.numerator} / {value.denominator}")
-    return await check_witness(statement, shifted, verifier, header=header)
-
-
 def _witness_form(part: str) -> str:
     return AnswerForm.fraction.value if "/" in part else AnswerForm.integer.value
 
@@ -429,6 +470,21 @@ def _witness_latex(part: str) -> str:
     return f"{sign}\\frac{{{top.lstrip('-')}}}{{{bottom}}}"
 
 
+def order_in_question(question: str, variables: list[str]) -> list[str] | None:
+    """The order the question writes our variables in, when it writes them out: ``(x, y)``, ``(a, b, c)``.
+
+    Deterministic (red2 R2-6): a bracketed list in the question whose items are exactly our variable names,
+    each once. None when there is none, or two such lists disagree (then the model is asked, twice).
+    """
+    wanted = set(variables)
+    found: set[tuple[str, ...]] = set()
+    for match in re.finditer(r"[(\[]\s*([^()\[\]]*?)\s*[)\]]", question):
+        items = [item.strip().strip("$").strip() for item in match.group(1).split(",")]
+        if len(items) == len(variables) and set(items) == wanted and len(set(items)) == len(items):
+            found.add(tuple(items))
+    return list(found.pop()) if len(found) == 1 else None
+
+
 async def _question_order(
     result: StageResult,
     question: str,
@@ -437,26 +493,48 @@ async def _question_order(
     attempt: int,
     model: tuple[ModelClient, ModelSettings],
 ) -> StatementAnswer | None:
-    """The tuple in the order the question asks for its values: a permutation of our variables, or None."""
+    """The tuple in the order the question asks for its values (red2 R2-1, R2-6: witness and statement
+    tuples alike), or None.
+
+    When the question writes our variables out in brackets, that is the order, with no model asked.
+    Otherwise the model is asked twice, our variables listed in two different orders (the statement's,
+    then reversed); each reply must be a permutation of them and the two must agree, or no answer.
+    """
+    written = order_in_question(question, answer.variables)
+    if written is not None:
+        result.output["order"] = written
+        result.output["order_from"] = "question"
+        return _reordered(answer, written)
     extract_client, settings = model
-    prompt = statement_prompt(
-        "answer_order",
-        question=question,
-        statement=statement,
-        literals=False,
-        variables=", ".join(answer.variables),
-    )
-    reply = await ask_json(
-        extract_client,
-        chat_request(settings, prompt, sample_offset=attempt, json_answer=True),
-        AnswerOrder,
-    )
-    account(result, extract_client, reply.responses)
-    order = reply.value.order if reply.value else []
-    result.output["order"] = order
-    if sorted(order) != sorted(answer.variables) or len(set(order)) != len(order):
-        result.output["why"] = f"the question's order {json.dumps(order)} is not a permutation of {answer.variables}"
+    replies: list[list[str]] = []
+    for listing in (answer.variables, list(reversed(answer.variables))):
+        prompt = statement_prompt(
+            "answer_order", question=question, statement=statement, literals=False, variables=", ".join(listing)
+        )
+        reply = await ask_json(
+            extract_client,
+            chat_request(settings, prompt, sample_offset=attempt, json_answer=True),
+            AnswerOrder,
+        )
+        account(result, extract_client, reply.responses)
+        order = reply.value.order if reply.value else []
+        replies.append(order)
+        if sorted(order) != sorted(answer.variables) or len(set(order)) != len(order):
+            result.output["order"] = order
+            result.output["why"] = f"the order {json.dumps(order)} is not a permutation of {answer.variables}"
+            return None
+    result.output["order"] = replies[0]
+    result.output["order_from"] = "model, asked twice"
+    if replies[0] != replies[1]:
+        result.output["why"] = (
+            f"asked twice with the variables listed in two orders, the model gave {json.dumps(replies[0])} and"
+            f" {json.dumps(replies[1])}: no order is established"
+        )
         return None
+    return _reordered(answer, replies[0])
+
+
+def _reordered(answer: StatementAnswer, order: list[str]) -> StatementAnswer:
     position = {name: index for index, name in enumerate(answer.variables)}
     indices = [position[name] for name in order]
     latex_parts = (answer.latex or "").strip("()").split(", ")
@@ -521,19 +599,30 @@ async def recheck_answer(
         )
     if found.reason != NoAnswerReason.existential or not is_existential(statement):
         return AnswerRecheck(method="none", grounded=False, detail=f"our statement gives no answer: {found.detail}")
-    witness = witness_parts(untupled(answer), statement)
+    parts = [part.strip() for part in untupled(answer).split(",")]
+    names = [name for name, _ in witness_variables(statement) or []]
+    if variables and len(parts) > 1 and sorted(variables) == sorted(names) and len(variables) == len(parts):
+        by_name = dict(zip(variables, parts, strict=True))  # a tuple released in the question's order
+        parts = [by_name[name] for name in names]
+    witness = witness_parts(", ".join(parts), statement)
     if witness is None:
         return AnswerRecheck(
             method="witness", grounded=False, detail="a witness must be numeric literals of the ∃ variables' types"
         )
     check = await check_witness(statement, witness, verifier, header=header)
-    other = await _another_witness_holds(statement, witness, verifier, header) if check.outcome == "proved" else None
-    if check.outcome == CheckOutcome.undecided or (other is not None and other.outcome == CheckOutcome.undecided):
+    if check.outcome == CheckOutcome.undecided:
         return AnswerRecheck(
             method="witness", grounded=False, no_verdict=True, detail="Lean gave no verdict on the witness"
         )
-    if other is not None and other.outcome == CheckOutcome.proved:
-        return AnswerRecheck(method="witness", grounded=False, detail="the ∃ body holds at the witness + 1 too")
+    if check.outcome == CheckOutcome.proved:
+        unique = await check_unique(statement, witness, verifier, header=header)
+        if unique.outcome != CheckOutcome.proved:
+            return AnswerRecheck(
+                method="witness",
+                grounded=False,
+                no_verdict=unique.outcome == CheckOutcome.undecided,
+                detail="our Lean commands do not prove the witness is the only value of the ∃ body",
+            )
     proved = check.outcome == CheckOutcome.proved
     return AnswerRecheck(
         method="witness",

@@ -10,8 +10,9 @@ Two different values prove the dependence; otherwise the equation is taken as co
 A left side outside this small term language (a library function, a binder, a decimal in ℕ) cannot be
 evaluated, and then no answer is read either. Casts ``↑e`` keep the
 value of ``e`` read at its own type; a few library functions are evaluated (``Int.floor``, ``abs``,
-``Nat.gcd``, ``Real.sqrt``, ``Real.log``, real powers...), where the value is irrational in floating point:
-two probes then differ only beyond a relative tolerance, so rounding never fakes a dependence.
+``Nat.gcd``, ``Real.sqrt``, ``Real.log``, real powers...). An irrational value is an exact sympy number,
+never a float (red2 R2-4: ``(√2 · √2 − 2) · x · 10⁹`` is 0, and a float probe read it as depending on x):
+two probes differ, or agree, only where sympy decides it exactly; where it cannot, nothing is read.
 
 This decides only whether an answer is *proposed*: Lean still proves the statement.
 """
@@ -23,12 +24,15 @@ import math
 import random
 from collections.abc import Callable
 from fractions import Fraction
+from typing import Any
+
+import sympy
 
 from repro.lean.text.answer_literal import number_value
 from repro.lean.text.answer_scope import CANONICAL_TYPE
 from repro.lean.text.lexer import Kind, Token
 
-Number = Fraction | float
+Number = Fraction | Any  # Any: an exact irrational sympy number (never a float)
 _PROBES = 12
 _MAX_EXPONENT = 256
 _MAX_FACTORIAL = 200
@@ -54,7 +58,7 @@ def depends_on_variables(tokens: list[tuple[Token, str | None]], kind: str, vari
 
 def dependence(tokens: list[tuple[Token, str | None]], kind: str, variables: dict[str, str]) -> bool | None:
     """True: two probes gave different values; False: every probe gave one value; None: not evaluable."""
-    seen: list[Number] = []
+    first: Number | None = None
     for probe in range(_PROBES):
         rng = random.Random(f"answer-probe-{probe}")
         values = {name: _probe_value(rng, type_text) for name, type_text in variables.items() if "→" not in type_text}
@@ -62,22 +66,58 @@ def dependence(tokens: list[tuple[Token, str | None]], kind: str, variables: dic
             value = _Parser(tokens, kind, values, variables, probe).whole()
         except _Skip:
             continue
-        except (_Unsupported, ZeroDivisionError, OverflowError, ValueError):
+        except (_Unsupported, ZeroDivisionError, OverflowError, ValueError, TypeError):
             return None
-        if isinstance(value, float) and not math.isfinite(value):
+        if not isinstance(value, Fraction) and value.is_finite is not True:
+            return None
+        if first is None:
+            first = value
             continue
-        if seen and any(_differ(value, other) for other in seen):
+        differ = _differ(value, first)
+        if differ is None:
+            return None
+        if differ:
             return True
-        seen.append(value)
     return False
 
 
-def _differ(first: Number, second: Number) -> bool:
-    """Different values; a floating-point one only beyond a relative tolerance of 1e-9."""
+def _differ(first: Number, second: Number) -> bool | None:
+    """Whether two exact values differ; None when sympy cannot decide it (then nothing is read)."""
     if isinstance(first, Fraction) and isinstance(second, Fraction):
         return first != second
-    a, b = float(first), float(second)
-    return abs(a - b) > 1e-9 * max(1.0, abs(a), abs(b))
+    difference = sympy.simplify(_exact_sympy(first) - _exact_sympy(second))
+    zero = difference.is_zero
+    return None if zero is None else not zero
+
+
+def _exact_sympy(value: Number) -> Any:
+    if isinstance(value, Fraction):
+        return sympy.Rational(value.numerator, value.denominator)
+    if isinstance(value, float):
+        raise _Unsupported("a floating-point value")
+    return value
+
+
+def _rational(value: Any) -> Number:
+    """A sympy result as a Fraction where it is rational (``√4 = 2``), else the exact sympy number."""
+    if isinstance(value, Fraction):
+        return value
+    if value.is_Rational:
+        return Fraction(int(value.p), int(value.q))
+    return value
+
+
+def _sign(value: Number) -> int | None:
+    """-1, 0 or 1 for an exact value; None when sympy cannot decide it."""
+    if isinstance(value, Fraction):
+        return (value > 0) - (value < 0)
+    if value.is_zero:
+        return 0
+    if value.is_positive:
+        return 1
+    if value.is_negative:
+        return -1
+    return None
 
 
 def _probe_value(rng: random.Random, type_text: str) -> Fraction | tuple[Fraction, ...]:
@@ -134,26 +174,31 @@ def _factorial(value: Fraction) -> Fraction:
 
 
 def _power(base: Number, exponent: Number, kind: str) -> Number:
-    if isinstance(exponent, float) or exponent.denominator != 1:
-        return _real_power(float(base), float(exponent), kind)
+    if not isinstance(exponent, Fraction) or exponent.denominator != 1:
+        return _real_power(base, exponent, kind)
     if abs(exponent) > _MAX_EXPONENT:
         raise _Skip
-    if isinstance(base, float):
-        return 0.0 if base == 0 and exponent < 0 else base ** int(exponent)
+    if not isinstance(base, Fraction):
+        sign = _sign(base)
+        if sign is None:
+            raise _Unsupported("a base sympy cannot decide is zero or not")
+        return Fraction(0) if sign == 0 and exponent < 0 else _rational(base ** int(exponent))
     if exponent < 0:
         return Fraction(0) if base == 0 else base ** int(exponent)
     return base ** int(exponent)
 
 
-def _real_power(base: float, exponent: float, kind: str) -> float:
-    """Mathlib's ``Real.rpow``: ``0 ^ 0 = 1``, ``0 ^ y = 0``, ``x ^ y = exp (log |x| * y) * cos (y * π)`` for x < 0."""
+def _real_power(base: Number, exponent: Number, kind: str) -> Number:
+    """Mathlib's ``Real.rpow`` for a base > 0 (exactly); ``0 ^ y`` and a negative base follow conventions
+    (``0 ^ y = 0``, ``x ^ y = exp (log |x| * y) * cos (y * π)``): such a probe is skipped."""
     if kind != "ℝ":
         raise _Unsupported("a real exponent outside ℝ")
-    if base == 0:
-        return 1.0 if exponent == 0 else 0.0
-    if base > 0:
-        return base**exponent
-    return math.exp(math.log(-base) * exponent) * math.cos(exponent * math.pi)
+    sign = _sign(base)
+    if sign is None:
+        raise _Unsupported("a base sympy cannot decide the sign of")
+    if sign <= 0:
+        raise _Skip
+    return _rational(sympy.Pow(_exact_sympy(base), _exact_sympy(exponent)))
 
 
 def _exact_root(value: Fraction) -> Fraction | None:
@@ -164,26 +209,37 @@ def _exact_root(value: Fraction) -> Fraction | None:
 
 
 def _sqrt(value: Number) -> Number:
-    if value < 0:
+    sign = _sign(value)
+    if sign is None:
+        raise _Unsupported("a root of a value sympy cannot decide the sign of")
+    if sign < 0:
         raise _Skip  # Real.sqrt of a negative number is 0 by convention: no evidence of dependence
     if isinstance(value, Fraction):
         root = _exact_root(value)
         if root is not None:
             return root
-    return math.sqrt(float(value)) if value > 0 else Fraction(0)  # Real.sqrt of a negative number is 0
+    return _rational(sympy.sqrt(_exact_sympy(value)))
 
 
 def _log(value: Number) -> Number:
-    if value <= 0:
+    sign = _sign(value)
+    if sign is None:
+        raise _Unsupported("a logarithm of a value sympy cannot decide the sign of")
+    if sign <= 0:
         raise _Skip  # Real.log 0 = 0 and Real.log x = Real.log |x|: conventions, not the function's shape
-    return Fraction(0) if value == 1 else math.log(float(value))
+    return _rational(sympy.log(_exact_sympy(value)))
+
+
+def _exp(value: Number) -> Number:
+    return _rational(sympy.exp(_exact_sympy(value)))
 
 
 def _whole(value: Number) -> int:
-    if isinstance(value, float):
-        if not math.isfinite(value) or abs(value - round(value)) < 1e-9:
-            raise _Unsupported("a floor or ceiling too close to call in floating point")
-        return math.floor(value)
+    if not isinstance(value, Fraction):
+        floor = sympy.floor(value)
+        if not floor.is_Integer:
+            raise _Unsupported("a floor sympy cannot decide")
+        return int(floor)
     return math.floor(value)
 
 
@@ -200,7 +256,7 @@ _LIBRARY: dict[str, tuple[tuple[str | None, ...], str | None, Callable[..., Numb
     "Nat.factorial": (("ℕ",), "ℕ", lambda x: _factorial(Fraction(x))),
     "Real.sqrt": (("ℝ",), "ℝ", _sqrt),
     "Real.log": (("ℝ",), "ℝ", _log),
-    "Real.exp": (("ℝ",), "ℝ", lambda x: Fraction(1) if x == 0 else math.exp(float(x))),
+    "Real.exp": (("ℝ",), "ℝ", _exp),
 }
 _LIBRARY["√"] = _LIBRARY["Real.sqrt"]
 _BRACKETS = {"⌊": ("⌋", "Int.floor"), "⌈": ("⌉", "Int.ceil")}
@@ -269,13 +325,18 @@ class _Parser:
     def apply(self, operator: str, left: Number, right: Number, kind: str) -> Number:
         if operator == "^":
             return _power(left, right, kind)
-        if isinstance(left, float) or isinstance(right, float):
+        if not isinstance(left, Fraction) or not isinstance(right, Fraction):
             if kind not in ("ℝ", "ℂ") or operator == "%":
                 raise _Unsupported("an irrational value outside ℝ")
-            a, b = float(left), float(right)
-            if operator == "/" and b == 0:
-                raise _Skip
-            return {"+": a + b, "-": a - b, "*": a * b, "/": a / b if b else 0.0}[operator]
+            a, b = _exact_sympy(left), _exact_sympy(right)
+            if operator == "/":
+                sign = _sign(right)
+                if sign is None:
+                    raise _Unsupported("a divisor sympy cannot decide is zero or not")
+                if sign == 0:
+                    raise _Skip
+            exact = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b}
+            return _rational(exact[operator]())
         operations: dict[str, Callable[[], Fraction]] = {
             "+": lambda: left + right,
             "-": lambda: max(left - right, Fraction(0)) if kind == "ℕ" else left - right,
@@ -333,7 +394,10 @@ class _Parser:
             self.take()
             inside = self.expression(0, kind)
             self.take("|")
-            return -inside if inside < 0 else inside
+            sign = _sign(inside)
+            if sign is None:
+                raise _Unsupported("an absolute value sympy cannot decide the sign of")
+            return -inside if sign < 0 else inside
         if token.text in _BRACKETS:
             closing, name = _BRACKETS[token.text]
             self.take()
@@ -484,6 +548,6 @@ class _Parser:
 
 
 def _exact(value: Number) -> Fraction:
-    if isinstance(value, float):
+    if not isinstance(value, Fraction):
         raise _Unsupported("an irrational value where an exact one is needed")
     return value

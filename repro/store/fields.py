@@ -38,10 +38,15 @@ class StoredField:
     boolean: bool = False
     among: tuple[str, ...] = ()
     not_among: bool = False
+    # a condition: the field equals this other field of the same record (both present; null is never equal)
+    same_as: str | None = None
 
     def read(self, records: dict[str, Any], parameters: dict[str, Any]) -> Any:
         """The value from records already parsed (a single row built in Python reads the same value)."""
         value = parameters[self.name] if self.source == "parameter" else getattr(records[self.source], self.name)
+        if self.same_as is not None:
+            other = getattr(records[self.source], self.same_as)
+            return value is not None and other is not None and value == other
         if value is None:
             value = self.default
         if self.among:
@@ -66,6 +71,11 @@ def candidate_among(name: str, values: tuple[str, ...], *, negate: bool = False,
     return StoredField("candidate", name, default, among=values, not_among=negate)
 
 
+def candidate_same(name: str, other: str) -> StoredField:
+    """A condition: the candidate's ``name`` is present and equals its ``other`` (null equals nothing)."""
+    return StoredField("candidate", name, None, same_as=other)
+
+
 def _literal(value: str | int) -> str:
     if isinstance(value, bool | int):
         return str(int(value))
@@ -78,6 +88,10 @@ def expression(field: StoredField) -> str:
         return f":{field.name}"
     column = _COLUMNS.get((field.source, field.name))
     sql = column or f"json_extract({_ALIASES[field.source]}.payload, '$.{field.name}')"
+    if field.same_as is not None:
+        other = _COLUMNS.get((field.source, field.same_as))
+        other = other or f"json_extract({_ALIASES[field.source]}.payload, '$.{field.same_as}')"
+        return f"COALESCE({sql} = {other}, 0)"
     default = 0 if field.boolean and field.default is None else field.default
     if default is not None:
         sql = f"COALESCE({sql}, {_literal(default)})"

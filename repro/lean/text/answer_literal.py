@@ -61,6 +61,17 @@ class Literal:
     latex: str
     value: Fraction | None  # None for a closed form
     evaluated: bool  # False: an unevaluated computation (``6 / 4``, ``5 ^ 2``, ``Real.sqrt 4``)
+    exact: Any = None  # a closed form's exact value (sympy), which its LaTeX must denote
+
+    @property
+    def exact_value(self) -> Any:
+        """The value as sympy (a rational's from ``value``): what the released text must denote."""
+        if self.exact is not None:
+            return self.exact
+        import sympy
+
+        assert self.value is not None
+        return sympy.Rational(self.value.numerator, self.value.denominator)
 
 
 class _NotLiteral(Exception):
@@ -226,10 +237,14 @@ def _rational(node: _Node) -> Fraction:
         return -_rational(node.children[0])
     if node.tag == "inv":
         inner = _rational(node.children[0])
-        return Fraction(0) if inner == 0 else 1 / inner  # Lean's fields: 0⁻¹ = 0
+        if inner == 0:  # Lean's 0⁻¹ = 0 is a convention the text does not denote (red2 R2-3): no literal
+            raise _NotLiteral("0⁻¹")
+        return 1 / inner
     if node.tag == "/":
         denominator = _rational(node.children[1])
-        return Fraction(0) if denominator == 0 else _rational(node.children[0]) / denominator
+        if denominator == 0:  # Lean's x / 0 = 0: no literal
+            raise _NotLiteral("a division by zero")
+        return _rational(node.children[0]) / denominator
     raise _NotLiteral(node.tag)
 
 
@@ -305,7 +320,7 @@ def _closed_form(text: str, tree: _Node, ascribed: set[str]) -> Literal | None:
         return None  # sympy cannot tell: no proposal
     latex = _latex(tree, 0)
     normal = _normal_text(value) if value is not None else _lean_text(tree)
-    return Literal(text, "closed_form", types, normal, latex, latex, value, evaluated)
+    return Literal(text, "closed_form", types, normal, latex, latex, value, evaluated, expression)
 
 
 def _sympy(node: _Node) -> Any:
@@ -321,11 +336,17 @@ def _sympy(node: _Node) -> Any:
     parts = [_sympy(child) for child in node.children]
     if node.tag == "neg":
         return -parts[0]
+    # Lean's conventions (0⁻¹ = 0, x / 0 = 0, Real.sqrt of a negative number = 0: Mathlib's inv_zero, div_zero,
+    # Real.sqrt_eq_zero') make a text denote something its LaTeX does not (√-2 is i√2, 1/0 complex infinity to
+    # math-verify): such a text is no literal (red2 R2-3)
     if node.tag == "inv":
-        return sympy.Integer(0) if parts[0] == 0 else 1 / parts[0]
+        if parts[0].is_zero is not False:
+            raise _NotLiteral("0⁻¹, or an inverse of a value not known to be nonzero")
+        return 1 / parts[0]
     if node.tag == "sqrt":
-        # Real.sqrt of a negative number is 0 in Mathlib
-        return sympy.sqrt(parts[0]) if parts[0].is_nonnegative else sympy.Integer(0)
+        if parts[0].is_nonnegative is not True:
+            raise _NotLiteral("Real.sqrt of a value not known to be non-negative")
+        return sympy.sqrt(parts[0])
     left, right = parts
     if node.tag == "+":
         return left + right
@@ -334,7 +355,9 @@ def _sympy(node: _Node) -> Any:
     if node.tag == "*":
         return left * right
     if node.tag == "/":
-        return sympy.Integer(0) if right == 0 else left / right
+        if right.is_zero is not False:
+            raise _NotLiteral("a division by zero, or by a value not known to be nonzero")
+        return left / right
     if node.tag == "^":
         if not (right.is_integer and right.is_nonnegative and right <= _MAX_EXPONENT):
             raise _NotLiteral("a closed form's exponent must be a small natural literal")
@@ -383,6 +406,10 @@ def _latex(node: _Node, outer: int) -> str:
         text = f"-{_latex(node.children[0], power)}"
     elif node.tag == "^":
         text = f"{_latex(node.children[0], power + 1)}^{{{_latex(node.children[1], 0)}}}"
+    elif node.tag == "*" and node.children[1].tag == "imag":  # MATH's spelling: ``3i``, ``\sqrt{2}i``
+        text = f"{_latex(node.children[0], power)}i"
+    elif node.tag == "*" and node.children[0].tag == "imag":
+        text = f"{_latex(node.children[1], power + 1)}i"
     elif node.tag == "*":
         text = f"{_latex(node.children[0], power)} \\cdot {_latex(node.children[1], power + 1)}"
     else:
