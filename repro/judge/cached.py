@@ -71,10 +71,10 @@ class CachedJudge:
         return getattr(self.inner, attribute)
 
     def _answer(self, verdict: JudgeVerdict, request: JudgeRequest) -> JudgeVerdict:
-        # the key holds our checks' version (judge_identity): a kept verdict stored before verdicts recorded it
-        # was given by these checks, and says so (else every resume would take its pass for an older judge's)
-        checks = JUDGE_CHECKS if verdict.checks is None else verdict.checks
-        return verdict.model_copy(update={"key": request.key, "cached": True, "checks": checks})
+        # a kept verdict says exactly what the judge said when it gave it, checks version included: a judge
+        # that records none (a stand-in) reads back as it answered fresh, so a resumed run stores what an
+        # uninterrupted one does (the key holds today's checks version, so no older judge's verdict is kept)
+        return verdict.model_copy(update={"key": request.key, "cached": True})
 
     async def judge(self, request: JudgeRequest) -> JudgeVerdict:
         key = judge_cache_key(self.inner, request)
