@@ -672,3 +672,60 @@ def test_doctor_says_whether_the_judge_can_judge_the_run_s_toolchain(tmp_path: P
     )
     (line,) = [line for line in doctor(stand_in) if line.name.startswith("kernel judge")]
     assert line.ok and "a stand-in" in line.detail
+
+
+@pytest.mark.parametrize("how", ["abort", "segv"])
+def test_code_that_crashes_lean_every_time_is_rejected_not_resumed_forever(tmp_path: Path, how: str) -> None:
+    """red1 R6 on the judge's side: a submission whose compile crashes Lean (lean4#8273, #4773 pass the screen)
+    was "no verdict" on every resume; crashing twice in fresh directories while our target, compiled afresh,
+    compiles cleanly is the code's doing."""
+    log = tmp_path / "steps.jsonl"
+    judge = judges.safeverify(
+        _settings(tmp_path), "--fail", f"submission:{how}", "--log", str(log), sandbox=UNCONFINED, named_sandbox="none"
+    )
+    verdict = asyncio.run(judge.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.rejected and verdict.refusal == JudgeRefusal.crash, verdict.detail
+    assert ("SIGABRT" if how == "abort" else "SIGSEGV") in verdict.detail
+    compiled = [Path(json.loads(line)["argv"][-1]).name for line in log.read_text().splitlines()]
+    # the target (cached) once, the submission twice, then the target again as the node's health probe
+    assert compiled.count("Submission.lean") == 2 and compiled.count("Target.lean") == 2, compiled
+
+
+def test_a_crash_that_does_not_repeat_is_the_node_s_and_the_proof_is_judged(tmp_path: Path) -> None:
+    marker = tmp_path / "crashed-once"
+    judge = judges.safeverify(
+        _settings(tmp_path), "--fail", f"submission:abort-once={marker}", sandbox=UNCONFINED, named_sandbox="none"
+    )
+    verdict = asyncio.run(judge.judge(_request(HONEST)))
+    # the first compile crashed, the second compiled: no rejection; this judgement has no verdict, the next passes
+    assert marker.exists() and verdict.status == JudgeStatus.unavailable, verdict.detail
+    assert verdict.cause == JudgeCause.killed and "SIGABRT" in verdict.detail
+    assert asyncio.run(judge.judge(_request(HONEST, key="row-2"))).status == JudgeStatus.passed
+
+
+def test_a_node_that_crashes_on_our_own_target_too_gives_no_verdict(tmp_path: Path) -> None:
+    """The health probe is our target compiled afresh, not read from the cache: where Lean now crashes on it
+    too, the node is broken, and a crash of the submission is no evidence against the proof."""
+    broken = tmp_path / "node-broke"
+    judge = judges.safeverify(
+        _settings(tmp_path),
+        "--fail",
+        "submission:abort",
+        "--fail",
+        f"target:abort-if={broken}",
+        sandbox=UNCONFINED,
+        named_sandbox="none",
+    )
+    assert asyncio.run(judge.judge(_request(HONEST))).status == JudgeStatus.rejected  # our target is cached now
+    broken.touch()
+    verdict = asyncio.run(judge.judge(_request(HONEST, key="row-2")))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.killed, verdict.detail
+    assert "compiling the submission" in verdict.detail and verdict.refusal is None
+
+
+def test_an_out_of_memory_kill_of_the_submission_is_never_a_crash_rejection(tmp_path: Path) -> None:
+    judge = judges.safeverify(
+        _settings(tmp_path), "--fail", "submission:killed", sandbox=UNCONFINED, named_sandbox="none"
+    )
+    verdict = asyncio.run(judge.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.killed, verdict.detail

@@ -285,6 +285,19 @@ def step_failure(result: StepResult, what: str, timeout_s: float) -> tuple[Judge
     return None
 
 
+# Signals a deterministic crash of Lean ends with (a failed assertion, a stack overflow Lean does not catch);
+# never SIGKILL (the out-of-memory killer's and our timeout's) nor SIGTERM/SIGINT/SIGHUP (someone else's)
+CRASH_SIGNALS = frozenset({"SIGABRT", "SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP"})
+
+
+def crash_signal(result: StepResult) -> int | None:
+    """The signal a step ended with when it is one a crash of Lean itself raises, else None."""
+    number = result.signal
+    if result.timed_out or number is None or signal_name(number) not in CRASH_SIGNALS:
+        return None
+    return number
+
+
 IMPORTS_SCRIPT = Path(__file__).resolve().parent / "lean" / "ImportsOf.lean"
 IMPORTS_DONE = "repro-imports-done"
 REBUILD_SCRIPT = Path(__file__).resolve().parent / "lean" / "Rebuild.lean"
@@ -557,16 +570,42 @@ class SafeVerifyJudge:
         olean, target_hash = Path(built[0]), built[1]
 
         # 2. the submission, alone in its directory: nothing it writes reaches target/ or the checkout
+        async def compile_submission(source: Path) -> StepResult:
+            return await run_step(
+                [*lake, "-d", checkout, "env", "lean", "-o", str(source.with_suffix(".olean")), str(source)],
+                source.parent,
+                sandbox,
+                deadline,
+                read_only=tool,
+                env=judge_environment(),
+            )
+
         compiled = submission.with_suffix(".olean")
-        result = await run_step(
-            [*lake, "-d", checkout, "env", "lean", "-o", str(compiled), str(submission)],
-            spaces["submission"],
-            sandbox,
-            deadline,
-            read_only=tool,
-            env=judge_environment(),
-        )
+        result = await compile_submission(submission)
         failure = step_failure(result, "compiling the submission", timeout)
+        if failure is not None and crash_signal(result) is not None:
+            # Code that crashes Lean every time would otherwise be "no verdict" on every resume, forever (red1 R6:
+            # lean4#8273, #4773 pass the screen). Once more in a fresh directory; the same crash again, with our
+            # target compiled afresh (not from the cache) under the same tool as the node's health probe, is the
+            # code's doing: a rejection. A node that crashes on our target too stays no verdict.
+            again = root / "submission-again" / "Submission.lean"
+            again.parent.mkdir()
+            again.write_text(submission.read_text(encoding="utf-8"), encoding="utf-8")
+            repeated = await compile_submission(again)
+            if crash_signal(repeated) == crash_signal(result):
+                probe = root / "probe"
+                probe.mkdir()
+                healthy = await compile_target(probe)
+                if not isinstance(healthy[0], JudgeCause):
+                    name = signal_name(crash_signal(result) or 0)
+                    return self._verdict(
+                        request,
+                        JudgeStatus.rejected,
+                        started,
+                        refusal=JudgeRefusal.crash,
+                        detail=f"compiling the submission crashed Lean with {name} twice, each in a fresh directory,"
+                        f" while our target compiled cleanly under the same tool: {_tail(repeated.output, 300)}",
+                    )
         if failure is not None:
             return unavailable(*failure)
         if result.returncode != 0:

@@ -83,6 +83,9 @@ class JudgeRefusal(StrEnum):
     # the compiled module holds an object Lean does not write from text (a number that is not the numeral it
     # prints as, two constants of one name): prover code made it while the submission was elaborated
     corrupted = "corrupted"
+    # compiling the submission crashed Lean (SIGABRT, SIGSEGV, ...) twice in fresh directories while our target,
+    # compiled afresh under the same tool, compiled cleanly: the code crashes Lean, not the node (red1 R6)
+    crash = "crash"
 
 
 # What the verdict's detail says when the judge refused a type the screen's bridge accepted: the bridge

@@ -37,7 +37,10 @@ theorem's axioms transitively); ``sorry``/``admit`` are ``sorryAx`` and ``native
 Failures, chosen by the options before lake's own arguments (``--fail STEP:HOW``, STEP one of
 ``target``, ``submission``, ``safe_verify``; HOW one of ``killed`` (SIGKILL, as an out-of-memory kill),
 ``hang`` (sleeps, with a child that sleeps too; ``--pids FILE`` records both), ``unreadable`` (prints
-noise, exits 0), ``silent`` (exits 1 without a word), ``crash`` (a Lake-style error, exit 1), ``tamper``
+noise, exits 0), ``silent`` (exits 1 without a word), ``crash`` (a Lake-style error, exit 1), ``abort`` and
+``segv`` (Lean itself crashing: SIGABRT, SIGSEGV), ``abort-once=FILE`` (SIGABRT only while FILE does not exist,
+then it is created: a node's passing fault), ``abort-if=FILE`` (SIGABRT once FILE exists: a node that broke
+after its first compiles), ``tamper``
 (a compile that first rewrites our target's ``.olean`` and the checkout, as prover code could), ``forge``
 (the submission's output rewritten as a module with the same theorem and no imports), ``symlink`` (the
 output left as a link to ``/dev/zero``), ``corrupt`` (the output holds an object prover code forged with
@@ -221,6 +224,9 @@ def _forged(path: Path) -> bool:
 def _fail(how: str, pids: Path | None) -> int:
     if how == "killed":
         os.kill(os.getpid(), signal.SIGKILL)
+    if how in ("abort", "segv"):  # Lean itself crashing (a failed assertion, an uncaught stack overflow)
+        signal.signal(signal.SIGABRT if how == "abort" else signal.SIGSEGV, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGABRT if how == "abort" else signal.SIGSEGV)
     if how == "hang":
         child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
         if pids is not None:
@@ -297,6 +303,12 @@ def main(arguments: list[str]) -> int:
         out, source = Path(rest[1]), Path(rest[2])
         step = "target" if source.stem == "Target" else "submission"
         how = failures.get(step)
+        if how is not None and how.startswith("abort-once="):  # a crash of the node's, once: the marker remembers
+            marker = Path(how.partition("=")[2])
+            how = None if marker.exists() else "abort"
+            marker.touch()
+        if how is not None and how.startswith("abort-if="):  # a node that broke later: crashes once FILE exists
+            how = "abort" if Path(how.partition("=")[2]).exists() else None
         if how == "tamper":
             _tamper(source, Path(arguments[1]))
         elif how is not None and how not in ("forge", "symlink", "corrupt"):
