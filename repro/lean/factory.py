@@ -90,4 +90,4 @@ def build_verifier(settings: LeanSettings, store: RunStore | None = None) -> Cac
             sandbox=sandbox if isinstance(sandbox, WorkerSandbox) else None,
             refused=str(sandbox) if isinstance(sandbox, SandboxUnavailable) else None,
         )
-    return CachedVerifier(inner, store)  # type: ignore[arg-type]
+    return CachedVerifier(inner, store)
