@@ -262,8 +262,8 @@ def main(arguments: list[str]) -> int:
     while arguments and arguments[0].startswith("--"):
         option, value, arguments = arguments[0], arguments[1], arguments[2:]
         if option == "--fail":
-            step, _, how = value.partition(":")
-            failures[step] = how
+            step, _, kind = value.partition(":")
+            failures[step] = kind
         elif option == "--log":
             log = Path(value)
         elif option == "--pids":
