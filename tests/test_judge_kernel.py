@@ -388,6 +388,27 @@ def test_a_compiled_output_lean_did_not_write_from_the_text_gives_no_verdict(tmp
     assert asyncio.run(unreadable.judge(_request(HONEST))).cause == JudgeCause.unreadable
 
 
+def test_a_module_whose_imports_prover_code_marked_runtime_only_gives_no_verdict(tmp_path: Path) -> None:
+    """Red team round 3: importModules skips every import marked ``runtimeOnly`` (Lean's
+    src/Lean/Environment.lean, importModulesCore), so a compiled module that lists our header's modules with
+    that flag imports nothing and may define its own ``Nat``, ``Eq``, ``Real``; its module names match ours.
+    The whole import record is compared, flag included."""
+    forged = judges.safeverify(_settings(tmp_path), "--fail", "submission:runtime-only")
+    verdict = asyncio.run(forged.judge(_request(HONEST)))
+    assert verdict.status == JudgeStatus.unavailable and verdict.cause == JudgeCause.sandbox, verdict.detail
+    assert "Mathlib (runtimeOnly)" in verdict.detail
+
+
+def test_an_import_line_without_its_runtime_only_flag_is_no_answer_of_ours() -> None:
+    from repro.judge.kernel import read_imports
+
+    files = [Path("T.olean"), Path("S.olean")]
+    good = "T.olean\tMathlib\tfalse\nS.olean\tMathlib\ttrue\nrepro-imports-done\n"
+    assert read_imports(good, files) == {"T.olean": ["Mathlib"], "S.olean": ["Mathlib (runtimeOnly)"]}
+    assert read_imports("T.olean\tMathlib\nrepro-imports-done\n", files) is None  # the old, name-only form
+    assert read_imports("T.olean\tMathlib\tmaybe\nrepro-imports-done\n", files) is None
+
+
 def test_command_lines_are_safeverify_s_own(tmp_path: Path) -> None:
     """verify.py:11 ``["lake", "env", "lean", "-o", fname[:-5] + ".olean", fname]`` for each file,
     verify.py:33 ``["lake", "env", "safe_verify", otarg, osub]`` (Main.lean: args[0] target, args[1]

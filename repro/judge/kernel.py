@@ -345,16 +345,21 @@ def copy_regular(source: Path, destination: Path, limit: int = MAX_OLEAN_BYTES) 
 
 
 def read_imports(output: str, files: Sequence[Path]) -> dict[str, list[str]] | None:
-    """``ImportsOf.lean``'s answer: each file's imports in order, or None when the answer is not complete."""
+    """``ImportsOf.lean``'s answer: each file's imports in order (a ``runtimeOnly`` one named so), or None when
+    the answer is not complete or an import line is not one ImportsOf.lean writes."""
     lines = [line.rstrip("\r") for line in output.splitlines() if line.strip()]
     if not lines or lines[-1] != IMPORTS_DONE:
         return None
     found: dict[str, list[str]] = {str(path): [] for path in files}
     for line in lines[:-1]:
-        path, tab, module = line.partition("\t")
+        path, tab, rest = line.partition("\t")
         if not tab or path not in found:
             continue  # anything else Lean printed (a warning) is not an import
-        found[path].append(module)
+        module, tab, runtime_only = rest.partition("\t")
+        if not tab or runtime_only not in ("true", "false"):
+            return None  # an import of this file without its runtimeOnly flag: not our script's answer
+        # importModules skips a runtimeOnly import: such an entry imports nothing (see ImportsOf.lean)
+        found[path].append(f"{module} (runtimeOnly)" if runtime_only == "true" else module)
     return found
 
 

@@ -45,7 +45,8 @@ after its first compiles), ``tamper``
 (the submission's output rewritten as a module with the same theorem and no imports), ``symlink`` (the
 output left as a link to ``/dev/zero``), ``corrupt`` (the output holds an object prover code forged with
 ``unsafeCast``: a ``Nat`` literal that prints as a negative number, which the kernel's replay of the file
-accepts), and for ``safe_verify`` ``rewrite`` (an exploit of its loader: it rewrites the files it was given,
+accepts), ``runtime-only`` (the output lists the header's modules with ``runtimeOnly`` set, so importing it
+imports nothing), and for ``safe_verify`` ``rewrite`` (an exploit of its loader: it rewrites the files it was given,
 then passes)), STEP ``imports`` also (repro's ``ImportsOf.lean``, which the stand-in answers from each file's
 header) and STEP ``rebuild`` (repro's ``Rebuild.lean``), so each
 classification of :mod:`repro.judge.kernel` is exercised. ``--log FILE`` appends each command line as JSON;
@@ -217,6 +218,11 @@ def _read_olean(path: Path) -> str:
     return str(payload["source"])
 
 
+def _runtime_only(path: Path) -> bool:
+    """Prover code at elaboration marked every import runtimeOnly (importModules then skips them all)."""
+    return bool(json.loads(path.read_text(encoding="utf-8")).get("runtime_only"))
+
+
 def _forged(path: Path) -> bool:
     return bool(json.loads(path.read_text(encoding="utf-8")).get("corrupted"))
 
@@ -282,8 +288,9 @@ def main(arguments: list[str]) -> int:
         if "imports" in failures:
             return _fail(failures["imports"], pids)
         for path in rest[2:]:
+            runtime_only = "true" if _runtime_only(Path(path)) else "false"
             for module in _imports(_read_olean(Path(path))):
-                print(f"{path}\t{module}")
+                print(f"{path}\t{module}\t{runtime_only}")
         print("repro-imports-done")
         return 0
     if program == "lean" and len(rest) == 4 and rest[0] == "--run" and Path(rest[1]).name == "Rebuild.lean":
@@ -311,7 +318,7 @@ def main(arguments: list[str]) -> int:
             how = "abort" if Path(how.partition("=")[2]).exists() else None
         if how == "tamper":
             _tamper(source, Path(arguments[1]))
-        elif how is not None and how not in ("forge", "symlink", "corrupt"):
+        elif how is not None and how not in ("forge", "symlink", "corrupt", "runtime-only"):
             return _fail(how, pids)
         if not source.is_file():
             print(f"file not found: {source}", file=sys.stderr)
@@ -331,6 +338,8 @@ def main(arguments: list[str]) -> int:
             out.write_text(json.dumps({"fake_olean": True, "source": body}), encoding="utf-8")
         if how == "corrupt":  # prover code forged an object of the module (unsafeCast at elaboration)
             out.write_text(json.dumps({"fake_olean": True, "source": text, "corrupted": True}), encoding="utf-8")
+        if how == "runtime-only":  # prover code set runtimeOnly on every import: the module imports nothing
+            out.write_text(json.dumps({"fake_olean": True, "source": text, "runtime_only": True}), encoding="utf-8")
         if how == "symlink":  # prover code left a link where Lean writes a file
             out.unlink()
             out.symlink_to("/dev/zero")
