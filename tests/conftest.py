@@ -13,6 +13,13 @@ REPO = Path(__file__).resolve().parents[1]
 # the test doubles (tests/doubles/) are not part of repro: a `repro` subprocess a test starts (the CLI, a fake
 # REPL, a scripted endpoint) imports them from the repository root, wherever it runs
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)
+# ... and inside the sandbox too: a fake REPL started under bubblewrap imports tests.doubles, which the
+# sandbox does not show (it shows repro's package, never the checkout around it); the suite shows its own
+# tests/ read-only the way an operator shows what their node's Lean needs
+SANDBOX_READ_ONLY = "REPRO_SANDBOX_READ_ONLY"
+os.environ[SANDBOX_READ_ONLY] = os.pathsep.join(
+    p for p in (str(REPO / "tests"), os.environ.get(SANDBOX_READ_ONLY)) if p
+)
 # REPRO_SHARED_DATA points elsewhere (a worktree whose parent holds no shared/data)
 SHARED_DATA = Path(os.environ.get("REPRO_SHARED_DATA") or REPO.parent / "shared" / "data")
 

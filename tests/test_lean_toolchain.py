@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import time
 from collections.abc import Iterator
@@ -301,7 +302,8 @@ def test_under_bwrap_a_repl_needing_a_path_the_sandbox_does_not_show_fails_the_s
     assert not hidden.passed and hidden.unreachable is not None, lines
     assert str(repl) in hidden.unreachable and "REPRO_SANDBOX_READ_ONLY" in lines, lines
 
-    monkeypatch.setenv("REPRO_SANDBOX_READ_ONLY", str(elsewhere))
+    shown_already = os.environ["REPRO_SANDBOX_READ_ONLY"]  # the suite's own tests/ (tests/conftest.py)
+    monkeypatch.setenv("REPRO_SANDBOX_READ_ONLY", os.pathsep.join([str(elsewhere), shown_already]))
     shown = asyncio.run(run_selftest(settings, only=["toolchain_reported"]))
     # the REPL starts and answers (what it answers is the stand-in's: it runs no `#eval`)
     assert shown.unreachable is None and shown.outcomes, "\n".join(render_report(shown))

@@ -246,12 +246,15 @@ def home_secret() -> Iterator[Path]:
     shutil.rmtree(directory, ignore_errors=True)
 
 
-def test_no_file_of_the_home_directory_or_of_repros_checkout_can_be_read(home_secret: Path, tmp_path: Path) -> None:
+def test_no_file_of_the_home_directory_or_of_repros_checkout_can_be_read(
+    home_secret: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """(b): the home directory, a secret in it, the working directory of the caller (here repro's checkout,
     where a run's store and configuration may lie) and the checkout's own files are not there; repro's
     package, which the sandbox shows, imports."""
     import repro
 
+    monkeypatch.delenv("REPRO_SANDBOX_READ_ONLY")  # the default view (the suite shows its tests/ for its doubles)
     status = _bwrap()
     checkout_file = Path(repro.__file__).resolve().parents[1] / "pyproject.toml"
     paths = [str(home_secret), str(home_secret.parent), str(checkout_file), os.getcwd()]
