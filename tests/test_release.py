@@ -308,7 +308,9 @@ def test_reverify_compares_the_released_statement_check_with_lean(tmp_path: Path
     assert results[0].passed, "a flagged row that is still flagged agrees"
 
 
-def _one_row_run(run_dir: Path, statement: str, proof: str, answer: str) -> None:
+def _one_row_run(
+    run_dir: Path, statement: str, proof: str, answer: str, question: str = "Rewritten", variables: str | None = None
+) -> None:
     with RunStore(run_dir) as store:
         store.add_problems(
             [SourceProblem(problem_id="gsm8k:3", source="gsm8k", source_id="3", question="Q?", answer="1")]
@@ -319,8 +321,9 @@ def _one_row_run(run_dir: Path, statement: str, proof: str, answer: str) -> None
                 problem_id="gsm8k:3",
                 rewrite_index=0,
                 status=CandidateStatus.retained,
-                rewritten_question="Rewritten",
+                rewritten_question=question,
                 new_answer=answer,
+                answer_variables=variables,
                 # a store edited by hand, its evidence fields too: reverify still catches the answer
                 statement_check="satisfiable",
                 answer_confirmed=answer,
@@ -359,6 +362,23 @@ def test_reverify_checks_an_existential_answer_as_a_witness_never_from_the_proof
     assert result.answer_grounded is grounded, result.reasons
     if not grounded:
         assert "witness" in " ".join(result.reasons)
+
+
+def test_reverify_takes_a_tuple_s_order_from_the_question_where_it_writes_one(tmp_path: Path) -> None:
+    """Red team round 3: a row edited to swap both its values and its answer_variables reverified, the order
+    being read from the row itself; where the question writes the order out, that is the order."""
+    statement = "theorem t : ∃ x y : ℤ, x + y = 10 ∧ x - y = 4 := by sorry"
+    proof = "theorem t : ∃ x y : ℤ, x + y = 10 ∧ x - y = 4 := ⟨7, 3, by norm_num, by norm_num⟩"
+    question = "Find the ordered pair (x, y) with x + y = 10 and x - y = 4."
+    lean = fake_lean_settings(workers=1, header="")
+    grounded = {}
+    for name, answer, variables in (("honest", "(7, 3)", "x, y"), ("swapped", "(3, 7)", "y, x")):
+        _one_row_run(tmp_path / name, statement, proof, answer, question=question, variables=variables)
+        write_release(tmp_path / name, tmp_path / f"{name}-out")
+        [result] = asyncio.run(reverify_release(tmp_path / f"{name}-out", lean, StandInJudge()))
+        grounded[name] = (result.answer_grounded, " ".join(result.reasons))
+    assert grounded["honest"][0] is True, grounded
+    assert grounded["swapped"][0] is False and "not the order the question writes (x, y)" in grounded["swapped"][1]
 
 
 def test_reverify_grounds_no_answer_of_a_disjunction(tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ async def reverify_release(
     from repro.judge.currency import judge_outdated
     from repro.judge.kernel import toolchain_key
     from repro.lean import build_verifier
-    from repro.stages.answer import recheck_answer
+    from repro.stages.answer import order_in_question, recheck_answer
 
     problems = check_release_files(out_dir)
     if problems:
@@ -144,6 +144,15 @@ async def reverify_release(
                 reasons.append(
                     f"new_answer {instance.new_answer!r} is not the answer read from the verified statement"
                     f" ({answer.method}: {answer.detail})"
+                )
+            # a tuple's order is the row's own answer_variables: where the question writes the order out, the
+            # release must have it, or an edited row that swaps both the values and the names reverifies
+            written = order_in_question(instance.rewritten_question, order) if len(order) > 1 else None
+            if written is not None and written != order:
+                answer_grounded = False
+                reasons.append(
+                    f"answer_variables {', '.join(order)!r} is not the order the question writes"
+                    f" ({', '.join(written)})"
                 )
             recheck, agrees, no_verdict = await _recheck_statement(instance, verifier, lean.header)
             if not agrees or no_verdict:
