@@ -151,8 +151,7 @@ async def reverify_release(
             if written is not None and written != order:
                 answer_grounded = False
                 reasons.append(
-                    f"answer_variables {', '.join(order)!r} is not the order the question writes"
-                    f" ({', '.join(written)})"
+                    f"answer_variables {', '.join(order)!r} is not the order the question writes ({', '.join(written)})"
                 )
             recheck, agrees, no_verdict = await _recheck_statement(instance, verifier, lean.header)
             if not agrees or no_verdict:
